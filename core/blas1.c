@@ -1,0 +1,149 @@
+/* core/blas1.c - BLAS-1 on raw pointers in context memory: OpenMP on the CPU, dispatched
+ * to kernels/blas1.cu on CUDA.
+ *
+ * CPU reductions split [0, n) into `threads` contiguous chunks (the static schedule), each
+ * thread sums its chunk in index order, and the partial sums are added in thread order:
+ * a given thread count always gives the same bits (OpenMP's reduction clause combines in
+ * arrival order, which does not). */
+#include <math.h>
+#include <omp.h>
+#include <string.h>
+
+#include "core/core_impl.h"
+#ifdef KRILL_HAVE_CUDA
+#include "core/cuda_impl.h"
+#define GPU(ctx, call)                                                                   \
+    do {                                                                                 \
+        if (krill_on_gpu(ctx)) return (call);                                            \
+    } while (0)
+#else
+#define GPU(ctx, call) ((void)0)
+#endif
+
+/* Most threads a reduction uses; partial sums live on the stack. */
+#define KRILL_MAX_REDUCE_THREADS 1024
+
+/* Parallel loops over fewer elements than this run on one thread: the fork costs more. */
+#define KRILL_OMP_MIN_N 8192
+
+static int nthreads(const krill_ctx *ctx, int64_t n)
+{
+    int t = ctx->threads;
+    if (n < KRILL_OMP_MIN_N) return 1;
+    return t < KRILL_MAX_REDUCE_THREADS ? t : KRILL_MAX_REDUCE_THREADS;
+}
+
+/* chunk [*lo, *hi) of thread `tid` out of `nt` over n elements */
+static void chunk(int64_t n, int tid, int nt, int64_t *lo, int64_t *hi)
+{
+    int64_t q = n / nt, r = n % nt;
+    *lo = tid * q + (tid < r ? tid : r);
+    *hi = *lo + q + (tid < r ? 1 : 0);
+}
+
+krill_status krill_blas_fill(krill_ctx *ctx, int64_t n, double value, double *x)
+{
+    GPU(ctx, krill_cuda_fill(ctx, n, value, x));
+#pragma omp parallel for schedule(static) num_threads(nthreads(ctx, n))
+    for (int64_t i = 0; i < n; i++) x[i] = value;
+    return KRILL_OK;
+}
+
+krill_status krill_blas_copy(krill_ctx *ctx, int64_t n, const double *x, double *y)
+{
+    return krill_mem_copy(ctx, y, x, (size_t)n * sizeof(double));
+}
+
+krill_status krill_blas_scal(krill_ctx *ctx, int64_t n, double alpha, double *x)
+{
+    GPU(ctx, krill_cuda_scal(ctx, n, alpha, x));
+#pragma omp parallel for schedule(static) num_threads(nthreads(ctx, n))
+    for (int64_t i = 0; i < n; i++) x[i] *= alpha;
+    return KRILL_OK;
+}
+
+krill_status krill_blas_axpy(krill_ctx *ctx, int64_t n, double alpha, const double *x, double *y)
+{
+    return krill_blas_axpby(ctx, n, alpha, x, 1.0, y);
+}
+
+/* y = alpha*x + beta*y; beta == 0 does not read y (NaN in y is ignored). */
+krill_status krill_blas_axpby(krill_ctx *ctx, int64_t n, double alpha, const double *x,
+                              double beta, double *y)
+{
+    GPU(ctx, krill_cuda_axpby(ctx, n, alpha, x, beta, y));
+    if (beta == 0.0) {
+#pragma omp parallel for schedule(static) num_threads(nthreads(ctx, n))
+        for (int64_t i = 0; i < n; i++) y[i] = alpha * x[i];
+    } else if (beta == 1.0) {
+#pragma omp parallel for schedule(static) num_threads(nthreads(ctx, n))
+        for (int64_t i = 0; i < n; i++) y[i] += alpha * x[i];
+    } else {
+#pragma omp parallel for schedule(static) num_threads(nthreads(ctx, n))
+        for (int64_t i = 0; i < n; i++) y[i] = alpha * x[i] + beta * y[i];
+    }
+    return KRILL_OK;
+}
+
+krill_status krill_blas_xmy(krill_ctx *ctx, int64_t n, const double *x, const double *y, double *z)
+{
+    GPU(ctx, krill_cuda_xmy(ctx, n, x, y, z));
+#pragma omp parallel for schedule(static) num_threads(nthreads(ctx, n))
+    for (int64_t i = 0; i < n; i++) z[i] = x[i] * y[i];
+    return KRILL_OK;
+}
+
+/* sum_i x_i*y_i, deterministic for a given thread count (see the file comment). */
+static double dot_cpu(const krill_ctx *ctx, int64_t n, const double *x, const double *y)
+{
+    double partial[KRILL_MAX_REDUCE_THREADS];
+    int nt = nthreads(ctx, n);
+#pragma omp parallel num_threads(nt)
+    {
+        int tid = omp_get_thread_num(), team = omp_get_num_threads();
+        int64_t lo, hi;
+        double s = 0.0;
+        chunk(n, tid, team, &lo, &hi);
+        for (int64_t i = lo; i < hi; i++) s += x[i] * y[i];
+        partial[tid] = s;
+#pragma omp single
+        nt = team;   /* the team may be smaller than asked */
+    }
+    double sum = 0.0;
+    for (int t = 0; t < nt; t++) sum += partial[t];
+    return sum;
+}
+
+krill_status krill_blas_dot(krill_ctx *ctx, int64_t n, const double *x, const double *y,
+                            double *result)
+{
+    GPU(ctx, krill_cuda_dot(ctx, n, x, y, result));
+    *result = dot_cpu(ctx, n, x, y);
+    return KRILL_OK;
+}
+
+/* ||x||_2. The plain sum of squares over- or underflows when |x_i| > ~1e154 or all
+ * |x_i| < ~1e-154; only then is the sum redone with x scaled by its largest magnitude. */
+krill_status krill_blas_nrm2(krill_ctx *ctx, int64_t n, const double *x, double *result)
+{
+    GPU(ctx, krill_cuda_nrm2(ctx, n, x, result));
+    double ss = dot_cpu(ctx, n, x, x);
+    if (isnan(ss) || (isfinite(ss) && ss > 1e-290)) {
+        *result = sqrt(ss);
+        return KRILL_OK;
+    }
+    double amax = 0.0;
+    for (int64_t i = 0; i < n; i++)
+        if (fabs(x[i]) > amax) amax = fabs(x[i]);
+    if (amax == 0.0 || isinf(amax)) {
+        *result = amax;
+        return KRILL_OK;
+    }
+    double s = 0.0;
+    for (int64_t i = 0; i < n; i++) {
+        double t = x[i] / amax;
+        s += t * t;
+    }
+    *result = amax * sqrt(s);
+    return KRILL_OK;
+}

@@ -1,0 +1,139 @@
+/* core/core_impl.h - what every krill module may use from core/: errors, allocation
+ * (host and context memory, with the fault hook), the context's internals, memory moves,
+ * BLAS-1 on raw pointers in context memory, and timing. */
+#ifndef KRILL_CORE_IMPL_H
+#define KRILL_CORE_IMPL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "krill/ctx.h"
+#include "krill/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- errors ---------------------------------------------------------------------------
+ * krill_error sets this thread's message (printf-style) and returns `status`, so a
+ * failure site reads:  st = krill_error(KRILL_ERR_ARG, "n = %lld < 0", (long long)n);
+ * Functions keep one exit path: a local `krill_status st = KRILL_OK;` and a `cleanup:`
+ * label; KRILL_TRY only jumps there. */
+krill_status krill_error(krill_status status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+#define KRILL_TRY(expr)                                                                  \
+    do {                                                                                 \
+        st = (expr);                                                                     \
+        if (st != KRILL_OK) goto cleanup;                                                \
+    } while (0)
+
+/* Fail with KRILL_ERR_ARG (message formatted from the rest) unless cond holds. */
+#define KRILL_REQUIRE(cond, ...)                                                         \
+    do {                                                                                 \
+        if (!(cond)) {                                                                   \
+            st = krill_error(KRILL_ERR_ARG, __VA_ARGS__);                                \
+            goto cleanup;                                                                \
+        }                                                                                \
+    } while (0)
+
+/* ---- host allocation -----------------------------------------------------------------
+ * All of krill's memory, host and device, is taken through these, so that tests can make
+ * the k-th allocation fail. krill_alloc sets an error naming `what` and the bytes. */
+krill_status krill_alloc(void **p, size_t bytes, const char *what);
+krill_status krill_calloc(void **p, size_t bytes, const char *what);   /* zeroed */
+/* count * size bytes, failing cleanly (KRILL_ERR_ALLOC) when the product overflows. */
+krill_status krill_alloc_n(void **p, size_t count, size_t size, int zero, const char *what);
+void krill_free(void *p);                                              /* NULL-safe */
+
+/* Allocate `count` elements for pointer lvalue `ptr`; on failure jump to cleanup. */
+#define KRILL_ALLOC(ptr, count)                                                          \
+    KRILL_TRY(krill_alloc_n((void **)&(ptr), (size_t)(count), sizeof *(ptr), 0, #ptr))
+#define KRILL_CALLOC(ptr, count)                                                         \
+    KRILL_TRY(krill_alloc_n((void **)&(ptr), (size_t)(count), sizeof *(ptr), 1, #ptr))
+
+/* Fault hook: the k-th allocation from now (1 = the next one), host or device, fails;
+ * k <= 0 turns it off. krill_alloc_calls counts allocations since the process started. */
+void krill_fault_alloc_after(long k);
+long krill_alloc_calls(void);
+int krill_fault_check(void);          /* 1 if this allocation must fail (used by allocators) */
+
+/* ---- context --------------------------------------------------------------------------
+ * CUDA objects are kept as void * so that C files need no CUDA headers. */
+typedef struct krill_cuda {
+    void *stream;            /* cudaStream_t */
+    void *cublas;            /* cublasHandle_t */
+    void *cusparse;          /* cusparseHandle_t, created on first use */
+    double *work;            /* device workspace, KRILL_CUDA_WORK_DOUBLES doubles: the first
+                                KRILL_CUDA_PARTIALS are kernels' block partial sums (any
+                                kernel may overwrite them), the KRILL_CUDA_SLOTS after them
+                                are result slots for callers (never touched by kernels) */
+    double *pinned;          /* pinned host buffer for scalars: KRILL_CUDA_PINNED_DOUBLES */
+    int sm_count;
+    int max_threads_per_sm;
+    size_t mem_total;
+    int cc_major, cc_minor;
+} krill_cuda;
+
+#define KRILL_CUDA_WORK_DOUBLES 4096
+#define KRILL_CUDA_SLOTS 64
+#define KRILL_CUDA_PARTIALS (KRILL_CUDA_WORK_DOUBLES - KRILL_CUDA_SLOTS)
+/* result slot k (0 <= k < KRILL_CUDA_SLOTS) of a CUDA context's workspace */
+#define KRILL_CUDA_SLOT(ctx, k) ((ctx)->cuda->work + KRILL_CUDA_PARTIALS + (k))
+#define KRILL_CUDA_PINNED_DOUBLES 4096
+
+struct krill_ctx {
+    krill_device device;     /* CPU or CUDA */
+    int threads;             /* OpenMP threads for CPU work (also the host side of CUDA) */
+    int device_id;
+    char describe[192];
+    krill_cuda *cuda;        /* NULL on the CPU */
+};
+
+static inline int krill_on_gpu(const krill_ctx *ctx) { return ctx->device == KRILL_DEVICE_CUDA; }
+
+/* ---- context memory ------------------------------------------------------------------
+ * Memory in the context's space: host (CPU) or device (CUDA). On CUDA, an out-of-memory
+ * failure reports the bytes asked for and the bytes free. */
+krill_status krill_mem_alloc(krill_ctx *ctx, void **p, size_t bytes, const char *what);
+void krill_mem_free(krill_ctx *ctx, void *p);                           /* NULL-safe */
+krill_status krill_mem_upload(krill_ctx *ctx, void *dst, const void *host_src, size_t bytes);
+krill_status krill_mem_download(krill_ctx *ctx, void *host_dst, const void *src, size_t bytes);
+krill_status krill_mem_copy(krill_ctx *ctx, void *dst, const void *src, size_t bytes);
+krill_status krill_mem_zero(krill_ctx *ctx, void *p, size_t bytes);
+
+#define KRILL_MEM_ALLOC(ctx, ptr, count)                                                 \
+    KRILL_TRY(krill_mem_alloc((ctx), (void **)&(ptr), (size_t)(count) * sizeof *(ptr), #ptr))
+
+/* ---- BLAS-1 on raw pointers in context memory ----------------------------------------
+ * Asynchronous on CUDA (queued on the context's stream). Reductions write their result to
+ * `result`, a pointer in context memory (device memory on CUDA), so solvers can chain them
+ * without a host round trip; krill_scalars_read waits and copies them to the host.
+ * CPU reductions use a static schedule, so a given thread count always gives the same bits;
+ * the CUDA reductions use a fixed grid and a fixed tree, so they too are run-to-run exact. */
+krill_status krill_blas_fill(krill_ctx *ctx, int64_t n, double value, double *x);
+krill_status krill_blas_copy(krill_ctx *ctx, int64_t n, const double *x, double *y);
+krill_status krill_blas_scal(krill_ctx *ctx, int64_t n, double alpha, double *x);
+krill_status krill_blas_axpy(krill_ctx *ctx, int64_t n, double alpha, const double *x, double *y);
+krill_status krill_blas_axpby(krill_ctx *ctx, int64_t n, double alpha, const double *x,
+                              double beta, double *y);
+krill_status krill_blas_dot(krill_ctx *ctx, int64_t n, const double *x, const double *y,
+                            double *result);
+krill_status krill_blas_nrm2(krill_ctx *ctx, int64_t n, const double *x, double *result);
+/* z = x .* y (elementwise; Jacobi's apply with y = 1/diag) */
+krill_status krill_blas_xmy(krill_ctx *ctx, int64_t n, const double *x, const double *y, double *z);
+
+/* Copy `count` doubles from context memory to the host, waiting for queued work. */
+krill_status krill_scalars_read(krill_ctx *ctx, const double *src, double *host, int count);
+/* Copy `count` host doubles into context memory (queued on CUDA). */
+krill_status krill_scalars_write(krill_ctx *ctx, double *dst, const double *host, int count);
+
+/* ---- time ---------------------------------------------------------------------------- */
+double krill_wtime(void);             /* seconds, monotonic */
+
+#ifdef __cplusplus
+}
+#endif
+#endif

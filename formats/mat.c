@@ -1,0 +1,142 @@
+/* formats/mat.c - krill_mat: a matrix in one registered format on one context. */
+#include <stdio.h>
+#include <string.h>
+
+#include "formats/formats_impl.h"
+
+/* "csr, cusparse" for error messages */
+static void list_formats(char *buf, size_t len)
+{
+    buf[0] = '\0';
+    for (const char *const *n = krill_format_names(); *n; n++) {
+        if (buf[0]) strncat(buf, ", ", len - strlen(buf) - 1);
+        strncat(buf, *n, len - strlen(buf) - 1);
+    }
+}
+
+krill_status krill_mat_create(krill_ctx *ctx, const krill_csr *csr, const char *format,
+                              krill_mat **out)
+{
+    krill_status st = KRILL_OK;
+    krill_mat *a = NULL;
+    const char *param = NULL;
+    const krill_format_entry *entry;
+    char known[256];
+
+    KRILL_REQUIRE(out != NULL, "krill_mat_create: output pointer is NULL");
+    *out = NULL;
+    KRILL_REQUIRE(ctx != NULL && csr != NULL, "krill_mat_create: NULL ctx or matrix");
+    if (!format || !format[0]) format = "csr";
+    KRILL_REQUIRE(strlen(format) < sizeof a->name, "krill_mat_create: format name too long");
+    entry = krill_format_find(format, &param);
+    if (!entry) {
+        list_formats(known, sizeof known);
+        st = krill_error(KRILL_ERR_ARG, "unknown format '%s' (known: %s)", format, known);
+        goto cleanup;
+    }
+    KRILL_TRY(krill_csr_check(csr, "matrix"));
+    KRILL_CALLOC(a, 1);
+    a->ctx = ctx;
+    a->ops = krill_on_gpu(ctx) ? entry->cuda : entry->cpu;
+    if (!a->ops) {
+        st = krill_error(KRILL_ERR_UNSUPPORTED, "format '%s' has no %s implementation",
+                         entry->name, krill_on_gpu(ctx) ? "GPU" : "CPU");
+        goto cleanup;
+    }
+    a->n_rows = csr->n_rows;
+    a->n_cols = csr->n_cols;
+    a->nnz = csr->nnz;
+    strcpy(a->name, format);
+    KRILL_TRY(a->ops->build(ctx, csr, param, &a->impl));
+    *out = a;
+    a = NULL;
+cleanup:
+    krill_mat_destroy(&a);
+    return st;
+}
+
+void krill_mat_destroy(krill_mat **pa)
+{
+    if (!pa || !*pa) return;
+    if ((*pa)->impl) (*pa)->ops->destroy((*pa)->ctx, (*pa)->impl);
+    krill_free(*pa);
+    *pa = NULL;
+}
+
+krill_status krill_mat_spmv_raw(const krill_mat *a, double alpha, const double *x, double beta,
+                                double *y)
+{
+    return a->ops->spmv(a->ctx, a->impl, alpha, x, beta, y);
+}
+
+krill_status krill_mat_spmv_dot_raw(const krill_mat *a, const double *x, double *y, double *xy)
+{
+    krill_status st = KRILL_OK;
+    if (a->ops->spmv_dot) return a->ops->spmv_dot(a->ctx, a->impl, x, y, xy);
+    KRILL_TRY(a->ops->spmv(a->ctx, a->impl, 1.0, x, 0.0, y));
+    KRILL_TRY(krill_blas_dot(a->ctx, a->n_rows, x, y, xy));
+cleanup:
+    return st;
+}
+
+krill_status krill_mat_diagonal_raw(const krill_mat *a, double *d)
+{
+    return a->ops->diagonal(a->ctx, a->impl, d);
+}
+
+krill_status krill_mat_spmv(const krill_mat *a, double alpha, const krill_vec *x, double beta,
+                            krill_vec *y)
+{
+    krill_status st = KRILL_OK;
+    KRILL_REQUIRE(a && x && y, "krill_mat_spmv: NULL argument");
+    KRILL_REQUIRE(krill_vec_ctx(x) == a->ctx && krill_vec_ctx(y) == a->ctx,
+                  "krill_mat_spmv: vectors and matrix are on different contexts");
+    KRILL_REQUIRE(krill_vec_size(x) == a->n_cols && krill_vec_size(y) == a->n_rows,
+                  "krill_mat_spmv: matrix is %lld x %lld but x has %lld and y %lld entries",
+                  (long long)a->n_rows, (long long)a->n_cols, (long long)krill_vec_size(x),
+                  (long long)krill_vec_size(y));
+    KRILL_REQUIRE(krill_vec_data((krill_vec *)x) != krill_vec_data(y),
+                  "krill_mat_spmv: x and y must be different vectors");
+    st = krill_mat_spmv_raw(a, alpha, krill_vec_data((krill_vec *)x), beta, krill_vec_data(y));
+cleanup:
+    return st;
+}
+
+krill_status krill_mat_update_values(krill_mat *a, const double *values)
+{
+    krill_status st = KRILL_OK;
+    KRILL_REQUIRE(a && (values || a->nnz == 0), "krill_mat_update_values: NULL argument");
+    for (int64_t k = 0; k < a->nnz; k++)
+        if (!(values[k] - values[k] == 0.0)) {   /* false for NaN and +-Inf */
+            st = krill_error(KRILL_ERR_NUMERIC, "krill_mat_update_values: value %lld is %g: "
+                             "values must be finite", (long long)k, values[k]);
+            goto cleanup;
+        }
+    st = a->ops->update_values(a->ctx, a->impl, values);
+cleanup:
+    return st;
+}
+
+krill_status krill_mat_diagonal(const krill_mat *a, krill_vec *d)
+{
+    krill_status st = KRILL_OK;
+    KRILL_REQUIRE(a && d, "krill_mat_diagonal: NULL argument");
+    KRILL_REQUIRE(krill_vec_ctx(d) == a->ctx, "krill_mat_diagonal: vector on another context");
+    KRILL_REQUIRE(krill_vec_size(d) == a->n_rows, "krill_mat_diagonal: d has %lld entries, "
+                  "matrix has %lld rows", (long long)krill_vec_size(d), (long long)a->n_rows);
+    st = krill_mat_diagonal_raw(a, krill_vec_data(d));
+cleanup:
+    return st;
+}
+
+void krill_mat_stats(const krill_mat *a, krill_format_stats *s)
+{
+    memset(s, 0, sizeof *s);
+    a->ops->stats(a->impl, s);
+}
+
+const char *krill_mat_format(const krill_mat *a) { return a->name; }
+int64_t krill_mat_rows(const krill_mat *a) { return a->n_rows; }
+int64_t krill_mat_cols(const krill_mat *a) { return a->n_cols; }
+int64_t krill_mat_nnz(const krill_mat *a) { return a->nnz; }
+krill_ctx *krill_mat_ctx(const krill_mat *a) { return a->ctx; }

@@ -1,0 +1,57 @@
+/* krill/ctx.h - execution context: where work runs.
+ *
+ * A context is either the CPU (OpenMP, a thread count) or one CUDA device (with its own
+ * stream, cuBLAS handle and a workspace allocated once). Every matrix, vector and
+ * preconditioner is created on a context and lives in its memory space: host memory for
+ * the CPU, device memory for CUDA. */
+#ifndef KRILL_CTX_H
+#define KRILL_CTX_H
+
+#include "krill/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum krill_device {
+    KRILL_DEVICE_AUTO = 0,   /* the GPU when one is present, else the CPU */
+    KRILL_DEVICE_CPU = 1,
+    KRILL_DEVICE_CUDA = 2
+} krill_device;
+
+typedef struct krill_ctx_opts {
+    krill_device device;     /* AUTO, CPU or CUDA */
+    int threads;             /* CPU: OpenMP threads; 0 = OpenMP's default */
+    int device_id;           /* CUDA: device ordinal */
+} krill_ctx_opts;
+
+/* Defaults: AUTO device, OpenMP's thread count, CUDA device 0. */
+#define KRILL_CTX_OPTS_INIT { KRILL_DEVICE_AUTO, 0, 0 }
+
+typedef struct krill_ctx krill_ctx;
+
+/* Create a context; opts == NULL means KRILL_CTX_OPTS_INIT. Asking for CUDA where there
+ * is no usable GPU (or a build without CUDA) fails with KRILL_ERR_NO_DEVICE. */
+krill_status krill_ctx_create(const krill_ctx_opts *opts, krill_ctx **ctx);
+void krill_ctx_destroy(krill_ctx **ctx);            /* NULL-safe; sets *ctx = NULL */
+
+krill_device krill_ctx_device(const krill_ctx *ctx); /* CPU or CUDA, never AUTO */
+int krill_ctx_threads(const krill_ctx *ctx);         /* OpenMP threads used (CPU) */
+/* One line naming what was chosen, e.g. "cpu: 16 OpenMP threads" or
+ * "cuda:0 NVIDIA H100 80GB HBM3 (sm_90, 79.1 GiB)". */
+const char *krill_ctx_describe(const krill_ctx *ctx);
+/* Wait until all work queued on the context is done (no-op on the CPU). */
+krill_status krill_ctx_sync(krill_ctx *ctx);
+
+/* Number of usable CUDA devices (0 in a build without CUDA or without a driver). */
+int krill_cuda_device_count(void);
+
+/* Build features, for `krill info`. */
+int krill_have_cuda(void);
+int krill_have_zlib(void);
+const char *krill_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

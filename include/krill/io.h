@@ -1,0 +1,68 @@
+/* krill/io.h - Matrix Market files.
+ *
+ * Reads `coordinate` (real | integer | pattern; general | symmetric | skew-symmetric) and
+ * `array` (real | integer; general | symmetric | skew-symmetric) files, plain or gzip
+ * compressed (.gz, when built with zlib). Symmetric storage is expanded to full,
+ * duplicates are summed, rows sorted, indices become zero-based. `complex` and `hermitian`
+ * files are refused with KRILL_ERR_UNSUPPORTED. Every malformed file gives
+ * KRILL_ERR_PARSE with "FILE:LINE: what" in krill_last_error(), and no matrix. */
+#ifndef KRILL_IO_H
+#define KRILL_IO_H
+
+#include <stdint.h>
+#include "krill/csr.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum krill_mm_symmetry {
+    KRILL_MM_GENERAL = 0,
+    KRILL_MM_SYMMETRIC,
+    KRILL_MM_SKEW_SYMMETRIC,
+    KRILL_MM_HERMITIAN
+} krill_mm_symmetry;
+
+typedef enum krill_mm_field {
+    KRILL_MM_REAL = 0,
+    KRILL_MM_INTEGER,
+    KRILL_MM_PATTERN,        /* values read as 1.0 */
+    KRILL_MM_COMPLEX
+} krill_mm_field;
+
+/* What the header and size line said (filled even when the file is then refused). */
+typedef struct krill_mm_info {
+    int is_array;            /* 1 for `array` (dense), 0 for `coordinate` */
+    krill_mm_field field;
+    krill_mm_symmetry symmetry;
+    int64_t rows, cols;      /* as written in the file */
+    int64_t entries;         /* entries stored in the file (before expansion) */
+} krill_mm_info;
+
+/* Read a Matrix Market file into a new host CSR. info may be NULL. */
+krill_status krill_mm_read(const char *path, krill_csr **csr, krill_mm_info *info);
+
+/* Read from a memory buffer; `name` is used in error messages in place of a file name. */
+krill_status krill_mm_read_buffer(const char *name, const char *text, size_t len,
+                                  krill_csr **csr, krill_mm_info *info);
+
+/* Read a dense vector: an `array` file with one column, or a `coordinate` file with one
+ * column (missing entries are 0). *n receives its length, *x a krill-allocated array to
+ * release with krill_host_free(). */
+krill_status krill_mm_read_vector(const char *path, double **x, int64_t *n);
+
+/* Write `coordinate real general` with %.17g: reading it back gives the same bits. */
+krill_status krill_mm_write(const char *path, const krill_csr *csr);
+/* Write a dense column vector as `array real general`, %.17g. */
+krill_status krill_mm_write_vector(const char *path, const double *x, int64_t n);
+/* Write a dense n_rows x n_cols column-major array as `array real general`. */
+krill_status krill_mm_write_array(const char *path, const double *a, int64_t n_rows,
+                                  int64_t n_cols);
+
+/* Release host memory that krill allocated and handed to the caller. */
+void krill_host_free(void *p);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,63 @@
+/* krill/mat.h - sparse matrices in a storage format, on a context.
+ *
+ * A matrix is built from a host CSR in a named format ("csr", "csr:scalar", "csr:vector",
+ * "cusparse", ...; krill_format_names() lists them) and lives in its context's memory.
+ * The solvers only ever call krill_mat_spmv: they never know the storage. */
+#ifndef KRILL_MAT_H
+#define KRILL_MAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "krill/csr.h"
+#include "krill/ctx.h"
+#include "krill/vec.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What a format stores and the quantities that explain it. Fields a format does not use
+ * are 0. */
+typedef struct krill_format_stats {
+    int64_t n_rows, n_cols, nnz;
+    size_t bytes;            /* bytes of matrix data actually stored (values + indices) */
+    int64_t max_row_nnz;     /* K: longest row */
+    double mean_row_nnz;
+    int64_t empty_rows;
+    char variant[32];        /* kernel chosen, e.g. "vector:8" (8 lanes per row) */
+} krill_format_stats;
+
+typedef struct krill_mat krill_mat;
+
+/* Build a matrix on ctx from a host CSR (validated first: structure and finite values).
+ * format NULL means "csr". Unknown names fail with KRILL_ERR_ARG listing the known ones.
+ * A format that exists only on the GPU (cusparse) fails on a CPU context. */
+krill_status krill_mat_create(krill_ctx *ctx, const krill_csr *csr, const char *format,
+                              krill_mat **mat);
+void krill_mat_destroy(krill_mat **mat);                 /* NULL-safe; sets *mat = NULL */
+
+/* y = alpha*A*x + beta*y. beta == 0 ignores y's old contents (NaN included). */
+krill_status krill_mat_spmv(const krill_mat *mat, double alpha, const krill_vec *x,
+                            double beta, krill_vec *y);
+
+/* New values, same pattern: `values` are nnz host doubles in the order of the CSR the
+ * matrix was created from. No re-analysis. Non-finite values are refused. */
+krill_status krill_mat_update_values(krill_mat *mat, const double *values);
+
+/* The diagonal into d (a vector of n_rows on the same context); missing entries are 0. */
+krill_status krill_mat_diagonal(const krill_mat *mat, krill_vec *d);
+
+void krill_mat_stats(const krill_mat *mat, krill_format_stats *stats);
+const char *krill_mat_format(const krill_mat *mat);     /* registry name, e.g. "csr" */
+int64_t krill_mat_rows(const krill_mat *mat);
+int64_t krill_mat_cols(const krill_mat *mat);
+int64_t krill_mat_nnz(const krill_mat *mat);
+krill_ctx *krill_mat_ctx(const krill_mat *mat);
+
+/* Registered format names, NULL-terminated. */
+const char *const *krill_format_names(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,84 @@
+/* krill/solver.h - Krylov solvers.
+ *
+ * krill_solve runs restarted GMRES(m) (right-preconditioned) or CG/PCG on A x = b, with
+ * x holding the initial guess on entry and the solution on return. The return status
+ * says whether the call worked; whether the method converged is info->reason. */
+#ifndef KRILL_SOLVER_H
+#define KRILL_SOLVER_H
+
+#include "krill/mat.h"
+#include "krill/precond.h"
+#include "krill/vec.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum krill_solver_type { KRILL_SOLVER_GMRES = 0, KRILL_SOLVER_CG = 1 } krill_solver_type;
+
+typedef enum krill_ortho {
+    KRILL_ORTHO_CGS2 = 0,    /* classical Gram-Schmidt, applied twice: two GEMV-shaped passes */
+    KRILL_ORTHO_MGS = 1      /* modified Gram-Schmidt: j+1 dot/axpy pairs at step j */
+} krill_ortho;
+
+typedef enum krill_reason {
+    KRILL_REASON_NONE = 0,            /* not run */
+    KRILL_CONVERGED_RTOL = 1,         /* ||r|| <= rtol * ||b|| */
+    KRILL_CONVERGED_ATOL = 2,         /* ||r|| <= atol */
+    KRILL_CONVERGED_ZERO_RHS = 3,     /* b == 0: x = 0 is the answer */
+    KRILL_DIVERGED_MAXIT = -1,        /* maxit iterations without converging */
+    KRILL_DIVERGED_BREAKDOWN = -2,    /* the Krylov process broke down without a solution */
+    KRILL_DIVERGED_INDEFINITE = -3,   /* CG met p'Ap <= 0 or a non-positive r'z */
+    KRILL_DIVERGED_NAN = -4           /* a NaN or Inf appeared in the iteration */
+} krill_reason;
+
+/* Called after every iteration with the estimated (recurrence) residual norm. Return
+ * nonzero to stop the solve (reason stays DIVERGED_MAXIT). */
+typedef int (*krill_monitor_fn)(int iteration, double residual_norm, void *user);
+
+typedef struct krill_solver_opts {
+    krill_solver_type solver;
+    double rtol;             /* relative to ||b||; default 1e-8 */
+    double atol;             /* absolute; default 0 */
+    int maxit;               /* total iterations (SpMVs past the initial one); default 10000 */
+    int restart;             /* GMRES restart length m; default 30 */
+    krill_ortho ortho;       /* default CGS2 */
+    krill_monitor_fn monitor;
+    void *monitor_data;
+} krill_solver_opts;
+
+void krill_solver_opts_default(krill_solver_opts *opts);
+
+typedef struct krill_solve_times {    /* seconds */
+    double setup;            /* workspace, initial residual */
+    double spmv;
+    double precond;
+    double ortho;            /* orthogonalization (GMRES) and dot products / norms (CG) */
+    double other;            /* vector updates, host-side least squares, synchronization */
+    double total;
+} krill_solve_times;
+
+typedef struct krill_solve_info {
+    krill_reason reason;
+    int iterations;
+    double relres;           /* true ||b - A x|| / ||b||, recomputed at the end */
+    double resnorm;          /* true ||b - A x|| */
+    double bnorm;
+    double *history;         /* estimated residual norm per iteration, [0] = initial */
+    int history_len;
+    krill_solve_times times;
+} krill_solve_info;
+
+krill_status krill_solve(const krill_mat *a, const krill_pc *pc /* NULL = none */,
+                         const krill_vec *b, krill_vec *x, const krill_solver_opts *opts,
+                         krill_solve_info *info);
+
+/* Release info->history (NULL-safe). */
+void krill_solve_info_free(krill_solve_info *info);
+
+const char *krill_reason_string(krill_reason reason);    /* e.g. "converged (rtol)" */
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,94 @@
+#include "testutil.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+int tu_failures = 0;
+int tu_checks = 0;
+
+int tu_close(double a, double b, double tol)
+{
+    if (isnan(a) || isnan(b)) return 0;
+    double scale = fabs(b) > 1.0 ? fabs(b) : 1.0;
+    return fabs(a - b) <= tol * scale;
+}
+
+int tu_finish(const char *name)
+{
+    printf("%s: %d checks\n%d passed, %d failed\n", name, tu_checks, tu_checks - tu_failures,
+           tu_failures);
+    return tu_failures == 0 ? 0 : 1;
+}
+
+void tu_skip(const char *why)
+{
+    printf("SKIPPED: %s\n", why);
+    exit(77);
+}
+
+const char *tu_testdata(void)
+{
+    const char *dir = getenv("KRILL_TESTDATA");
+    struct stat sb;
+    if (!dir || stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) return NULL;
+    return dir;
+}
+
+const char *tu_testdata_path(const char *rel)
+{
+    static char path[4096];
+    const char *dir = tu_testdata();
+    if (!dir) return NULL;
+    snprintf(path, sizeof path, "%s/%s", dir, rel);
+    return path;
+}
+
+double tu_max_rel_diff(const double *x, const double *y, int64_t n)
+{
+    double diff = 0.0, scale = 1e-300;
+    for (int64_t i = 0; i < n; i++) {
+        double d = fabs(x[i] - y[i]);
+        if (isnan(x[i]) != isnan(y[i]) || (isnan(d) && !isnan(x[i]))) return INFINITY;
+        if (d > diff) diff = d;
+        if (fabs(y[i]) > scale) scale = fabs(y[i]);
+    }
+    return diff / scale;
+}
+
+void tu_random(double *x, int64_t n, uint64_t seed)
+{
+    uint64_t s = seed * 0x9E3779B97F4A7C15ull + 1;
+    for (int64_t i = 0; i < n; i++) {
+        s ^= s << 13; s ^= s >> 7; s ^= s << 17;
+        x[i] = (double)(s >> 11) * (2.0 / 9007199254740992.0) - 1.0;
+    }
+}
+
+krill_ctx *tu_gpu_ctx_or_skip(void)
+{
+    krill_ctx *ctx = NULL;
+    krill_ctx_opts o = KRILL_CTX_OPTS_INIT;
+    if (!krill_have_cuda()) tu_skip("krill was built without CUDA");
+    if (krill_cuda_device_count() == 0) tu_skip("no CUDA device on this machine");
+    o.device = KRILL_DEVICE_CUDA;
+    if (krill_ctx_create(&o, &ctx) != KRILL_OK) {
+        fprintf(stderr, "GPU present but context failed: %s\n", krill_last_error());
+        exit(1);
+    }
+    return ctx;
+}
+
+krill_ctx *tu_cpu_ctx(int threads)
+{
+    krill_ctx *ctx = NULL;
+    krill_ctx_opts o = KRILL_CTX_OPTS_INIT;
+    o.device = KRILL_DEVICE_CPU;
+    o.threads = threads;
+    if (krill_ctx_create(&o, &ctx) != KRILL_OK) {
+        fprintf(stderr, "CPU context failed: %s\n", krill_last_error());
+        exit(1);
+    }
+    return ctx;
+}
