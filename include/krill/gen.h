@@ -3,10 +3,12 @@
  * SPEC strings (the same as `krill gen SPEC`):
  *   poisson3d:K            7-point Laplacian on a K^3 grid, Dirichlet; SPD
  *   convdiff3d:K[,PE]      7-point convection-diffusion, first-order upwind convection with
- *                          cell Peclet number PE (default 1); nonsymmetric
- *   elasticity3d:NX,NY,NZ  linear elasticity, trilinear hexahedra (NX x NY x NZ elements on a
- *                          unit-size box), 3 dofs per node interleaved, clamped at x = 0,
- *                          2x2x2 Gauss quadrature; SPD, up to 81 nonzeros per row
+ *                          velocity (1,1,1) and cell Peclet number PE >= 0 (default 1):
+ *                          diagonal 6+3PE, upwind -1-PE, downwind -1; nonsymmetric
+ *   elasticity3d:NX,NY,NZ  linear elasticity (E = 1, nu = 0.3) on NX x NY x NZ unit-cube
+ *                          trilinear hexahedra, 3 dofs per node interleaved, clamped at x = 0
+ *                          (those dofs eliminated), 2x2x2 Gauss quadrature; SPD,
+ *                          3*NX*(NY+1)*(NZ+1) rows, up to 81 nonzeros per row
  *   band1[:N] band3[:N] band101[:N] rand1[:N] rand100[:N] band1x[:N]
  *                          the six matrices of the SpMV paper (Table 2) at its sizes by
  *                          default, with values that make each system nonsingular

@@ -1,0 +1,3 @@
+# tests of area gen: the generators behind krill_gen (sizes, entries against independent
+# oracles, the SpMV paper's Table 2 at full size, determinism, bad specs).
+krill_test(test_gen test_gen.c LABELS unit)
