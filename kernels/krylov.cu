@@ -1,0 +1,244 @@
+// kernels/krylov.cu - the solvers' fused GPU kernels and their extern "C" launchers
+// (contracts in solver/solver_impl.h; the CPU twins, which are the test oracle, in
+// solver/fused.c).
+//
+//   cg_residual   alpha = rz / pAp (read from device memory); r -= alpha q; r'r and, with
+//                 a diagonal preconditioner, r'(dinv .* r) by one grid sum whose last block
+//                 runs the CG state update (beta, stop codes).
+//                 Traffic: reads r, q (+ dinv), writes r: 3 (4) vector passes.
+//   cg_scalars    one thread: the state update for a general preconditioner.
+//   cg_direction  x += alpha p; p = z + beta p (z = dinv .* r fused, or r, or M^{-1} r).
+//                 Traffic: reads x, p, r (+ dinv), writes x, p: 5 (6) vector passes.
+//   axpy_dot      w -= c v (c read from device memory); u'w or w'w by a grid sum. MGS's
+//                 projection of step i fused with the dot of step i + 1: 4 passes (3 for w'w).
+//   gemv_t/gemv_n cuBLAS Dgemv on the contiguous n x k block of Krylov vectors (CGS2).
+//   async read    cudaMemcpyAsync into the context's pinned buffer + an event.
+//
+// Every CG kernel first reads the state's stop code and returns at once when the iteration
+// is frozen; all its blocks read the same state, so they all agree. Sums use the fixed
+// grid of krill_cuda_blocks and the fixed-order grid sum: the same GPU gives the same bits.
+#include <cublas_v2.h>
+#include <string.h>
+
+#include "kernels/kernels_impl.cuh"
+#include "solver/solver_impl.h"
+
+namespace {
+
+// ---- CG ---------------------------------------------------------------------------------
+
+// finish() of the residual's grid sum: the CG state update, by thread 0 of the last block.
+struct CgResidualFinish {
+    krill_cg_state *s;
+    int k, pc_mode;
+    double alpha;
+    bool diagonal;
+    __device__ void operator()(const double (&sum)[2]) const
+    {
+        krill_cg_finish_residual(s, k, pc_mode, alpha, sum[0], diagonal ? sum[1] : sum[0]);
+    }
+};
+
+__global__ void cg_residual_kernel(int64_t n, int k, int pc_mode, krill_cg_state *s,
+                                   const double *__restrict__ q, double *__restrict__ r,
+                                   const double *__restrict__ dinv, double *work)
+{
+    if (s->stop != KRILL_CG_RUNNING) return;          // frozen: every block returns
+    double alpha = 0.0;
+    const int code = krill_cg_step(s, &alpha);
+    if (code != KRILL_CG_RUNNING) {                   // every block sees the same p'Ap
+        if (blockIdx.x == 0 && threadIdx.x == 0) s->stop = code;
+        return;
+    }
+    const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+    double sum[2] = {0.0, 0.0};
+    if (dinv) {
+        for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+            const double ri = r[i] - alpha * q[i];
+            r[i] = ri;
+            sum[0] += ri * ri;
+            sum[1] += ri * (dinv[i] * ri);
+        }
+    } else {
+        for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+            const double ri = r[i] - alpha * q[i];
+            r[i] = ri;
+            sum[0] += ri * ri;
+        }
+    }
+    krill_grid_sum<2>(sum, work, CgResidualFinish{s, k, pc_mode, alpha, dinv != nullptr});
+}
+
+__global__ void cg_scalars_kernel(int k, krill_cg_state *s)
+{
+    if (s->stop == KRILL_CG_RUNNING && s->applied == k) krill_cg_next_direction(s, s->rz_next);
+}
+
+__global__ void cg_direction_kernel(int64_t n, int k, const krill_cg_state *s,
+                                    const double *__restrict__ src,
+                                    const double *__restrict__ dinv, double *__restrict__ x,
+                                    double *__restrict__ p)
+{
+    if (s->applied != k) return;                      // the residual step was not taken
+    const double alpha = s->alpha, beta = s->beta;
+    const bool running = s->stop == KRILL_CG_RUNNING;
+    const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        const double pi = p[i];
+        x[i] += alpha * pi;
+        if (running) p[i] = (dinv ? dinv[i] * src[i] : src[i]) + beta * pi;
+    }
+}
+
+// ---- MGS --------------------------------------------------------------------------------
+
+__global__ void axpy_dot_kernel(int64_t n, const double *coeff, const double *__restrict__ v,
+                                double *__restrict__ w, const double *__restrict__ u,
+                                double *result, double *work)
+{
+    const double c = *coeff;
+    const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+    double sum[1] = {0.0};
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        const double wi = w[i] - c * v[i];
+        w[i] = wi;
+        sum[0] += (u ? u[i] : wi) * wi;
+    }
+    krill_grid_sum<1>(sum, work, krill_store_sum{result});
+}
+
+krill_status cublas_call(cublasStatus_t status, const char *call)
+{
+    if (status == CUBLAS_STATUS_SUCCESS) return KRILL_OK;
+    return krill_error(KRILL_ERR_DEVICE, "%s failed: %s", call, cublasGetStatusString(status));
+}
+
+// The two events of an asynchronous read, one per slot.
+struct ReadEvents {
+    cudaEvent_t event[2];
+    int created;
+};
+
+// Slot `slot` of the async read area: the last KRILL_ASYNC_READ_DOUBLES doubles of the
+// context's pinned buffer.
+unsigned char *read_slot(const krill_ctx *ctx, int slot)
+{
+    double *area = ctx->cuda->pinned + KRILL_CUDA_PINNED_DOUBLES - KRILL_ASYNC_READ_DOUBLES;
+    return reinterpret_cast<unsigned char *>(area) + (size_t)slot * KRILL_ASYNC_READ_BYTES;
+}
+
+}  // namespace
+
+// ---- launchers -------------------------------------------------------------------------
+
+extern "C" krill_status krill_cuda_cg_residual(krill_ctx *ctx, int64_t n, int k, int pc_mode,
+                                               krill_cg_state *s, const double *q, double *r,
+                                               const double *dinv)
+{
+    const int blocks = krill_cuda_blocks(ctx, n);
+    cg_residual_kernel<<<blocks, KRILL_CUDA_THREADS, 0, krill_cuda_stream(ctx)>>>(
+        n, k, pc_mode, s, q, r, dinv, ctx->cuda->work);
+    return krill_cuda_check_launch("cg_residual_kernel");
+}
+
+extern "C" krill_status krill_cuda_cg_scalars(krill_ctx *ctx, int k, krill_cg_state *s)
+{
+    cg_scalars_kernel<<<1, 1, 0, krill_cuda_stream(ctx)>>>(k, s);
+    return krill_cuda_check_launch("cg_scalars_kernel");
+}
+
+extern "C" krill_status krill_cuda_cg_direction(krill_ctx *ctx, int64_t n, int k,
+                                                const krill_cg_state *s, const double *src,
+                                                const double *dinv, double *x, double *p)
+{
+    const int blocks = krill_cuda_blocks(ctx, n);
+    cg_direction_kernel<<<blocks, KRILL_CUDA_THREADS, 0, krill_cuda_stream(ctx)>>>(
+        n, k, s, src, dinv, x, p);
+    return krill_cuda_check_launch("cg_direction_kernel");
+}
+
+extern "C" krill_status krill_cuda_axpy_dot(krill_ctx *ctx, int64_t n, const double *coeff,
+                                            const double *v, double *w, const double *u,
+                                            double *result)
+{
+    const int blocks = krill_cuda_blocks(ctx, n);
+    axpy_dot_kernel<<<blocks, KRILL_CUDA_THREADS, 0, krill_cuda_stream(ctx)>>>(
+        n, coeff, v, w, u, result, ctx->cuda->work);
+    return krill_cuda_check_launch("axpy_dot_kernel");
+}
+
+// h = V^T w. cuBLAS returns at once when a dimension is 0 without touching h, so n == 0
+// zeroes h itself (the sum over no rows).
+extern "C" krill_status krill_cuda_gemv_t(krill_ctx *ctx, int64_t n, int k, const double *v,
+                                          int64_t ldv, const double *w, double *h)
+{
+    const double one = 1.0, zero = 0.0;
+    if (k <= 0) return KRILL_OK;
+    if (n == 0) return krill_cuda_memset0(ctx, h, (size_t)k * sizeof(double));
+    return cublas_call(cublasDgemv((cublasHandle_t)ctx->cuda->cublas, CUBLAS_OP_T, (int)n, k,
+                                   &one, v, (int)ldv, w, 1, &zero, h, 1),
+                       "cublasDgemv (Krylov basis transposed times a vector)");
+}
+
+// w = alpha V h + beta w (beta == 0: w is not read, as in BLAS).
+extern "C" krill_status krill_cuda_gemv_n(krill_ctx *ctx, int64_t n, int k, double alpha,
+                                          const double *v, int64_t ldv, const double *h,
+                                          double beta, double *w)
+{
+    if (n == 0) return KRILL_OK;
+    if (k <= 0) {   // cuBLAS would return without scaling w
+        return beta == 0.0 ? krill_cuda_memset0(ctx, w, (size_t)n * sizeof(double))
+                           : krill_cuda_scal(ctx, n, beta, w);
+    }
+    return cublas_call(cublasDgemv((cublasHandle_t)ctx->cuda->cublas, CUBLAS_OP_N, (int)n, k,
+                                   &alpha, v, (int)ldv, h, 1, &beta, w, 1),
+                       "cublasDgemv (Krylov basis times a vector)");
+}
+
+extern "C" krill_status krill_cuda_async_read_create(krill_ctx *ctx, void **out)
+{
+    krill_status st = KRILL_OK;
+    ReadEvents *ev = NULL;
+    (void)ctx;
+    *out = NULL;
+    KRILL_CALLOC(ev, 1);
+    for (; ev->created < 2; ev->created++)
+        KRILL_CUDA_TRY(cudaEventCreateWithFlags(&ev->event[ev->created],
+                                                cudaEventDisableTiming));
+    *out = ev;
+    ev = NULL;
+cleanup:
+    krill_cuda_async_read_destroy(ev);
+    return st;
+}
+
+extern "C" krill_status krill_cuda_async_read_start(krill_ctx *ctx, void *events, int slot,
+                                                    const void *src, size_t bytes)
+{
+    krill_status st = KRILL_OK;
+    ReadEvents *ev = (ReadEvents *)events;
+    KRILL_CUDA_TRY(cudaMemcpyAsync(read_slot(ctx, slot), src, bytes, cudaMemcpyDeviceToHost,
+                                   krill_cuda_stream(ctx)));
+    KRILL_CUDA_TRY(cudaEventRecord(ev->event[slot], krill_cuda_stream(ctx)));
+cleanup:
+    return st;
+}
+
+extern "C" krill_status krill_cuda_async_read_wait(krill_ctx *ctx, void *events, int slot,
+                                                   void *dst, size_t bytes)
+{
+    krill_status st = KRILL_OK;
+    ReadEvents *ev = (ReadEvents *)events;
+    KRILL_CUDA_TRY(cudaEventSynchronize(ev->event[slot]));
+    memcpy(dst, read_slot(ctx, slot), bytes);
+cleanup:
+    return st;
+}
+
+extern "C" void krill_cuda_async_read_destroy(void *events)
+{
+    ReadEvents *ev = (ReadEvents *)events;
+    if (!ev) return;
+    for (int i = 0; i < ev->created; i++) (void)cudaEventDestroy(ev->event[i]);
+    krill_free(ev);
+}

@@ -1,0 +1,65 @@
+/* precond/precond_impl.h - the preconditioner function table, the registry and what the
+ * solvers may use of a preconditioner.
+ *
+ * Same pattern as formats/formats_impl.h: one const table per preconditioner, filled with
+ * designated initializers, listed by name in the registry (precond.c). A preconditioner
+ * works on raw pointers in its context's memory and reaches the matrix only through
+ * krill_mat_*_raw and the BLAS-1 of core/, so one table serves the CPU and the GPU.
+ * Adding a preconditioner is one file and one registry line. */
+#ifndef KRILL_PRECOND_IMPL_H
+#define KRILL_PRECOND_IMPL_H
+
+#include "core/core_impl.h"
+#include "formats/formats_impl.h"
+#include "krill/precond.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct krill_pc_ops {
+    const char *name;                    /* registry name, e.g. "jacobi" */
+    const char *summary;                 /* one line for help texts and errors */
+    /* Build from a square matrix. `param` is the text after "name:" (NULL if none); a
+     * preconditioner that takes no parameter refuses one with KRILL_ERR_ARG. */
+    krill_status (*build)(krill_ctx *ctx, const krill_mat *mat, const char *param,
+                          void **impl);
+    /* z = M^{-1} r; r and z are distinct, n_rows long, in context memory. */
+    krill_status (*apply)(krill_ctx *ctx, const void *impl, const double *r, double *z);
+    /* Recompute from the matrix's current values (same pattern as at build). */
+    krill_status (*update)(krill_ctx *ctx, void *impl, const krill_mat *mat);
+    /* Optional (NULL = not diagonal): when M^{-1} is a diagonal matrix D, its entries in
+     * context memory, so that a solver can fuse z = D r into its own vector updates
+     * instead of calling apply (CG does; it saves a pass over memory per iteration). */
+    const double *(*inverse_diagonal)(const void *impl);
+    int is_identity;                     /* 1 when M = I: solvers skip apply altogether */
+    void (*destroy)(krill_ctx *ctx, void *impl);  /* NULL-safe on impl */
+} krill_pc_ops;
+
+struct krill_pc {
+    krill_ctx *ctx;
+    const krill_mat *mat;                /* the matrix it was built from (not owned) */
+    const krill_pc_ops *ops;
+    void *impl;
+    int64_t n;                           /* rows of the matrix = length of r and z */
+    char name[64];                       /* as asked, e.g. "jacobi" */
+};
+
+/* Preconditioner tables, one per file. */
+extern const krill_pc_ops krill_pc_none_ops;     /* precond.c */
+extern const krill_pc_ops krill_pc_jacobi_ops;   /* jacobi.c */
+
+/* z = M^{-1} r on raw pointers in the preconditioner's context memory (no checks: the
+ * solvers validated everything once; pc is not NULL). */
+krill_status krill_pc_apply_raw(const krill_pc *pc, const double *r, double *z);
+
+/* 1 when pc is NULL or M = I. */
+int krill_pc_is_identity(const krill_pc *pc);
+
+/* D when M^{-1} = D is diagonal (context memory, n entries), else NULL. */
+const double *krill_pc_inverse_diagonal(const krill_pc *pc);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,334 @@
+/* solver/gmres.c - restarted GMRES(m) with right preconditioning.
+ *
+ * Reference: Y. Saad, Iterative Methods for Sparse Linear Systems, 2nd ed., SIAM 2003:
+ * Algorithm 6.9 (GMRES), 6.5 (restarts), 9.5 (right preconditioning); Algorithm 1 of
+ * Kawamura et al. (papers/003) is the unpreconditioned cycle. Solves A M^{-1} u = b,
+ * x = M^{-1} u, so the residual it minimizes is the true one, b - A x.
+ *
+ *   r = b - A x, beta = ||r||; stop if beta <= tol = max(rtol ||b||, atol)
+ *   cycle:  v_0 = r / beta, g = beta e_0
+ *     for j = 0 .. m-1:
+ *       w = A M^{-1} v_j                               (w is stored as column j+1 of V)
+ *       h_{0..j,j} and w -= V h by CGS2 (default) or MGS; h_{j+1,j} = ||w||
+ *       rotate column j by the previous Givens rotations, make rotation j that zeroes
+ *       h_{j+1,j}; g_{j+1} = -s_j g_j, g_j = c_j g_j; |g_{j+1}| is the residual estimate
+ *       lucky breakdown, h_{j+1,j} <= HAPPY_RTOL ||A M^{-1} v_j||: the solution is in the
+ *       space: end the cycle (if R is singular there, it is a breakdown)
+ *       end the cycle if |g_{j+1}| <= tol, at maxit, or when the monitor says stop
+ *       v_{j+1} = w / h_{j+1,j}
+ *     y = R^{-1} g (k x k upper triangular, on the host); x += M^{-1} V_k y
+ *     r = b - A x (the true residual, at every restart and at the end): converged if
+ *     ||r|| <= tol, else the next cycle, unless maxit, breakdown or NaN ended this one.
+ *
+ * Orthogonalization. CGS2 (classical Gram-Schmidt, twice): h1 = V^T w, w -= V h1,
+ * h2 = V^T w, w -= V h2, h = h1 + h2: four GEMV-shaped passes over the contiguous block V
+ * (cuBLAS Dgemv on the GPU), no dependence on j in the number of reductions.
+ * MGS: h_i = v_i'w, w -= h_i v_i for i = 0..j, with the update of step i fused to the dot of
+ * step i+1 (and the last to ||w||^2): j+2 reductions, each a full pass.
+ *
+ * Memory traffic per iteration j (passes over vectors of n doubles besides the SpMV's read
+ * of its input and write of w):
+ *   CGS2: V^T w twice (j+2 reads each), w -= V h twice (j+2 reads, 1 write each),
+ *         ||w|| (1), v_{j+1} = w / h (2)                               = 4j + 13
+ *   MGS:  v_0'w (2), j fused steps (v_i, w, v_{i+1} read, w written: 4), the last step
+ *         (3), v_{j+1} = w / h (2)                                     = 4j + 7
+ *   preconditioner (not M = I): z = M^{-1} v_j, Jacobi: 3 (v_j, dinv read, z written).
+ * Per cycle of k steps: V y (k reads, 1 write), M^{-1} (3), x += (3), the true residual
+ * (SpMV, copy b 2, norm 1). On the GPU the host reads h and ||w|| once per iteration (one
+ * synchronization: 2j+3 doubles for CGS2, j+2 for MGS) and does the Givens work itself.
+ *
+ * Workspace, allocated once: V (n x (m+1)), z (n, only with a preconditioner), 3m+3 doubles
+ * of context memory, O(m^2) host doubles, and (CPU) the GEMV partial sums. */
+#include <math.h>
+#include <string.h>
+
+#include "formats/formats_impl.h"
+#include "precond/precond_impl.h"
+#include "solver/solver_impl.h"
+
+/* Lucky breakdown: h_{j+1,j} <= HAPPY_RTOL ||w_before||, where ||w_before||^2 =
+ * sum_i h_ij^2 + h_{j+1,j}^2 is the norm of A M^{-1} v_j before orthogonalization. CGS2 and
+ * MGS leave about j eps ||w_before|| (j <= a few hundred: < 1e-13) of w when w lies in the
+ * space, so 1e-12 catches exact-arithmetic breakdowns; a false alarm only ends the cycle
+ * early, and the true residual decides what follows. */
+#define GMRES_HAPPY_RTOL 1e-12
+
+typedef enum cycle_end {
+    END_FULL,            /* m steps */
+    END_ESTIMATE,        /* the residual estimate met the tolerance */
+    END_LUCKY,           /* lucky breakdown: exact in the space */
+    END_BREAKDOWN,       /* breakdown with a singular R */
+    END_MAXIT,           /* maxit iterations */
+    END_STOPPED,         /* the monitor asked to stop */
+    END_NAN              /* NaN or Inf in h: x is left at the cycle's start */
+} cycle_end;
+
+typedef struct gmres_ws {
+    int m;                   /* restart length */
+    double *v;               /* context memory, n x (m+1), column-major: the Krylov basis */
+    double *z;               /* context memory, n: M^{-1} v_j (NULL when M = I) */
+    double *dev;             /* context memory: [0] ||w|| (MGS: ||w||^2), [1..] h (CGS2: h1
+                              * then h2), [2m+3..] y; 3m+3 doubles */
+    double *hread;           /* host copy of dev's first 2m+3 */
+    double *hess;            /* host, (m+1) x m: the Hessenberg matrix, rotated into R */
+    double *cs, *sn;         /* host, m: the Givens rotations */
+    double *g;               /* host, m+1: the rotated right-hand side beta e_0 */
+    double *y;               /* host, m */
+    krill_reduce_ws red;     /* CPU GEMV-T partials */
+} gmres_ws;
+
+static void gmres_ws_destroy(krill_ctx *ctx, gmres_ws *ws)
+{
+    krill_mem_free(ctx, ws->v);
+    krill_mem_free(ctx, ws->z);
+    krill_mem_free(ctx, ws->dev);
+    krill_free(ws->hread);
+    krill_free(ws->hess);
+    krill_free(ws->cs);
+    krill_free(ws->sn);
+    krill_free(ws->g);
+    krill_free(ws->y);
+    krill_reduce_ws_destroy(ctx, &ws->red);
+    memset(ws, 0, sizeof *ws);
+}
+
+static krill_status gmres_ws_create(const krill_solve_problem *p, gmres_ws *ws)
+{
+    krill_status st = KRILL_OK;
+    krill_ctx *ctx = p->ctx;
+    int m = p->opts.restart;
+    /* no longer than the iterations allowed or the dimension of the space */
+    if (m > p->opts.maxit) m = p->opts.maxit;
+    if ((int64_t)m > p->n) m = (int)p->n;
+    if (m < 1) m = 1;
+    memset(ws, 0, sizeof *ws);
+    ws->m = m;
+    KRILL_MEM_ALLOC(ctx, ws->v, (size_t)p->n * (size_t)(m + 1));
+    if (!krill_pc_is_identity(p->pc)) KRILL_MEM_ALLOC(ctx, ws->z, p->n);
+    KRILL_MEM_ALLOC(ctx, ws->dev, 3 * (size_t)m + 3);
+    KRILL_ALLOC(ws->hread, 2 * (size_t)m + 3);
+    KRILL_CALLOC(ws->hess, (size_t)(m + 1) * (size_t)m);
+    KRILL_ALLOC(ws->cs, m);
+    KRILL_ALLOC(ws->sn, m);
+    KRILL_ALLOC(ws->g, (size_t)m + 1);
+    KRILL_ALLOC(ws->y, m);
+    KRILL_TRY(krill_reduce_ws_create(ctx, m + 1, &ws->red));
+cleanup:
+    if (st != KRILL_OK) gmres_ws_destroy(ctx, ws);
+    return st;
+}
+
+/* Orthogonalize w = V[:, j+1] against V[:, 0..j]: col[0..j] = h, *hn = ||w|| after. */
+static krill_status orthogonalize(const krill_solve_problem *p, gmres_ws *ws, int j,
+                                  double *col, double *hn)
+{
+    krill_status st = KRILL_OK;
+    krill_ctx *ctx = p->ctx;
+    const int64_t n = p->n;
+    double *v = ws->v, *w = ws->v + (size_t)(j + 1) * (size_t)n, *dev = ws->dev;
+    if (p->opts.ortho == KRILL_ORTHO_CGS2) {
+        double *h1 = dev + 1, *h2 = dev + 1 + (j + 1);
+        KRILL_TRY(krill_fused_gemv_t(ctx, &ws->red, n, j + 1, v, n, w, h1));
+        KRILL_TRY(krill_fused_gemv_n(ctx, n, j + 1, -1.0, v, n, h1, 1.0, w));
+        KRILL_TRY(krill_fused_gemv_t(ctx, &ws->red, n, j + 1, v, n, w, h2));
+        KRILL_TRY(krill_fused_gemv_n(ctx, n, j + 1, -1.0, v, n, h2, 1.0, w));
+        KRILL_TRY(krill_blas_nrm2(ctx, n, w, dev));
+        KRILL_TRY(krill_scalars_read(ctx, dev, ws->hread, 2 * j + 3));
+        for (int i = 0; i <= j; i++) col[i] = ws->hread[1 + i] + ws->hread[2 + j + i];
+        *hn = ws->hread[0];
+    } else {
+        KRILL_TRY(krill_blas_dot(ctx, n, v, w, dev + 1));
+        for (int i = 0; i < j; i++)
+            KRILL_TRY(krill_fused_axpy_dot(ctx, &ws->red, n, dev + 1 + i, v + (size_t)i * n, w,
+                                           v + (size_t)(i + 1) * n, dev + 2 + i));
+        KRILL_TRY(krill_fused_axpy_dot(ctx, &ws->red, n, dev + 1 + j, v + (size_t)j * n, w,
+                                       NULL, dev));
+        KRILL_TRY(krill_scalars_read(ctx, dev, ws->hread, j + 2));
+        for (int i = 0; i <= j; i++) col[i] = ws->hread[1 + i];
+        *hn = sqrt(ws->hread[0]);
+    }
+cleanup:
+    return st;
+}
+
+/* w = A M^{-1} v_j into V[:, j+1], orthogonalized: h into column j of the Hessenberg
+ * matrix, *hn = h_{j+1,j}, *wnorm = ||A M^{-1} v_j||. */
+static krill_status arnoldi_step(const krill_solve_problem *p, gmres_ws *ws, int j,
+                                 double *hn, double *wnorm)
+{
+    krill_status st = KRILL_OK;
+    const int64_t n = p->n;
+    double *vj = ws->v + (size_t)j * (size_t)n, *w = vj + n;
+    double *col = ws->hess + (size_t)j * (size_t)(ws->m + 1);
+    double ss = 0.0, scale;
+    int finite;
+    if (ws->z) {
+        KRILL_TRY(krill_timer_phase(p->timer, KRILL_PHASE_PRECOND));
+        KRILL_TRY(krill_pc_apply_raw(p->pc, vj, ws->z));
+        vj = ws->z;
+    }
+    KRILL_TRY(krill_timer_phase(p->timer, KRILL_PHASE_SPMV));
+    KRILL_TRY(krill_mat_spmv_raw(p->a, 1.0, vj, 0.0, w));
+    KRILL_TRY(krill_timer_phase(p->timer, KRILL_PHASE_ORTHO));
+    KRILL_TRY(orthogonalize(p, ws, j, col, hn));
+    KRILL_TRY(krill_timer_phase(p->timer, KRILL_PHASE_OTHER));
+    KRILL_TRY(krill_timer_poll(p->timer));
+    /* sqrt(sum h_i^2 + hn^2), scaled so that large entries do not overflow; NaN when an
+     * entry is NaN or Inf */
+    finite = krill_is_finite(*hn);
+    scale = fabs(*hn);
+    for (int i = 0; i <= j; i++) {
+        finite = finite && krill_is_finite(col[i]);
+        if (fabs(col[i]) > scale) scale = fabs(col[i]);
+    }
+    if (finite && scale > 0.0) {
+        for (int i = 0; i <= j; i++) ss += (col[i] / scale) * (col[i] / scale);
+        ss += (*hn / scale) * (*hn / scale);
+    }
+    *wnorm = finite ? scale * sqrt(ss) : NAN;
+cleanup:
+    return st;
+}
+
+/* Apply the previous rotations to column j and make rotation j (zeroing h_{j+1,j}).
+ * Returns 1, without touching g, when R_jj would be (numerically) zero: R is singular. */
+static int givens(gmres_ws *ws, int j, double hn, double wnorm)
+{
+    double *col = ws->hess + (size_t)j * (size_t)(ws->m + 1);
+    for (int i = 0; i < j; i++) {
+        double t = ws->cs[i] * col[i] + ws->sn[i] * col[i + 1];
+        col[i + 1] = -ws->sn[i] * col[i] + ws->cs[i] * col[i + 1];
+        col[i] = t;
+    }
+    double a = col[j], r = hypot(a, hn);
+    if (r <= GMRES_HAPPY_RTOL * wnorm) return 1;
+    ws->cs[j] = a / r;
+    ws->sn[j] = hn / r;
+    col[j] = r;
+    col[j + 1] = 0.0;
+    ws->g[j + 1] = -ws->sn[j] * ws->g[j];
+    ws->g[j] = ws->cs[j] * ws->g[j];
+    return 0;
+}
+
+/* x += M^{-1} V_k y with R y = g (k x k, back substitution on the host). */
+static krill_status update_solution(const krill_solve_problem *p, gmres_ws *ws, int k)
+{
+    krill_status st = KRILL_OK;
+    krill_ctx *ctx = p->ctx;
+    const int64_t n = p->n;
+    const int ld = ws->m + 1;
+    double *ydev = ws->dev + 2 * (size_t)ws->m + 3;
+    if (k == 0) goto cleanup;
+    for (int i = k - 1; i >= 0; i--) {
+        double s = ws->g[i];
+        for (int l = i + 1; l < k; l++) s -= ws->hess[i + (size_t)l * ld] * ws->y[l];
+        ws->y[i] = s / ws->hess[i + (size_t)i * ld];
+    }
+    KRILL_TRY(krill_scalars_write(ctx, ydev, ws->y, k));
+    if (ws->z == NULL) {
+        KRILL_TRY(krill_fused_gemv_n(ctx, n, k, 1.0, ws->v, n, ydev, 1.0, p->x));
+    } else {
+        double *u = ws->v + (size_t)k * (size_t)n;   /* column k is free: only 0..k-1 are used */
+        KRILL_TRY(krill_fused_gemv_n(ctx, n, k, 1.0, ws->v, n, ydev, 0.0, u));
+        KRILL_TRY(krill_timer_phase(p->timer, KRILL_PHASE_PRECOND));
+        KRILL_TRY(krill_pc_apply_raw(p->pc, u, ws->z));
+        KRILL_TRY(krill_timer_phase(p->timer, KRILL_PHASE_OTHER));
+        KRILL_TRY(krill_blas_axpy(ctx, n, 1.0, ws->z, p->x));
+    }
+cleanup:
+    return st;
+}
+
+/* One cycle from the residual in V[:, 0] with norm beta (> 0): up to m steps, then x is
+ * updated. *it counts iterations across cycles. */
+static krill_status gmres_cycle(const krill_solve_problem *p, gmres_ws *ws,
+                                krill_solve_info *info, double beta, int *it, cycle_end *end)
+{
+    krill_status st = KRILL_OK;
+    const int64_t n = p->n;
+    int k = 0;
+    *end = END_FULL;
+    KRILL_TRY(krill_blas_scal(p->ctx, n, 1.0 / beta, ws->v));
+    ws->g[0] = beta;
+    for (int j = 0; j < ws->m; j++) {
+        double hn = 0.0, wnorm = 0.0, estimate;
+        int singular, stop = 0;
+        KRILL_TRY(arnoldi_step(p, ws, j, &hn, &wnorm));
+        (*it)++;
+        if (!krill_is_finite(wnorm)) {
+            info->history[*it] = NAN;
+            k = 0;
+            *end = END_NAN;
+            break;
+        }
+        singular = givens(ws, j, hn, wnorm);
+        estimate = fabs(ws->g[singular ? j : j + 1]);
+        info->history[*it] = estimate;
+        if (p->opts.monitor) stop = p->opts.monitor(*it, estimate, p->opts.monitor_data);
+        if (singular) {
+            *end = END_BREAKDOWN;
+            break;
+        }
+        k = j + 1;
+        if (hn <= GMRES_HAPPY_RTOL * wnorm) *end = END_LUCKY;
+        else if (estimate <= p->tol) *end = END_ESTIMATE;
+        else if (*it >= p->opts.maxit) *end = END_MAXIT;
+        else if (stop) *end = END_STOPPED;
+        if (*end != END_FULL) break;
+        KRILL_TRY(krill_blas_scal(p->ctx, n, 1.0 / hn, ws->v + (size_t)(j + 1) * (size_t)n));
+    }
+    KRILL_TRY(update_solution(p, ws, k));
+cleanup:
+    return st;
+}
+
+krill_status krill_gmres_run(const krill_solve_problem *p, krill_solve_info *info)
+{
+    krill_status st = KRILL_OK;
+    gmres_ws ws;
+    krill_reason reason;
+    double beta = 0.0;
+    int it = 0;
+
+    memset(&ws, 0, sizeof ws);
+    KRILL_TRY(krill_timer_setup(p->timer));
+    KRILL_TRY(gmres_ws_create(p, &ws));
+    KRILL_TRY(krill_true_residual(p, ws.v, ws.dev, &beta));
+    if (!krill_is_finite(beta)) {
+        info->reason = KRILL_DIVERGED_NAN;
+        st = krill_error(KRILL_ERR_NUMERIC, "krill_solve: the initial residual b - A x is not "
+                         "finite (||r|| = %g): x (the initial guess) holds NaN or Inf, or A x "
+                         "overflows", beta);
+        goto cleanup;
+    }
+    info->history[0] = beta;
+    reason = krill_converged_reason(p, beta);
+    KRILL_TRY(krill_timer_loop(p->timer, KRILL_PHASE_OTHER));
+
+    while (reason == KRILL_REASON_NONE && it < p->opts.maxit) {
+        cycle_end end;
+        KRILL_TRY(gmres_cycle(p, &ws, info, beta, &it, &end));
+        KRILL_TRY(krill_timer_phase(p->timer, KRILL_PHASE_SPMV));
+        KRILL_TRY(krill_true_residual(p, ws.v, ws.dev, &beta));
+        KRILL_TRY(krill_timer_phase(p->timer, KRILL_PHASE_OTHER));
+        KRILL_TRY(krill_timer_poll(p->timer));
+        if (!krill_is_finite(beta)) reason = KRILL_DIVERGED_NAN;
+        else reason = krill_converged_reason(p, beta);
+        if (reason != KRILL_REASON_NONE) break;
+        if (end == END_NAN) reason = KRILL_DIVERGED_NAN;
+        else if (end == END_BREAKDOWN) reason = KRILL_DIVERGED_BREAKDOWN;
+        else if (end == END_STOPPED) reason = KRILL_DIVERGED_MAXIT;
+    }
+    if (reason == KRILL_REASON_NONE) reason = KRILL_DIVERGED_MAXIT;
+
+    info->reason = reason;
+    info->iterations = it;
+    info->history_len = it + 1;
+    info->resnorm = beta;
+    info->relres = beta / p->bnorm;
+    KRILL_TRY(krill_timer_finish(p->timer, &info->times));
+cleanup:
+    gmres_ws_destroy(p->ctx, &ws);
+    return st;
+}

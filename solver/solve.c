@@ -1,0 +1,184 @@
+/* solver/solve.c - krill_solve: option defaults, argument checks, the right-hand side's norm
+ * (b = 0 answers x = 0 at once), the history buffer and the timer, then GMRES or CG.
+ *
+ * Decisions:
+ * - NaN or Inf in b, or in the initial residual b - A x0 (NaN/Inf in x0), is bad input:
+ *   KRILL_ERR_NUMERIC with a message, info->reason = KRILL_DIVERGED_NAN. A NaN or Inf that
+ *   arises during the iteration is a reason (KRILL_DIVERGED_NAN), not an error.
+ * - info is always written (zeroed first); on an error its history is released (NULL).
+ * - The history is allocated once, with maxit + 1 entries, before any other work. */
+#include <string.h>
+
+#include "formats/formats_impl.h"
+#include "precond/precond_impl.h"
+#include "solver/solver_impl.h"
+
+void krill_solver_opts_default(krill_solver_opts *opts)
+{
+    if (!opts) return;
+    memset(opts, 0, sizeof *opts);
+    opts->solver = KRILL_SOLVER_GMRES;
+    opts->rtol = 1e-8;
+    opts->atol = 0.0;
+    opts->maxit = 10000;
+    opts->restart = 30;
+    opts->ortho = KRILL_ORTHO_CGS2;
+    opts->monitor = NULL;
+    opts->monitor_data = NULL;
+}
+
+const char *krill_reason_string(krill_reason reason)
+{
+    switch (reason) {
+    case KRILL_REASON_NONE: return "not run";
+    case KRILL_CONVERGED_RTOL: return "converged (rtol)";
+    case KRILL_CONVERGED_ATOL: return "converged (atol)";
+    case KRILL_CONVERGED_ZERO_RHS: return "converged (b = 0, x = 0)";
+    case KRILL_DIVERGED_MAXIT: return "not converged (maxit reached)";
+    case KRILL_DIVERGED_BREAKDOWN: return "breakdown (singular Krylov system)";
+    case KRILL_DIVERGED_INDEFINITE: return "indefinite matrix or preconditioner";
+    case KRILL_DIVERGED_NAN: return "NaN or Inf in the iteration";
+    }
+    return "unknown reason";
+}
+
+void krill_solve_info_free(krill_solve_info *info)
+{
+    if (!info) return;
+    krill_free(info->history);
+    info->history = NULL;
+    info->history_len = 0;
+}
+
+krill_reason krill_converged_reason(const krill_solve_problem *p, double resnorm)
+{
+    if (resnorm <= p->opts.rtol * p->bnorm) return KRILL_CONVERGED_RTOL;
+    if (resnorm <= p->opts.atol) return KRILL_CONVERGED_ATOL;
+    return KRILL_REASON_NONE;
+}
+
+krill_status krill_true_residual(const krill_solve_problem *p, double *r, double *norm_dev,
+                                 double *norm)
+{
+    krill_status st = KRILL_OK;
+    KRILL_TRY(krill_blas_copy(p->ctx, p->n, p->b, r));
+    KRILL_TRY(krill_mat_spmv_raw(p->a, -1.0, p->x, 1.0, r));
+    KRILL_TRY(krill_blas_nrm2(p->ctx, p->n, r, norm_dev));
+    KRILL_TRY(krill_scalars_read(p->ctx, norm_dev, norm, 1));
+cleanup:
+    return st;
+}
+
+static krill_status check_options(const krill_solver_opts *o)
+{
+    krill_status st = KRILL_OK;
+    KRILL_REQUIRE(o->solver == KRILL_SOLVER_GMRES || o->solver == KRILL_SOLVER_CG,
+                  "krill_solve: unknown solver %d (KRILL_SOLVER_GMRES = 0, KRILL_SOLVER_CG = 1)",
+                  (int)o->solver);
+    KRILL_REQUIRE(o->rtol >= 0.0 && krill_is_finite(o->rtol),
+                  "krill_solve: rtol = %g; it must be finite and >= 0", o->rtol);
+    KRILL_REQUIRE(o->atol >= 0.0 && krill_is_finite(o->atol),
+                  "krill_solve: atol = %g; it must be finite and >= 0", o->atol);
+    KRILL_REQUIRE(o->maxit >= 0, "krill_solve: maxit = %d; it must be >= 0", o->maxit);
+    if (o->solver == KRILL_SOLVER_GMRES) {
+        KRILL_REQUIRE(o->restart >= 1, "krill_solve: restart = %d; GMRES needs restart >= 1",
+                      o->restart);
+        KRILL_REQUIRE(o->ortho == KRILL_ORTHO_CGS2 || o->ortho == KRILL_ORTHO_MGS,
+                      "krill_solve: unknown orthogonalization %d (KRILL_ORTHO_CGS2 = 0, "
+                      "KRILL_ORTHO_MGS = 1)", (int)o->ortho);
+    }
+cleanup:
+    return st;
+}
+
+static krill_status check_arguments(const krill_mat *a, const krill_pc *pc, const krill_vec *b,
+                                    const krill_vec *x)
+{
+    krill_status st = KRILL_OK;
+    KRILL_REQUIRE(a != NULL, "krill_solve: matrix a is NULL");
+    KRILL_REQUIRE(b != NULL, "krill_solve: right-hand side b is NULL");
+    KRILL_REQUIRE(x != NULL, "krill_solve: solution vector x is NULL");
+    if (a->n_rows != a->n_cols) {
+        st = krill_error(KRILL_ERR_UNSUPPORTED, "krill_solve: the matrix is %lld x %lld: krill "
+                         "solves square systems", (long long)a->n_rows, (long long)a->n_cols);
+        goto cleanup;
+    }
+    KRILL_REQUIRE(krill_vec_size(b) == a->n_rows,
+                  "krill_solve: b has length %lld but the matrix has %lld rows",
+                  (long long)krill_vec_size(b), (long long)a->n_rows);
+    KRILL_REQUIRE(krill_vec_size(x) == a->n_cols,
+                  "krill_solve: x has length %lld but the matrix has %lld columns",
+                  (long long)krill_vec_size(x), (long long)a->n_cols);
+    KRILL_REQUIRE(krill_vec_ctx(b) == a->ctx,
+                  "krill_solve: b lives on a different context than the matrix");
+    KRILL_REQUIRE(krill_vec_ctx(x) == a->ctx,
+                  "krill_solve: x lives on a different context than the matrix");
+    KRILL_REQUIRE(krill_vec_data((krill_vec *)b) != krill_vec_data((krill_vec *)x),
+                  "krill_solve: x and b must be distinct vectors (x is overwritten)");
+    if (pc) {
+        KRILL_REQUIRE(pc->ctx == a->ctx, "krill_solve: the preconditioner \"%s\" lives on a "
+                      "different context than the matrix", pc->name);
+        KRILL_REQUIRE(pc->n == a->n_rows, "krill_solve: the preconditioner \"%s\" is for %lld "
+                      "rows but the matrix has %lld", pc->name, (long long)pc->n,
+                      (long long)a->n_rows);
+    }
+cleanup:
+    return st;
+}
+
+krill_status krill_solve(const krill_mat *a, const krill_pc *pc, const krill_vec *b,
+                         krill_vec *x, const krill_solver_opts *opts, krill_solve_info *info)
+{
+    krill_status st = KRILL_OK;
+    krill_solve_problem p;
+    krill_phase_timer timer;
+    double *bnorm_dev = NULL;
+    int timer_started = 0;
+
+    memset(&p, 0, sizeof p);
+    KRILL_REQUIRE(info != NULL, "krill_solve: info is NULL");
+    memset(info, 0, sizeof *info);
+    KRILL_TRY(check_arguments(a, pc, b, x));
+    if (opts) p.opts = *opts;
+    else krill_solver_opts_default(&p.opts);
+    KRILL_TRY(check_options(&p.opts));
+    p.ctx = a->ctx;
+    p.a = a;
+    p.pc = pc;
+    p.b = krill_vec_data((krill_vec *)b);
+    p.x = krill_vec_data(x);
+    p.n = a->n_rows;
+    p.timer = &timer;
+
+    krill_timer_init(&timer, p.ctx);
+    timer_started = 1;
+    KRILL_ALLOC(info->history, (size_t)p.opts.maxit + 1);
+    KRILL_MEM_ALLOC(p.ctx, bnorm_dev, 1);
+    KRILL_TRY(krill_blas_nrm2(p.ctx, p.n, p.b, bnorm_dev));
+    KRILL_TRY(krill_scalars_read(p.ctx, bnorm_dev, &p.bnorm, 1));
+    info->bnorm = p.bnorm;
+    if (!krill_is_finite(p.bnorm)) {
+        info->reason = KRILL_DIVERGED_NAN;
+        st = krill_error(KRILL_ERR_NUMERIC, "krill_solve: b contains NaN or Inf (||b|| = %g)",
+                         p.bnorm);
+        goto cleanup;
+    }
+    if (p.bnorm == 0.0) {        /* b = 0: x = 0 is the solution, exactly */
+        KRILL_TRY(krill_blas_fill(p.ctx, p.n, 0.0, p.x));
+        KRILL_TRY(krill_ctx_sync(p.ctx));
+        info->reason = KRILL_CONVERGED_ZERO_RHS;
+        info->history[0] = 0.0;
+        info->history_len = 1;
+        KRILL_TRY(krill_timer_finish(&timer, &info->times));
+        goto cleanup;
+    }
+    p.tol = p.opts.rtol * p.bnorm > p.opts.atol ? p.opts.rtol * p.bnorm : p.opts.atol;
+
+    if (p.opts.solver == KRILL_SOLVER_CG) KRILL_TRY(krill_cg_run(&p, info));
+    else KRILL_TRY(krill_gmres_run(&p, info));
+cleanup:
+    if (p.ctx) krill_mem_free(p.ctx, bnorm_dev);
+    if (timer_started) krill_timer_destroy(&timer);
+    if (st != KRILL_OK && info) krill_solve_info_free(info);
+    return st;
+}

@@ -1,0 +1,276 @@
+/* solver/solver_impl.h - what the solver files share: the checked problem, the phase timer,
+ * the fused vector operations (CPU in fused.c, GPU in kernels/krylov.cu) with the CG state
+ * that lives in context memory, and the asynchronous scalar read.
+ *
+ * Included by kernels/krylov.cu and solver/timing_cuda.cu as well: everything here is
+ * plain C, and the CG state logic is written once, as inline functions that compile for
+ * the host and (under nvcc) for the device, so both run the same state machine. */
+#ifndef KRILL_SOLVER_IMPL_H
+#define KRILL_SOLVER_IMPL_H
+
+#include <float.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/core_impl.h"
+#include "krill/solver.h"
+
+#ifdef __CUDACC__
+#define KRILL_HD __host__ __device__
+#else
+#define KRILL_HD
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- the problem, after krill_solve checked its arguments ------------------------------ */
+
+typedef struct krill_solve_problem {
+    krill_ctx *ctx;
+    const struct krill_mat *a;
+    const struct krill_pc *pc;   /* NULL = no preconditioner */
+    const double *b;             /* n, context memory */
+    double *x;                   /* n, context memory: initial guess in, solution out */
+    int64_t n;
+    double bnorm;                /* ||b||, finite and > 0 */
+    double tol;                  /* max(rtol * ||b||, atol) */
+    krill_solver_opts opts;      /* validated copy */
+    struct krill_phase_timer *timer;  /* started by krill_solve; the solver sets it up */
+} krill_solve_problem;
+
+krill_status krill_gmres_run(const krill_solve_problem *p, krill_solve_info *info);
+krill_status krill_cg_run(const krill_solve_problem *p, krill_solve_info *info);
+
+/* Reason for a true residual norm that meets the tolerance (RTOL before ATOL), or
+ * KRILL_REASON_NONE when it does not. */
+krill_reason krill_converged_reason(const krill_solve_problem *p, double resnorm);
+
+/* r = b - A x and its norm (read to the host: this waits for the device). */
+krill_status krill_true_residual(const krill_solve_problem *p, double *r, double *norm_dev,
+                                 double *norm);
+
+/* ---- phase timer (timing.c) -------------------------------------------------------------
+ * The solve is a sequence of phases. On the CPU every operation is synchronous, so the wall
+ * clock read at each phase switch measures the phase. On the GPU the host runs ahead of the
+ * device, so a switch records a CUDA event (tagged with the phase that starts there) into a
+ * ring allocated at setup; intervals between consecutive events are added to their phase
+ * when the host polls at a point where it already waits for the device (the scalar reads
+ * the algorithm needs). Timing thus adds no host synchronization to the loop; only a ring
+ * that fills up (64 events without a poll, which the solvers never do) waits for its
+ * oldest interval. `setup` and `total` are host wall clock; `other` is what the rest does
+ * not account for (vector updates, host least squares, synchronization, cleanup). */
+typedef enum krill_phase {
+    KRILL_PHASE_SPMV = 0,
+    KRILL_PHASE_PRECOND,
+    KRILL_PHASE_ORTHO,
+    KRILL_PHASE_OTHER,
+    KRILL_PHASE_COUNT
+} krill_phase;
+
+typedef struct krill_phase_timer {
+    krill_ctx *ctx;
+    double t_start;              /* wall clock at krill_timer_init */
+    double setup;                /* seconds, set by krill_timer_loop */
+    double acc[KRILL_PHASE_COUNT];
+    krill_phase current;
+    double t_switch;             /* CPU: wall clock of the last switch */
+    void *ring;                  /* GPU: the event ring (timing_cuda.cu); NULL on the CPU */
+} krill_phase_timer;
+
+/* Start the clock (no allocation: call first, then allocate the workspace). */
+void krill_timer_init(krill_phase_timer *t, krill_ctx *ctx);
+/* Allocate the GPU event ring (nothing on the CPU). */
+krill_status krill_timer_setup(krill_phase_timer *t);
+/* Setup is over; the iteration starts in `phase`. */
+krill_status krill_timer_loop(krill_phase_timer *t, krill_phase phase);
+krill_status krill_timer_phase(krill_phase_timer *t, krill_phase phase);
+/* Account the intervals the device has finished; never waits. */
+krill_status krill_timer_poll(krill_phase_timer *t);
+/* After the last device work: wait, account everything, fill `times`. */
+krill_status krill_timer_finish(krill_phase_timer *t, krill_solve_times *times);
+void krill_timer_destroy(krill_phase_timer *t);      /* NULL-safe on the ring */
+
+#ifdef KRILL_HAVE_CUDA
+krill_status krill_cuda_timer_create(krill_ctx *ctx, void **ring);
+krill_status krill_cuda_timer_record(void *ring, int phase, double *acc);
+krill_status krill_cuda_timer_poll(void *ring, double *acc, int wait_all);
+void krill_cuda_timer_destroy(void *ring);
+#endif
+
+/* ---- reduction workspace ------------------------------------------------------------------
+ * CPU: fused loops that reduce (CG's r'r and r'z, MGS's next dot, GEMV-T) leave one partial
+ * sum per thread and add them in thread order, so a given thread count always gives the
+ * same bits; the partials are allocated once per solve. GPU: the kernels use the grid sum
+ * of kernels/kernels_impl.cuh (partials in the context's workspace, combined in block order
+ * by the last block), so the workspace holds nothing there. */
+#define KRILL_REDUCE_PAD 8           /* CPU: doubles per cache line, against false sharing */
+
+typedef struct krill_reduce_ws {
+    double *partial;             /* CPU: slots x stride doubles; GPU: NULL */
+    int slots;                   /* CPU threads */
+    int stride;                  /* doubles per slot (width rounded up to the pad) */
+} krill_reduce_ws;
+
+/* Room for `width` sums per thread. */
+krill_status krill_reduce_ws_create(krill_ctx *ctx, int width, krill_reduce_ws *ws);
+void krill_reduce_ws_destroy(krill_ctx *ctx, krill_reduce_ws *ws);
+
+/* ---- GMRES vector operations (fused.c: CPU loops, or the GPU launchers) -------------------
+ * V is column-major, n x k, leading dimension ldv; h and coeff are in context memory. */
+
+/* h[0..k-1] = V^T w                                  reads k+1 vectors */
+krill_status krill_fused_gemv_t(krill_ctx *ctx, const krill_reduce_ws *ws, int64_t n, int k,
+                                const double *v, int64_t ldv, const double *w, double *h);
+/* w = alpha * V h + beta * w (beta == 0: w is not read)
+ *                                                    reads k+1 vectors (k if beta == 0), writes 1 */
+krill_status krill_fused_gemv_n(krill_ctx *ctx, int64_t n, int k, double alpha,
+                                const double *v, int64_t ldv, const double *h, double beta,
+                                double *w);
+/* w -= coeff[0] * v, then result[0] = u'w (u == NULL: w'w)
+ *                                                    reads 3 vectors (2 if u NULL), writes 1 */
+krill_status krill_fused_axpy_dot(krill_ctx *ctx, const krill_reduce_ws *ws, int64_t n,
+                                  const double *coeff, const double *v, double *w,
+                                  const double *u, double *result);
+
+#ifdef KRILL_HAVE_CUDA
+krill_status krill_cuda_gemv_t(krill_ctx *ctx, int64_t n, int k, const double *v, int64_t ldv,
+                               const double *w, double *h);
+krill_status krill_cuda_gemv_n(krill_ctx *ctx, int64_t n, int k, double alpha, const double *v,
+                               int64_t ldv, const double *h, double beta, double *w);
+krill_status krill_cuda_axpy_dot(krill_ctx *ctx, int64_t n, const double *coeff,
+                                 const double *v, double *w, const double *u, double *result);
+#endif
+
+/* ---- CG state in context memory ----------------------------------------------------------
+ * The scalars of CG live where the vectors live, and the kernels themselves decide: alpha
+ * and beta are computed from r'z and p'Ap read from context memory, and a stop code freezes
+ * the iteration (later kernels do nothing) once it converges (r'r <= tol2), meets p'Ap <= 0
+ * or a non-positive r'z (indefinite), or a NaN/Inf. The host only reads a copy of the
+ * state after each iteration, so on the GPU it can queue the next iteration before it
+ * reads (see cg.c). Iteration k's kernels receive k: the direction kernel updates x only if
+ * the residual kernel of the same k applied its step (applied == k). */
+enum {
+    KRILL_CG_RUNNING = 0,
+    KRILL_CG_CONVERGED = 1,      /* r'r <= tol2 (to be confirmed by the true residual) */
+    KRILL_CG_INDEFINITE = 2,     /* p'Ap <= 0 or r'z <= 0 */
+    KRILL_CG_NAN = 3             /* NaN or Inf in p'Ap, alpha, r'r or r'z */
+};
+
+enum {
+    KRILL_CG_PC_NONE = 0,        /* z = r: r'z = r'r */
+    KRILL_CG_PC_DIAGONAL = 1,    /* z = dinv .* r, fused into the residual and direction kernels */
+    KRILL_CG_PC_GENERAL = 2      /* z = M^{-1} r by the preconditioner, r'z by a dot */
+};
+
+typedef struct krill_cg_state {
+    double rz;                   /* r'z of the current residual */
+    double rz_next;              /* GENERAL: r'z of the new residual, written by a dot */
+    double pap;                  /* p'Ap, written by the SpMV */
+    double rr;                   /* r'r of the current residual */
+    double alpha;                /* step of the last applied iteration */
+    double beta;                 /* p = z + beta p */
+    double tol2;                 /* converged when rr <= tol2 */
+    int stop;                    /* KRILL_CG_RUNNING or a stop code */
+    int applied;                 /* last iteration whose residual update was applied */
+} krill_cg_state;
+
+static inline KRILL_HD int krill_is_finite(double v) { return fabs(v) <= DBL_MAX; }
+
+/* Step length of the current iteration: RUNNING and *alpha = r'z / p'Ap, or a stop code. */
+static inline KRILL_HD int krill_cg_step(const krill_cg_state *s, double *alpha)
+{
+    double pap = s->pap;
+    if (!krill_is_finite(pap)) return KRILL_CG_NAN;
+    if (!(pap > 0.0)) return KRILL_CG_INDEFINITE;
+    *alpha = s->rz / pap;
+    return krill_is_finite(*alpha) ? KRILL_CG_RUNNING : KRILL_CG_NAN;
+}
+
+/* With the new residual's r'z: converged, or beta = rz_new / rz for the next direction. */
+static inline KRILL_HD void krill_cg_next_direction(krill_cg_state *s, double rz_new)
+{
+    if (s->rr <= s->tol2) {
+        s->stop = KRILL_CG_CONVERGED;
+    } else if (!krill_is_finite(rz_new)) {
+        s->stop = KRILL_CG_NAN;
+    } else if (!(rz_new > 0.0)) {
+        s->stop = KRILL_CG_INDEFINITE;
+    } else {
+        s->beta = rz_new / s->rz;
+        s->rz = rz_new;
+    }
+}
+
+/* After r -= alpha q of iteration k, with the new r'r and (NONE, DIAGONAL) r'z. */
+static inline KRILL_HD void krill_cg_finish_residual(krill_cg_state *s, int k, int pc_mode,
+                                                     double alpha, double rr, double rz)
+{
+    if (!krill_is_finite(rr)) {
+        s->stop = KRILL_CG_NAN;      /* x keeps its last finite value */
+        return;
+    }
+    s->alpha = alpha;
+    s->applied = k;
+    s->rr = rr;
+    if (pc_mode != KRILL_CG_PC_GENERAL) krill_cg_next_direction(s, rz);
+}
+
+/* Iteration k of CG, in three (GENERAL: five) device-side steps:
+ *   residual:  alpha = rz / pap; r -= alpha q; rr = r'r; rz = r'(dinv .* r) (DIAGONAL)
+ *   [GENERAL:  z = M^{-1} r and rz_next = r'z by the caller; then cg_scalars]
+ *   direction: x += alpha p; p = src (.* dinv) + beta p    (src = r, or z for GENERAL)
+ * q = A p and pap = p'q come before, from krill_mat_spmv_dot_raw. */
+krill_status krill_fused_cg_residual(krill_ctx *ctx, const krill_reduce_ws *ws, int64_t n,
+                                     int k, int pc_mode, krill_cg_state *s, const double *q,
+                                     double *r, const double *dinv);
+krill_status krill_fused_cg_scalars(krill_ctx *ctx, int k, krill_cg_state *s);
+krill_status krill_fused_cg_direction(krill_ctx *ctx, int64_t n, int k, const krill_cg_state *s,
+                                      const double *src, const double *dinv, double *x,
+                                      double *p);
+
+#ifdef KRILL_HAVE_CUDA
+krill_status krill_cuda_cg_residual(krill_ctx *ctx, int64_t n, int k, int pc_mode,
+                                    krill_cg_state *s, const double *q, double *r,
+                                    const double *dinv);
+krill_status krill_cuda_cg_scalars(krill_ctx *ctx, int k, krill_cg_state *s);
+krill_status krill_cuda_cg_direction(krill_ctx *ctx, int64_t n, int k, const krill_cg_state *s,
+                                     const double *src, const double *dinv, double *x,
+                                     double *p);
+#endif
+
+/* ---- asynchronous read of a small struct from context memory ------------------------------
+ * start queues a copy of `bytes` from src into slot `slot` (0 or 1) and returns; wait blocks
+ * until that copy is done and hands it over. On the GPU the copy goes through the context's
+ * pinned buffer (its last KRILL_ASYNC_READ_DOUBLES doubles, which nothing else in krill
+ * uses) with cudaMemcpyAsync and an event; on the CPU start copies at once. */
+#define KRILL_ASYNC_READ_BYTES 128
+#define KRILL_ASYNC_READ_DOUBLES (2 * KRILL_ASYNC_READ_BYTES / 8)
+
+typedef struct krill_async_read {
+    krill_ctx *ctx;
+    size_t bytes;                /* <= KRILL_ASYNC_READ_BYTES */
+    unsigned char stash[2][KRILL_ASYNC_READ_BYTES];  /* CPU: the copies */
+    void *events;                /* GPU: two events */
+} krill_async_read;
+
+krill_status krill_async_read_create(krill_ctx *ctx, size_t bytes, krill_async_read *r);
+krill_status krill_async_read_start(krill_async_read *r, int slot, const void *src);
+krill_status krill_async_read_wait(krill_async_read *r, int slot, void *dst);
+void krill_async_read_destroy(krill_async_read *r);
+
+#ifdef KRILL_HAVE_CUDA
+krill_status krill_cuda_async_read_create(krill_ctx *ctx, void **events);
+krill_status krill_cuda_async_read_start(krill_ctx *ctx, void *events, int slot,
+                                         const void *src, size_t bytes);
+krill_status krill_cuda_async_read_wait(krill_ctx *ctx, void *events, int slot, void *dst,
+                                        size_t bytes);
+void krill_cuda_async_read_destroy(void *events);
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,258 @@
+/* The solvers on the GPU: the fused Krylov kernels against their CPU twins (solver/fused.c),
+ * then CG, PCG (Jacobi) and GMRES (CGS2, MGS) on the same systems as the CPU tests, compared
+ * with the CPU run: same reason, iterations within 2, true relative residual <= rtol by the
+ * reference SpMV, solution close to the CPU's. Also the monitor (exact stop on the GPU),
+ * maxit, b = 0, the time breakdown, and allocation faults. */
+#include "core/core_impl.h"
+#include "solver/solver_impl.h"
+#include "solver_util.h"
+
+/* Context memory holding a copy of host data. */
+static double *to_ctx(krill_ctx *ctx, const double *h, int64_t n)
+{
+    double *d = NULL;
+    if (krill_mem_alloc(ctx, (void **)&d, (size_t)n * sizeof(double) + 8, "test") != KRILL_OK ||
+        krill_mem_upload(ctx, d, h, (size_t)n * sizeof(double)) != KRILL_OK) {
+        fprintf(stderr, "to_ctx: %s\n", krill_last_error());
+        exit(1);
+    }
+    return d;
+}
+
+static void from_ctx(krill_ctx *ctx, double *h, const double *d, int64_t n)
+{
+    CHECK_OK(krill_mem_download(ctx, h, d, (size_t)n * sizeof(double)));
+}
+
+/* Runs one fused operation on both contexts from the same inputs and compares the outputs. */
+static void test_kernels(krill_ctx *gpu, krill_ctx *cpu)
+{
+    const int64_t n = 100003;      /* several blocks per SM and a ragged tail */
+    const int k = 7;
+    krill_ctx *ctxs[2] = {cpu, gpu};
+    double *vh = malloc((size_t)n * (k + 1) * sizeof(double));
+    double *wh = malloc((size_t)n * sizeof(double)), *dh = malloc((size_t)n * sizeof(double));
+    double *out[2], h[2][8], res[2];
+    krill_cg_state st[2][3];
+    tu_random(vh, n * (k + 1), 51);
+    tu_random(wh, n, 52);
+    tu_random(dh, n, 53);
+    for (int64_t i = 0; i < n; i++) dh[i] = 1.0 + fabs(dh[i]);
+    /* per context: w and x after the GEMVs and axpy-dots, then r and p after the CG steps */
+    for (int c = 0; c < 2; c++) out[c] = malloc((size_t)n * 4 * sizeof(double));
+
+    for (int c = 0; c < 2; c++) {
+        krill_ctx *ctx = ctxs[c];
+        krill_reduce_ws red;
+        double *v = to_ctx(ctx, vh, n * (k + 1)), *w = to_ctx(ctx, wh, n);
+        double *d = to_ctx(ctx, dh, n), *x = to_ctx(ctx, wh, n), *hd = to_ctx(ctx, vh, 16);
+        krill_cg_state *s = NULL;
+        krill_async_read reader;
+        CHECK_OK(krill_reduce_ws_create(ctx, k + 1, &red));
+        CHECK_OK(krill_mem_alloc(ctx, (void **)&s, sizeof *s, "state"));
+        CHECK_OK(krill_async_read_create(ctx, sizeof *s, &reader));
+
+        /* GEMV-T, GEMV-N (beta 1 and 0), axpy + dot */
+        CHECK_OK(krill_fused_gemv_t(ctx, &red, n, k, v, n, w, hd));
+        CHECK_OK(krill_scalars_read(ctx, hd, h[c], k));
+        CHECK_OK(krill_fused_gemv_n(ctx, n, k, -1.0, v, n, hd, 1.0, w));
+        CHECK_OK(krill_fused_gemv_n(ctx, n, k, 0.5, v, n, hd, 0.0, x));
+        CHECK_OK(krill_fused_axpy_dot(ctx, &red, n, hd + 1, v, w, v + n, hd + 9));
+        CHECK_OK(krill_fused_axpy_dot(ctx, &red, n, hd + 2, v + n, w, NULL, hd + 10));
+        CHECK_OK(krill_scalars_read(ctx, hd + 9, &h[c][0] + 7, 1));
+        CHECK_OK(krill_scalars_read(ctx, hd + 10, &res[c], 1));
+        from_ctx(ctx, out[c], w, n);
+        from_ctx(ctx, out[c] + n, x, n);
+
+        /* CG: residual + direction in the three preconditioner modes, from one state */
+        for (int mode = KRILL_CG_PC_NONE; mode <= KRILL_CG_PC_GENERAL; mode++) {
+            krill_cg_state init = {0};
+            init.rz = 3.0;
+            init.pap = 2.0;
+            init.rz_next = 1.5;
+            init.tol2 = 1e-300;
+            init.applied = 4;
+            CHECK_OK(krill_mem_upload(ctx, s, &init, sizeof init));
+            CHECK_OK(krill_fused_cg_residual(ctx, &red, n, 5, mode, s, v, w,
+                                             mode == KRILL_CG_PC_DIAGONAL ? d : NULL));
+            if (mode == KRILL_CG_PC_GENERAL) CHECK_OK(krill_fused_cg_scalars(ctx, 5, s));
+            CHECK_OK(krill_fused_cg_direction(ctx, n, 5, s, w,
+                                              mode == KRILL_CG_PC_DIAGONAL ? d : NULL, x,
+                                              v + 2 * n));
+            CHECK_OK(krill_async_read_start(&reader, 1, s));
+            CHECK_OK(krill_async_read_wait(&reader, 1, &st[c][mode]));
+        }
+        from_ctx(ctx, out[c] + 2 * n, w, n);
+        from_ctx(ctx, out[c] + 3 * n, v + 2 * n, n);
+
+        krill_async_read_destroy(&reader);
+        krill_mem_free(ctx, s);
+        krill_reduce_ws_destroy(ctx, &red);
+        krill_mem_free(ctx, v);
+        krill_mem_free(ctx, w);
+        krill_mem_free(ctx, d);
+        krill_mem_free(ctx, x);
+        krill_mem_free(ctx, hd);
+    }
+    for (int i = 0; i < 8; i++) CHECK_CLOSE(h[1][i], h[0][i], 1e-11);
+    CHECK_CLOSE(res[1], res[0], 1e-11);
+    CHECK(tu_max_rel_diff(out[1], out[0], 4 * n) <= 1e-11);
+    for (int mode = 0; mode < 3; mode++) {
+        CHECK(st[1][mode].applied == 5 && st[0][mode].applied == 5);
+        CHECK(st[1][mode].stop == st[0][mode].stop && st[0][mode].stop == KRILL_CG_RUNNING);
+        CHECK_CLOSE(st[1][mode].alpha, 1.5, 0.0);
+        CHECK_CLOSE(st[1][mode].rr, st[0][mode].rr, 1e-11);
+        CHECK_CLOSE(st[1][mode].rz, st[0][mode].rz, 1e-11);
+        CHECK_CLOSE(st[1][mode].beta, st[0][mode].beta, 1e-11);
+    }
+    for (int c = 0; c < 2; c++) free(out[c]);
+    free(vh);
+    free(wh);
+    free(dh);
+}
+
+typedef struct run_result {
+    krill_reason reason;
+    int iterations;
+    double relres;           /* by the reference SpMV */
+    double *x;               /* n */
+} run_result;
+
+static void run(krill_ctx *ctx, const char *spec, const char *pc_name,
+                const krill_solver_opts *o, run_result *out)
+{
+    su_system s;
+    krill_pc *pc = NULL;
+    krill_solve_info info;
+    su_system_make(&s, ctx, su_gen(spec), NULL, 61);
+    if (pc_name) CHECK_OK(krill_pc_create(s.a, pc_name, &pc));
+    CHECK_OK(su_solve(&s, pc, o, &info));
+    (void)su_error(&s);
+    out->reason = info.reason;
+    out->iterations = info.iterations;
+    out->relres = su_true_relres(s.csr, s.x_host, s.b_host);
+    out->x = malloc((size_t)s.n * sizeof(double));
+    memcpy(out->x, s.x_host, (size_t)s.n * sizeof(double));
+    CHECK(info.history_len == info.iterations + 1);
+    CHECK(info.times.total > 0.0 && info.times.spmv > 0.0 && info.times.ortho > 0.0);
+    CHECK(info.times.setup + info.times.spmv + info.times.precond + info.times.ortho +
+              info.times.other <= info.times.total * (1.0 + 1e-9) + 1e-9);
+    krill_solve_info_free(&info);
+    krill_pc_destroy(&pc);
+    su_system_free(&s);
+}
+
+static void compare(krill_ctx *gpu, krill_ctx *cpu, const char *spec, const char *pc_name,
+                    const krill_solver_opts *o)
+{
+    run_result g, c;
+    int64_t n;
+    krill_csr *csr = su_gen(spec);
+    n = csr->n_rows;
+    krill_csr_destroy(&csr);
+    run(gpu, spec, pc_name, o, &g);
+    run(cpu, spec, pc_name, o, &c);
+    CHECK(g.reason == c.reason && g.reason == KRILL_CONVERGED_RTOL);
+    CHECK(abs(g.iterations - c.iterations) <= 2);
+    CHECK(g.relres <= o->rtol);
+    CHECK(tu_max_rel_diff(g.x, c.x, n) <= 1e-6);
+    printf("%-5s %-4s %-20s pc %-6s: gpu %4d its relres %.2e | cpu %4d its relres %.2e\n",
+           o->solver == KRILL_SOLVER_CG ? "cg" : "gmres",
+           o->solver == KRILL_SOLVER_CG ? "" : o->ortho == KRILL_ORTHO_CGS2 ? "cgs2" : "mgs",
+           spec, pc_name ? pc_name : "none", g.iterations, g.relres, c.iterations, c.relres);
+    free(g.x);
+    free(c.x);
+}
+
+static void test_solves(krill_ctx *gpu, krill_ctx *cpu)
+{
+    krill_solver_opts o;
+    krill_solver_opts_default(&o);
+    o.rtol = 1e-10;
+    o.solver = KRILL_SOLVER_CG;
+    compare(gpu, cpu, "poisson3d:12", NULL, &o);
+    compare(gpu, cpu, "elasticity3d:6,3,3", NULL, &o);
+    compare(gpu, cpu, "elasticity3d:6,3,3", "jacobi", &o);
+    compare(gpu, cpu, "poisson3d:40", "jacobi", &o);
+    o.solver = KRILL_SOLVER_GMRES;
+    for (int ortho = KRILL_ORTHO_CGS2; ortho <= KRILL_ORTHO_MGS; ortho++) {
+        o.ortho = (krill_ortho)ortho;
+        o.restart = 30;
+        compare(gpu, cpu, "convdiff3d:10,2", NULL, &o);
+        compare(gpu, cpu, "convdiff3d:10,2", "jacobi", &o);
+        o.restart = 5;
+        compare(gpu, cpu, "convdiff3d:30,1", NULL, &o);
+    }
+}
+
+/* GPU-specific paths: the monitor stops CG exactly (no run-ahead with a monitor), maxit
+ * with the run-ahead, b = 0, faults. */
+static void test_gpu_paths(krill_ctx *gpu)
+{
+    su_system s;
+    krill_solve_info info;
+    krill_solver_opts o;
+    su_monitor mon = {0, 0, 1, 6};
+    double *zeros;
+    su_system_make(&s, gpu, su_gen("poisson3d:16"), NULL, 62);
+    zeros = calloc((size_t)s.n, sizeof(double));
+    krill_solver_opts_default(&o);
+    for (int solver = KRILL_SOLVER_GMRES; solver <= KRILL_SOLVER_CG; solver++) {
+        o.solver = (krill_solver_type)solver;
+        o.monitor = su_monitor_fn;
+        o.monitor_data = &mon;
+        mon = (su_monitor){0, 0, 1, 6};
+        CHECK_OK(su_solve(&s, NULL, &o, &info));
+        CHECK(info.reason == KRILL_DIVERGED_MAXIT && info.iterations == 6 && mon.calls == 6);
+        CHECK(mon.in_order);
+        krill_solve_info_free(&info);
+        o.monitor = NULL;
+        o.maxit = 9;
+        CHECK_OK(su_solve(&s, NULL, &o, &info));
+        CHECK(info.reason == KRILL_DIVERGED_MAXIT && info.iterations == 9);
+        CHECK(info.history_len == 10);
+        CHECK_OK(krill_vec_download(s.x, s.x_host));
+        CHECK_CLOSE(info.relres, su_true_relres(s.csr, s.x_host, s.b_host), 1e-8);
+        krill_solve_info_free(&info);
+        o.maxit = 10000;
+        CHECK_OK(krill_vec_upload(s.b, zeros));
+        CHECK_OK(krill_vec_fill(s.x, 1.0));
+        CHECK_OK(krill_solve(s.a, NULL, s.b, s.x, &o, &info));
+        CHECK(info.reason == KRILL_CONVERGED_ZERO_RHS);
+        CHECK_OK(krill_vec_download(s.x, s.x_host));
+        CHECK(su_norm(s.x_host, s.n) == 0.0);
+        krill_solve_info_free(&info);
+        CHECK_OK(krill_vec_upload(s.b, s.b_host));
+
+        /* every allocation of a solve fails once, cleanly */
+        long before = krill_alloc_calls(), calls;
+        CHECK_OK(su_solve(&s, NULL, &o, &info));
+        calls = krill_alloc_calls() - before;
+        krill_solve_info_free(&info);
+        for (long k = 1; k <= calls; k++) {
+            CHECK_OK(krill_vec_fill(s.x, 0.0));
+            krill_fault_alloc_after(k);
+            krill_status st = krill_solve(s.a, NULL, s.b, s.x, &o, &info);
+            krill_fault_alloc_after(0);
+            CHECK(st == KRILL_ERR_ALLOC || st == KRILL_ERR_DEVICE_ALLOC);
+            CHECK(info.history == NULL);
+        }
+        CHECK_OK(su_solve(&s, NULL, &o, &info));
+        CHECK(info.reason == KRILL_CONVERGED_RTOL);
+        krill_solve_info_free(&info);
+    }
+    free(zeros);
+    su_system_free(&s);
+}
+
+int main(void)
+{
+    krill_ctx *gpu = tu_gpu_ctx_or_skip();
+    krill_ctx *cpu = tu_cpu_ctx(2);
+    test_kernels(gpu, cpu);
+    test_solves(gpu, cpu);
+    test_gpu_paths(gpu);
+    krill_ctx_destroy(&gpu);
+    krill_ctx_destroy(&cpu);
+    return tu_finish("test_solver_gpu");
+}
