@@ -70,7 +70,9 @@ typedef struct krill_cuda {
                                 KRILL_CUDA_PARTIALS are kernels' block partial sums (any
                                 kernel may overwrite them), the KRILL_CUDA_SLOTS after them
                                 are result slots for callers (never touched by kernels) */
-    double *pinned;          /* pinned host buffer for scalars: KRILL_CUDA_PINNED_DOUBLES */
+    double *pinned;          /* pinned host buffer, KRILL_CUDA_PINNED_DOUBLES doubles; its last
+                                KRILL_ASYNC_READ_DOUBLES (solver_impl.h) are the solvers'
+                                asynchronous reads, nothing else may use them */
     int sm_count;
     int max_threads_per_sm;
     size_t mem_total;
