@@ -1,0 +1,140 @@
+/* apps/cli_impl.h - what the files of the `krill` command share: the subcommand table,
+ * exit codes, the strict option parser, the JSON writer and the solve report. */
+#ifndef KRILL_CLI_IMPL_H
+#define KRILL_CLI_IMPL_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include "krill.h"
+
+/* ---- exit codes ------------------------------------------------------------------------ */
+enum {
+    CLI_EXIT_OK = 0,             /* done; for `solve`: converged */
+    CLI_EXIT_NOT_CONVERGED = 1,  /* `solve` ran but the method did not converge */
+    CLI_EXIT_USAGE = 2,          /* bad usage or bad input (message on stderr) */
+    CLI_EXIT_FAILURE = 3         /* krill or the device failed (out of memory, CUDA error) */
+};
+
+/* Print "krill: <krill_last_error()>" on stderr and return the exit code for `st`:
+ * CLI_EXIT_USAGE for errors in the input, CLI_EXIT_FAILURE for the others. */
+int cli_fail(krill_status st);
+
+/* Print "krill: " and the formatted message on stderr; return `exit_code`. */
+int cli_error(int exit_code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* Run a krill call; on failure set `rc` from cli_fail and jump to `cleanup`. */
+#define CLI_TRY(call)                                                                    \
+    do {                                                                                 \
+        krill_status cli_st_ = (call);                                                   \
+        if (cli_st_ != KRILL_OK) {                                                       \
+            rc = cli_fail(cli_st_);                                                      \
+            goto cleanup;                                                                \
+        }                                                                                \
+    } while (0)
+
+/* ---- subcommands ----------------------------------------------------------------------- */
+typedef struct cli_command {
+    const char *name;                  /* "solve" */
+    const char *summary;               /* one line for `krill help` */
+    int (*run)(int argc, char **argv); /* argv[0] is the subcommand name; returns the exit code */
+    void (*usage)(FILE *out);          /* the full usage text */
+} cli_command;
+
+extern const cli_command cli_solve_command;
+extern const cli_command cli_gen_command;
+extern const cli_command cli_info_command;
+
+/* ---- option parsing --------------------------------------------------------------------
+ * Options are written "--name VALUE" or "--name=VALUE"; "--" ends the options. Every
+ * unknown option, missing or extra value, unparsable or out-of-range number and unknown
+ * choice is an error that names the option. */
+typedef enum cli_kind {
+    CLI_FLAG,        /* no value: *flag = 1 */
+    CLI_STRING,      /* *string = the value */
+    CLI_INT,         /* *integer = the value, in [min, max] */
+    CLI_DOUBLE,      /* *real = the value, finite, in [min, max] */
+    CLI_CHOICE       /* *integer = index of the value in `choices` (NULL-terminated) */
+} cli_kind;
+
+typedef struct cli_option {
+    const char *name;                /* "--rtol" or "-o" */
+    cli_kind kind;
+    int *flag;                       /* CLI_FLAG */
+    const char **string;             /* CLI_STRING */
+    int *integer;                    /* CLI_INT, CLI_CHOICE */
+    double *real;                    /* CLI_DOUBLE */
+    double min, max;                 /* CLI_INT, CLI_DOUBLE: allowed range */
+    const char *const *choices;      /* CLI_CHOICE */
+} cli_option;
+
+/* Parse argv[1..argc-1] of subcommand argv[0]. Arguments that are not options go to
+ * positional[0..max_positional-1] (*n_positional counts them). Returns CLI_EXIT_OK, or
+ * CLI_EXIT_USAGE after printing "krill CMD: what was wrong" on stderr. */
+int cli_parse(int argc, char **argv, const cli_option *options, int n_options,
+              const char **positional, int max_positional, int *n_positional);
+
+/* ---- JSON writer ------------------------------------------------------------------------
+ * Writes one object, members indented by nesting depth. Strings are escaped, numbers are
+ * written with %.17g (they read back to the same double), non-finite numbers as null. */
+#define CLI_JSON_MAX_DEPTH 8
+
+typedef struct cli_json {
+    FILE *out;
+    int depth;                             /* open objects */
+    int members[CLI_JSON_MAX_DEPTH];       /* members written so far at each depth */
+} cli_json;
+
+void cli_json_begin(cli_json *json, FILE *out);            /* opens the top-level object */
+void cli_json_end(cli_json *json);                         /* closes it, then a newline */
+void cli_json_object(cli_json *json, const char *key);     /* opens a nested object */
+void cli_json_close(cli_json *json);                       /* closes the nested object */
+void cli_json_string(cli_json *json, const char *key, const char *value); /* NULL: null */
+void cli_json_number(cli_json *json, const char *key, double value);
+void cli_json_int(cli_json *json, const char *key, int64_t value);
+void cli_json_bool(cli_json *json, const char *key, int value);
+void cli_json_null(cli_json *json, const char *key);
+
+/* ---- the solve report (cmd_solve.c fills it, solve_report.c prints it) ------------------ */
+typedef struct cli_solve_report {
+    const char *source;          /* file name or generator spec */
+    const char *source_note;     /* "default problem", "generated" or "Matrix Market file" */
+    int64_t n, nnz;
+    krill_format_stats stats;
+    const char *format;
+    const char *device;          /* krill_ctx_describe */
+    const char *solver;          /* "cg" or "gmres" */
+    const char *solver_why;      /* why that solver was chosen */
+    const char *precond;
+    const char *ortho;           /* GMRES only, else NULL */
+    const char *rhs;             /* how b was made */
+    krill_solver_opts opts;
+    krill_solve_info info;
+    int exact_known;             /* b = A*1: the error against x = 1 is known */
+    double error_inf;            /* max_i |x_i - 1| */
+    double error_rel;            /* ||x - 1||_2 / ||1||_2 */
+    double load_seconds;         /* reading or generating the matrix */
+    double build_seconds;        /* building the matrix and preconditioner on the device */
+} cli_solve_report;
+
+void cli_report_human(FILE *out, const cli_solve_report *report);
+void cli_report_json(FILE *out, const cli_solve_report *report);
+
+/* The live progress / per-iteration monitor installed as the solver's callback. */
+typedef struct cli_progress {
+    int live;                    /* "\r  iter N  relres R" on stderr, at most ~10 per second */
+    int every_iteration;         /* one line per iteration on stderr (--monitor) */
+    double bnorm;                /* to print relative residuals */
+    double last_print;           /* monotonic seconds of the last live update */
+    int printed;                 /* a live line is on screen and must be cleared */
+} cli_progress;
+
+int cli_progress_monitor(int iteration, double residual_norm, void *progress);
+void cli_progress_clear(cli_progress *progress);
+
+double cli_seconds(void);        /* monotonic wall clock */
+
+#endif

@@ -1,0 +1,143 @@
+/* apps/solve_report.c - what `krill solve` prints: the human summary, the JSON object,
+ * and the progress shown while the solver runs. */
+#include <inttypes.h>
+#include <math.h>
+#include "cli_impl.h"
+
+/* Seconds between two updates of the live progress line (at most ~10 per second). */
+#define PROGRESS_INTERVAL_S 0.1
+/* Width the live line is padded to, so that a shorter line overwrites a longer one. */
+#define PROGRESS_WIDTH 40
+
+int cli_progress_monitor(int iteration, double residual_norm, void *data)
+{
+    cli_progress *progress = data;
+    double relres = progress->bnorm > 0.0 ? residual_norm / progress->bnorm : residual_norm;
+    if (progress->every_iteration) {
+        fprintf(stderr, "iter %6d  resid %.6e  relres %.6e\n", iteration, residual_norm,
+                relres);
+    } else if (progress->live) {
+        double now = cli_seconds();
+        if (now - progress->last_print >= PROGRESS_INTERVAL_S) {
+            char line[PROGRESS_WIDTH + 1];
+            snprintf(line, sizeof line, "  iter %d  relres %.2e", iteration, relres);
+            fprintf(stderr, "\r%-*s", PROGRESS_WIDTH, line);
+            fflush(stderr);
+            progress->last_print = now;
+            progress->printed = 1;
+        }
+    }
+    return 0;
+}
+
+void cli_progress_clear(cli_progress *progress)
+{
+    if (progress->printed) {
+        fprintf(stderr, "\r%-*s\r", PROGRESS_WIDTH, "");
+        fflush(stderr);
+        progress->printed = 0;
+    }
+}
+
+/* "12.3 MiB" */
+static void format_bytes(char *buf, size_t len, double bytes)
+{
+    static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+    int u = 0;
+    while (bytes >= 1024.0 && u < 4) {
+        bytes /= 1024.0;
+        u++;
+    }
+    snprintf(buf, len, u ? "%.1f %s" : "%.0f %s", bytes, units[u]);
+}
+
+static void print_time(FILE *out, const char *label, double seconds, double total)
+{
+    fprintf(out, "          %-8s %10.3f ms", label, 1e3 * seconds);
+    if (total > 0.0) fprintf(out, "  %5.1f%%", 100.0 * seconds / total);
+    fprintf(out, "\n");
+}
+
+void cli_report_human(FILE *out, const cli_solve_report *r)
+{
+    const krill_solve_times *t = &r->info.times;
+    char bytes[32];
+    format_bytes(bytes, sizeof bytes, (double)r->stats.bytes);
+    fprintf(out, "matrix    %s (%s)\n", r->source, r->source_note);
+    fprintf(out, "          n %" PRId64 ", nnz %" PRId64 ", format %s", r->n, r->nnz, r->format);
+    if (r->stats.variant[0]) fprintf(out, " (%s)", r->stats.variant);
+    fprintf(out, ", %s stored\n", bytes);
+    fprintf(out, "device    %s\n", r->device);
+    fprintf(out, "solver    %s (%s)\n", r->solver, r->solver_why);
+    fprintf(out, "          precond %s, rtol %g, atol %g, maxit %d", r->precond, r->opts.rtol,
+            r->opts.atol, r->opts.maxit);
+    if (r->ortho) fprintf(out, ", restart %d, ortho %s", r->opts.restart, r->ortho);
+    fprintf(out, "\n");
+    fprintf(out, "rhs       %s\n", r->rhs);
+    fprintf(out, "result    %s after %d iterations\n", krill_reason_string(r->info.reason),
+            r->info.iterations);
+    fprintf(out, "          true relative residual %.3e\n", r->info.relres);
+    if (r->exact_known)
+        fprintf(out, "          error vs x = 1: max |x_i - 1| %.3e, ||x - 1|| / ||1|| %.3e\n",
+                r->error_inf, r->error_rel);
+    fprintf(out, "time      load %.3f ms, build %.3f ms, solve:\n", 1e3 * r->load_seconds,
+            1e3 * r->build_seconds);
+    print_time(out, "setup", t->setup, t->total);
+    print_time(out, "spmv", t->spmv, t->total);
+    print_time(out, "precond", t->precond, t->total);
+    print_time(out, "ortho", t->ortho, t->total);
+    print_time(out, "other", t->other, t->total);
+    print_time(out, "total", t->total, 0.0);
+    if (r->info.iterations > 0)
+        fprintf(out, "          %.3f ms per iteration\n",
+                1e3 * t->total / (double)r->info.iterations);
+}
+
+void cli_report_json(FILE *out, const cli_solve_report *r)
+{
+    const krill_solve_times *t = &r->info.times;
+    cli_json json;
+    cli_json_begin(&json, out);
+    cli_json_bool(&json, "converged", r->info.reason > 0);
+    cli_json_string(&json, "reason", krill_reason_string(r->info.reason));
+    cli_json_int(&json, "iterations", r->info.iterations);
+    cli_json_number(&json, "relres", r->info.relres);
+    cli_json_number(&json, "resnorm", r->info.resnorm);
+    cli_json_number(&json, "bnorm", r->info.bnorm);
+    if (r->exact_known) {
+        cli_json_number(&json, "error", r->error_rel);
+        cli_json_number(&json, "error_inf", r->error_inf);
+    } else {
+        cli_json_null(&json, "error");
+        cli_json_null(&json, "error_inf");
+    }
+    cli_json_object(&json, "times");
+    cli_json_number(&json, "setup", t->setup);
+    cli_json_number(&json, "spmv", t->spmv);
+    cli_json_number(&json, "precond", t->precond);
+    cli_json_number(&json, "ortho", t->ortho);
+    cli_json_number(&json, "other", t->other);
+    cli_json_number(&json, "total", t->total);
+    cli_json_number(&json, "load", r->load_seconds);
+    cli_json_number(&json, "build", r->build_seconds);
+    cli_json_close(&json);
+    cli_json_string(&json, "matrix", r->source);
+    cli_json_int(&json, "n", r->n);
+    cli_json_int(&json, "nnz", r->nnz);
+    cli_json_string(&json, "format", r->format);
+    cli_json_string(&json, "variant", r->stats.variant);
+    cli_json_int(&json, "bytes", (int64_t)r->stats.bytes);
+    cli_json_string(&json, "device", r->device);
+    cli_json_string(&json, "solver", r->solver);
+    cli_json_string(&json, "precond", r->precond);
+    cli_json_string(&json, "ortho", r->ortho);
+    if (r->ortho)
+        cli_json_int(&json, "restart", r->opts.restart);
+    else
+        cli_json_null(&json, "restart");
+    cli_json_number(&json, "rtol", r->opts.rtol);
+    cli_json_number(&json, "atol", r->opts.atol);
+    cli_json_int(&json, "maxit", r->opts.maxit);
+    cli_json_string(&json, "rhs", r->rhs);
+    cli_json_end(&json);
+}

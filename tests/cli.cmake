@@ -1,0 +1,69 @@
+# The `krill` command (label cli) and the installed package (label install).
+set(KRILL_CLI_DIR ${CMAKE_CURRENT_SOURCE_DIR}/cli)
+set(KRILL_CLI_ENV "KRILL_TESTDATA=${KRILL_TESTDATA_DIR};OMP_NUM_THREADS=2")
+
+# krill_cli_case(NAME EXIT STDOUT_ERE STDERR_ERE ARGS...): one run of krill, checked.
+function(krill_cli_case name expected out_re err_re)
+  add_test(NAME cli_${name} COMMAND sh ${KRILL_CLI_DIR}/run_case.sh ${expected}
+           "${out_re}" "${err_re}" -- $<TARGET_FILE:krill_cli> ${ARGN})
+  set_tests_properties(cli_${name} PROPERTIES LABELS cli ENVIRONMENT "${KRILL_CLI_ENV}")
+endfunction()
+
+# krill_cli_scenario(NAME): a multi-step case of scenarios.sh (exit 77 = skipped).
+function(krill_cli_scenario name)
+  add_test(NAME cli_${name} COMMAND bash ${KRILL_CLI_DIR}/scenarios.sh
+           $<TARGET_FILE:krill_cli> ${name})
+  set_tests_properties(cli_${name} PROPERTIES LABELS cli SKIP_RETURN_CODE 77
+                       ENVIRONMENT "${KRILL_CLI_ENV}")
+endfunction()
+
+krill_cli_case(default_problem 0 "^matrix +elasticity3d:.* \\(default problem\\)" "" solve)
+krill_cli_case(solve_converges 0 "^result +converged" "" solve --gen poisson3d:10)
+krill_cli_case(solve_rhs_random 0 "^result +converged" "" solve --gen poisson3d:6 --rhs random)
+krill_cli_case(solve_jacobi 0 "precond jacobi" "" solve --gen poisson3d:6 --precond jacobi)
+krill_cli_case(solve_gmres_mgs 0 "ortho mgs" "" solve --gen poisson3d:6 --solver gmres
+               --ortho mgs --restart 5)
+krill_cli_case(monitor 0 "" "^iter +[0-9]+ +resid" solve --gen poisson3d:4 --monitor)
+krill_cli_case(unknown_option 2 "" "--bogus" solve --gen poisson3d:4 --bogus)
+krill_cli_case(threads_zero 2 "" "--threads" solve --gen poisson3d:4 --threads 0)
+krill_cli_case(threads_negative 2 "" "--threads" solve --gen poisson3d:4 --threads=-3)
+krill_cli_case(rtol_garbage 2 "" "--rtol.*abc" solve --gen poisson3d:4 --rtol abc)
+krill_cli_case(missing_value 2 "" "--maxit" solve --gen poisson3d:4 --maxit)
+krill_cli_case(bad_choice 2 "" "--solver" solve --gen poisson3d:4 --solver bicg)
+krill_cli_case(bad_spec 2 "" "" solve --gen poisson3d:abc)
+krill_cli_case(file_and_gen 2 "" "either" solve a.mtx --gen poisson3d:4)
+krill_cli_case(missing_file 2 "" "no-such.mtx" solve no-such.mtx)
+krill_cli_case(bad_format 2 "" "" solve --gen poisson3d:4 --format nosuchformat)
+krill_cli_case(info 0 "CUDA" "" info)
+krill_cli_case(gen_list 0 "poisson3d" "" gen --list)
+krill_cli_case(gen_no_output 2 "" "-o" gen poisson3d:4)
+krill_cli_case(version 0 "^krill [0-9]+\\.[0-9]+\\.[0-9]+$" "" --version)
+krill_cli_case(help 0 "^usage: krill COMMAND" "" --help)
+krill_cli_case(help_solve 0 "^usage: krill solve" "" solve --help)
+krill_cli_case(help_gen 0 "^usage: krill gen" "" help gen)
+krill_cli_case(no_command 2 "" "usage" )
+krill_cli_case(unknown_command 2 "" "frobnicate" frobnicate)
+
+foreach(scenario json maxit malformed gen_solve out history gmres rhs_length no_gpu
+                 rectangular complex)
+  krill_cli_scenario(${scenario})
+endforeach()
+
+# Install into a temporary prefix, build examples/ against it with find_package(krill)
+# and with pkg-config, and run it.
+set(KRILL_INSTALL_TEST_ARGS)
+if(KRILL_HAVE_CUDA)
+  get_filename_component(KRILL_CUDA_ROOT "${CUDAToolkit_BIN_DIR}" DIRECTORY)
+  list(APPEND KRILL_INSTALL_TEST_ARGS "-DCUDAToolkit_ROOT=${KRILL_CUDA_ROOT}")
+endif()
+add_test(NAME install_package COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/test_install.sh
+         ${CMAKE_COMMAND} ${PROJECT_BINARY_DIR} ${PROJECT_SOURCE_DIR}/examples
+         "${CMAKE_GENERATOR}" ${CMAKE_C_COMPILER} ${CMAKE_INSTALL_LIBDIR}
+         ${KRILL_INSTALL_TEST_ARGS})
+# In a sanitizer build libkrill.so needs the sanitizer runtimes: build the example alike.
+set(KRILL_EXAMPLE_CFLAGS "")
+if(KRILL_SANITIZE)
+  set(KRILL_EXAMPLE_CFLAGS "-fsanitize=address,undefined")
+endif()
+set_tests_properties(install_package PROPERTIES LABELS install TIMEOUT 600
+                     ENVIRONMENT "OMP_NUM_THREADS=2;KRILL_EXAMPLE_CFLAGS=${KRILL_EXAMPLE_CFLAGS}")
