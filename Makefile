@@ -1,0 +1,48 @@
+# Thin driver over CMake. The two commands of the README:
+#   make demo   build, then solve the embedded default problem (elasticity cantilever)
+#   make test   build, then run the whole test suite (GPU tests skip without a GPU)
+BUILD ?= build
+BUILD_ASAN ?= build-asan
+PREFIX ?= $(CURDIR)/install
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+CMAKE_FLAGS ?=
+GENERATOR := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
+
+.PHONY: all build demo test test-gpu asan install bench-cpu bench-gpu clean
+
+all: build
+
+$(BUILD)/CMakeCache.txt:
+	cmake -S . -B $(BUILD) $(GENERATOR) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS)
+
+build: $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS)
+
+demo: build
+	$(BUILD)/apps/krill solve
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+test-gpu: build
+	cd $(BUILD) && ctest --output-on-failure -L gpu
+
+# The suite again with AddressSanitizer + UBSan (host code; CUDA off, since the sanitizers
+# cannot see device memory and CI has no GPU).
+asan:
+	cmake -S . -B $(BUILD_ASAN) $(GENERATOR) -DCMAKE_BUILD_TYPE=Debug -DKRILL_SANITIZE=ON \
+	      -DKRILL_WITH_CUDA=OFF -DKRILL_BUILD_BENCH=OFF $(CMAKE_FLAGS)
+	cmake --build $(BUILD_ASAN) -j $(JOBS)
+	cd $(BUILD_ASAN) && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j $(JOBS) -LE install
+
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
+
+bench-cpu:
+	bench/run_cpu.sh
+
+bench-gpu: build
+	bench/run_gpu.sh bench-results
+
+clean:
+	rm -rf $(BUILD) $(BUILD_ASAN)
