@@ -1,0 +1,179 @@
+/* io/io_impl.h - internals of the Matrix Market reader and writer, shared by the files of
+ * io/: loading a file into memory (mm_load.c), the number lexer (mm_lex.c, with the powers
+ * of five of mm_pow5.c), the header (mm_header.c), the parallel body parser (mm_body.c)
+ * and the CSR builder (mm_build.c); mm_read.c and mm_write.c hold the public functions.
+ *
+ * A read is: load the whole file (gunzip if it starts with the gzip magic) -> parse banner
+ * and size line -> parse the data lines in parallel chunks into triplets (or, for `array`,
+ * values in file order) -> build the CSR (expand symmetric storage, sort rows, sum
+ * duplicates). Every step reports the first problem in file order, so the message is the
+ * same whatever the thread count. */
+#ifndef KRILL_IO_IMPL_H
+#define KRILL_IO_IMPL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include "core/core_impl.h"
+#include "krill/io.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- mm_load.c ------------------------------------------------------------------------
+ * Read the whole file at `path` into a new krill-allocated buffer (*text, *len bytes, plus
+ * a terminating NUL that is not counted). A file that starts with the gzip magic bytes
+ * 1f 8b is decompressed with zlib (KRILL_ERR_UNSUPPORTED when built without it). */
+krill_status krill_io_load(const char *path, char **text, size_t *len);
+
+/* Ask the kernel to back a large buffer with transparent huge pages (fewer page faults on
+ * first touch); a hint, a no-op where unsupported. */
+void mm_advise_huge(void *p, size_t bytes);
+
+/* ---- mm_lex.c -------------------------------------------------------------------------
+ * Tokens are separated by blanks (space, tab, carriage return); a line ends at '\n'. A
+ * lexer reads one token starting at *p, stops at the first blank, '\n' or `end`, and on
+ * success moves *p there. Any other character inside the token makes it MM_LEX_BAD. */
+typedef enum mm_lex {
+    MM_LEX_OK = 0,
+    MM_LEX_BAD,              /* not a number of the expected syntax */
+    MM_LEX_NONFINITE,        /* inf, infinity or nan, in any case, with any sign */
+    MM_LEX_RANGE,            /* too large: an integer over 18 digits, a real overflowing */
+    MM_LEX_LONG              /* a real token longer than MM_LEX_MAX_TOKEN characters */
+} mm_lex;
+
+#define MM_LEX_MAX_TOKEN 511
+
+static inline int mm_is_blank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
+static inline int mm_is_sep(char c) { return mm_is_blank(c) || c == '\n'; }
+
+/* A decimal real [+-]digits[.digits][(e|E)[+-]digits] (digits on at least one side of the
+ * point), correctly rounded to the nearest double (ties to even) whatever its length.
+ * `decimal_point` is the C library's current one (localeconv), used only on the slow path
+ * that hands the token to strtod. */
+mm_lex mm_lex_real(const char **p, const char *end, char decimal_point, double *out);
+
+/* A decimal integer [+-]digits converted to the nearest double (the `integer` field). */
+mm_lex mm_lex_integer_value(const char **p, const char *end, char decimal_point, double *out);
+
+/* ---- SWAR digits: eight characters at once as one little-endian 64-bit word -----------
+ * Used where 8 bytes can be read (p + 8 <= end); elsewhere one character at a time. */
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define MM_SWAR 1
+#define MM_ONES 0x0101010101010101ull
+
+static inline uint64_t mm_load8(const char *p)
+{
+    uint64_t v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+/* How many of the word's first characters are digits (0..8). A byte is a digit when its
+ * high nibble is 3 and stays 3 after adding 6. A carry out of a byte >= 0xfa can only
+ * disturb the bytes after it, which come after a non-digit anyway. */
+static inline int mm_leading_digits(uint64_t v)
+{
+    const uint64_t high = 0xf0 * MM_ONES, three = 0x30 * MM_ONES;
+    uint64_t bad = ((v & high) ^ three) | (((v + 6 * MM_ONES) & high) ^ three);
+    return bad ? __builtin_ctzll(bad) >> 3 : 8;
+}
+
+/* The number written by the word's first n digits (1 <= n <= 8). */
+static inline uint64_t mm_digits_value(uint64_t v, int n)
+{
+    v -= 0x30 * MM_ONES;               /* digits to 0..9; no borrow leaves a digit byte */
+    v <<= 8 * (8 - n);                 /* drop the bytes after the digits: leading zeros */
+    v = (v * 10 + (v >> 8)) & 0x00ff00ff00ff00ffull;        /* 2-digit numbers */
+    v = (v * 100 + (v >> 16)) & 0x0000ffff0000ffffull;      /* 4-digit numbers */
+    return (v * 10000 + (v >> 32)) & 0xffffffffull;         /* the 8-digit number */
+}
+#else
+#define MM_SWAR 0
+#endif
+
+/* An unsigned decimal integer of at most 18 digits (indices); inline: two per entry. */
+static inline mm_lex mm_lex_index(const char **pp, const char *end, int64_t *out)
+{
+    const char *p = *pp, *start = p;
+    uint64_t v = 0;
+    int run_ended = 0;
+#if MM_SWAR
+    if (end - p >= 8) {
+        int n = mm_leading_digits(mm_load8(p));
+        if (n > 0) v = mm_digits_value(mm_load8(p), n);
+        p += n;
+        run_ended = n < 8;
+    }
+#endif
+    for (; !run_ended && p < end && (unsigned)(*p - '0') < 10u; p++)
+        v = v * 10 + (uint64_t)(*p - '0');
+    if (p == start || (p < end && !mm_is_sep(*p))) return MM_LEX_BAD;
+    if (p - start > 18) return MM_LEX_RANGE;
+    *out = (int64_t)v;
+    *pp = p;
+    return MM_LEX_OK;
+}
+
+/* Copy the token at p (up to a separator or `end`) into buf for a message: at most 40
+ * characters, then "...", with unprintable bytes shown as '?'. Returns buf. */
+const char *mm_token_text(const char *p, const char *end, char *buf, size_t size);
+
+/* ---- mm_pow5.c (generated by mm_pow5.py) ------------------------------------------------
+ * 5^q = (P + d) * 2^b with P = hi * 2^64 + lo in [2^127, 2^128) and 0 <= d < 1: the first
+ * 128 bits of 5^q, truncated; exact (d = 0) for 0 <= q <= MM_POW5_EXACT_MAX_Q. */
+#define MM_POW5_MIN_Q (-342)
+#define MM_POW5_MAX_Q 308
+#define MM_POW5_EXACT_MAX_Q 55
+
+typedef struct mm_pow5 {
+    uint64_t hi, lo;
+    int b;
+} mm_pow5;
+
+extern const mm_pow5 mm_pow5_table[MM_POW5_MAX_Q - MM_POW5_MIN_Q + 1];
+
+/* ---- mm_header.c ---------------------------------------------------------------------- */
+typedef struct mm_header {
+    krill_mm_info info;
+    int64_t size_line;       /* line number of the size line */
+    size_t body;             /* offset of the first byte after the size line */
+    int64_t values;          /* data lines the body must hold: `entries` for coordinate,
+                                the stored part of the array (all, or one triangle) */
+} mm_header;
+
+/* Parse the banner and the size line of text[0..len). Fills h->info as far as it gets (the
+ * caller copies it out even on failure). Errors: KRILL_ERR_PARSE "NAME:LINE: what";
+ * KRILL_ERR_UNSUPPORTED for complex/hermitian files and sizes over int32. */
+krill_status mm_parse_header(const char *name, const char *text, size_t len, mm_header *h);
+
+/* 1 + the number of '\n' in text[0..pos): the line that holds byte pos. */
+int64_t mm_line_of(const char *text, size_t pos);
+
+/* ---- mm_body.c ------------------------------------------------------------------------ */
+typedef struct mm_entries {
+    int64_t count;           /* == header values */
+    int32_t *row, *col;      /* zero-based indices in file order; NULL for array files */
+    double *val;             /* values in file order (1.0 for pattern) */
+} mm_entries;
+
+/* Parse the data lines after the header into e (allocated here; release with
+ * mm_entries_free, also after a failure). */
+krill_status mm_parse_body(const char *name, const char *text, size_t len, const mm_header *h,
+                           mm_entries *e);
+void mm_entries_free(mm_entries *e);
+
+/* Threads for a pass over `work` items: 1 below `serial_below`, else OpenMP's maximum. */
+int mm_threads_for(int64_t work, int64_t serial_below);
+
+/* ---- mm_build.c -----------------------------------------------------------------------
+ * The CSR of the parsed file: symmetric and skew-symmetric storage expanded to full,
+ * rows sorted, duplicates summed in file order (so the sum has the same bits for every
+ * thread count). Array files give a dense CSR: every entry, zeros included. */
+krill_status mm_build_csr(const mm_header *h, const mm_entries *e, krill_csr **csr);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,4 @@
+# tests of area io: the Matrix Market reader and writer
+krill_test(test_mm_read test_mm_read.c LABELS unit)
+krill_test(test_mm_write test_mm_write.c LABELS unit)
+krill_test(test_mm_testdata test_mm_testdata.c LABELS data)
