@@ -9,6 +9,7 @@
 #ifndef KRILL_IO_H
 #define KRILL_IO_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include "krill/csr.h"
 

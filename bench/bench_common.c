@@ -1,0 +1,251 @@
+/* bench/bench_common.c - clock, medians, matrix loading and the binary dump of the
+ * benchmark programs (see bench_common.h). */
+#include "bench/bench_common.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/core_impl.h"
+#include "krill/gen.h"
+#include "krill/io.h"
+#ifdef KRILL_HAVE_CUDA
+#include "bench/bench_cuda.h"
+#endif
+
+/* ---- statistics ---------------------------------------------------------------------- */
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double bench_median(const double *v, int n)
+{
+    double *s = NULL, med = 0.0;
+    if (n <= 0 || krill_alloc((void **)&s, (size_t)n * sizeof *s, "median scratch") != KRILL_OK)
+        return 0.0;
+    memcpy(s, v, (size_t)n * sizeof *s);
+    qsort(s, (size_t)n, sizeof *s, cmp_double);
+    med = (n % 2) ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
+    krill_free(s);
+    return med;
+}
+
+double bench_min(const double *v, int n)
+{
+    double m = n > 0 ? v[0] : 0.0;
+    for (int i = 1; i < n; i++)
+        if (v[i] < m) m = v[i];
+    return m;
+}
+
+double bench_max(const double *v, int n)
+{
+    double m = n > 0 ? v[0] : 0.0;
+    for (int i = 1; i < n; i++)
+        if (v[i] > m) m = v[i];
+    return m;
+}
+
+/* ---- clock --------------------------------------------------------------------------- */
+
+struct bench_clock {
+    krill_ctx *ctx;
+    void *ev_start, *ev_stop;    /* CUDA events (GPU context), else NULL */
+    double host_start;           /* krill_wtime at start (CPU context) */
+};
+
+krill_status bench_clock_create(krill_ctx *ctx, bench_clock **clock)
+{
+    krill_status st = KRILL_OK;
+    bench_clock *c = NULL;
+    KRILL_CALLOC(c, 1);
+    c->ctx = ctx;
+#ifdef KRILL_HAVE_CUDA
+    if (krill_on_gpu(ctx)) KRILL_TRY(bench_cuda_events_create(&c->ev_start, &c->ev_stop));
+#endif
+    *clock = c;
+    c = NULL;
+cleanup:
+    bench_clock_destroy(&c);
+    return st;
+}
+
+krill_status bench_clock_start(bench_clock *c)
+{
+#ifdef KRILL_HAVE_CUDA
+    if (c->ev_start) return bench_cuda_event_record(c->ev_start, c->ctx->cuda->stream);
+#endif
+    c->host_start = krill_wtime();
+    return KRILL_OK;
+}
+
+krill_status bench_clock_stop(bench_clock *c, double *seconds)
+{
+#ifdef KRILL_HAVE_CUDA
+    if (c->ev_stop) {
+        krill_status st = bench_cuda_event_record(c->ev_stop, c->ctx->cuda->stream);
+        if (st != KRILL_OK) return st;
+        return bench_cuda_event_elapsed(c->ev_start, c->ev_stop, seconds);
+    }
+#endif
+    *seconds = krill_wtime() - c->host_start;
+    return KRILL_OK;
+}
+
+void bench_clock_destroy(bench_clock **clock)
+{
+    if (!clock || !*clock) return;
+#ifdef KRILL_HAVE_CUDA
+    bench_cuda_events_destroy((*clock)->ev_start, (*clock)->ev_stop);
+#endif
+    krill_free(*clock);
+    *clock = NULL;
+}
+
+const char *bench_clock_kind(const bench_clock *clock)
+{
+    return clock->ev_start ? "cuda-events" : "host";
+}
+
+/* ---- inputs -------------------------------------------------------------------------- */
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t ls = strlen(s), lx = strlen(suffix);
+    return ls >= lx && strcmp(s + ls - lx, suffix) == 0;
+}
+
+/* A name is a file when it contains '/' or ends in .mtx or .mtx.gz; otherwise a SPEC. */
+krill_status bench_load_matrix(const char *name, krill_csr **csr, double *seconds)
+{
+    double t0 = krill_wtime();
+    krill_status st;
+    if (strchr(name, '/') || ends_with(name, ".mtx") || ends_with(name, ".mtx.gz"))
+        st = krill_mm_read(name, csr, NULL);
+    else
+        st = krill_gen(name, csr);
+    *seconds = krill_wtime() - t0;
+    return st;
+}
+
+int bench_parse_device(const char *text, krill_device *device)
+{
+    if (strcmp(text, "cpu") == 0) {
+        *device = KRILL_DEVICE_CPU;
+        return 0;
+    }
+    if (strcmp(text, "gpu") == 0 || strcmp(text, "cuda") == 0) {
+        *device = KRILL_DEVICE_CUDA;
+        return 0;
+    }
+    return -1;
+}
+
+void bench_safe_name(const char *name, char *out, size_t size)
+{
+    const char *base = strrchr(name, '/');
+    size_t k = 0;
+    base = base ? base + 1 : name;
+    for (; *base && k + 1 < size; base++) {
+        char c = *base;
+        int keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                   c == '-' || c == '.';
+        out[k++] = keep ? c : '_';
+    }
+    out[k] = '\0';
+}
+
+krill_status bench_ctx_create(krill_device device, int threads, krill_ctx **ctx)
+{
+    krill_ctx_opts opts = KRILL_CTX_OPTS_INIT;
+    krill_status st;
+    opts.device = device;
+    opts.threads = threads;
+    st = krill_ctx_create(&opts, ctx);
+    if (st != KRILL_OK)
+        fprintf(stderr, "error: cannot create the %s context: %s\n",
+                device == KRILL_DEVICE_CUDA ? "gpu" : "cpu", krill_last_error());
+    return st;
+}
+
+/* ---- binary dump --------------------------------------------------------------------- */
+
+static int host_is_little_endian(void)
+{
+    const uint16_t probe = 1;
+    unsigned char first;
+    memcpy(&first, &probe, 1);
+    return first == 1;
+}
+
+/* Write `count` items of `size` bytes; 0 on success. */
+static int write_all(FILE *f, const void *p, size_t size, size_t count)
+{
+    return count == 0 || fwrite(p, size, count, f) == count ? 0 : -1;
+}
+
+static krill_status dump_open(const char *path, FILE **f)
+{
+    *f = NULL;
+    if (!host_is_little_endian())
+        return krill_error(KRILL_ERR_UNSUPPORTED, "%s: the binary dump is little-endian and "
+                           "this host is not", path);
+    *f = fopen(path, "wb");
+    if (!*f) return krill_error(KRILL_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
+    return KRILL_OK;
+}
+
+static krill_status dump_close(const char *path, FILE *f, int write_failed)
+{
+    int close_failed = fclose(f) != 0;
+    if (write_failed || close_failed)
+        return krill_error(KRILL_ERR_IO, "%s: write failed: %s", path, strerror(errno));
+    return KRILL_OK;
+}
+
+krill_status bench_dump_csr(const char *path, const krill_csr *a)
+{
+    FILE *f = NULL;
+    krill_status st = dump_open(path, &f);
+    int64_t header[3] = {a->n_rows, a->n_cols, a->nnz};
+    int bad = 0;
+    if (st != KRILL_OK) return st;
+    bad |= write_all(f, "KRILLCSR", 1, 8);
+    bad |= write_all(f, header, sizeof header[0], 3);
+    bad |= write_all(f, a->row_ptr, sizeof a->row_ptr[0], (size_t)a->n_rows + 1);
+    bad |= write_all(f, a->col, sizeof a->col[0], (size_t)a->nnz);
+    bad |= write_all(f, a->val, sizeof a->val[0], (size_t)a->nnz);
+    return dump_close(path, f, bad);
+}
+
+krill_status bench_dump_vec(const char *path, const double *x, int64_t n)
+{
+    FILE *f = NULL;
+    krill_status st = dump_open(path, &f);
+    int bad = 0;
+    if (st != KRILL_OK) return st;
+    bad |= write_all(f, "KRILLVEC", 1, 8);
+    bad |= write_all(f, &n, sizeof n, 1);
+    bad |= write_all(f, x, sizeof x[0], (size_t)n);
+    return dump_close(path, f, bad);
+}
+
+/* ---- output -------------------------------------------------------------------------- */
+
+void bench_json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}

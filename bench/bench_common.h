@@ -1,0 +1,54 @@
+/* bench/bench_common.h - what the benchmark programs share: a clock that times work queued
+ * on a context (CUDA events on the GPU, the host clock on the CPU), medians, loading a
+ * matrix by SPEC or file, and the binary dump that the peer scripts read.
+ *
+ * The binary dump (all little-endian, no padding):
+ *   matrix: "KRILLCSR" (8 bytes), int64 n_rows, int64 n_cols, int64 nnz,
+ *           int64 row_ptr[n_rows + 1], int32 col[nnz], float64 val[nnz]
+ *   vector: "KRILLVEC" (8 bytes), int64 n, float64 x[n]
+ * It exists because a 2-million-row Matrix Market file is ~300 MB of text that takes the
+ * peers (scipy.io.mmread) minutes to parse; numpy.fromfile reads the dump in a second. */
+#ifndef KRILL_BENCH_COMMON_H
+#define KRILL_BENCH_COMMON_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include "krill/csr.h"
+#include "krill/ctx.h"
+
+/* Median of n values (n >= 1); v is left unchanged. */
+double bench_median(const double *v, int n);
+double bench_min(const double *v, int n);
+double bench_max(const double *v, int n);
+
+/* A clock for work queued on ctx. On a CUDA context it records events on the context's
+ * stream, so it measures device time between start and stop without host gaps; on the CPU
+ * it reads krill_wtime. stop waits for the queued work and returns the seconds elapsed. */
+typedef struct bench_clock bench_clock;
+krill_status bench_clock_create(krill_ctx *ctx, bench_clock **clock);
+krill_status bench_clock_start(bench_clock *clock);
+krill_status bench_clock_stop(bench_clock *clock, double *seconds);
+void bench_clock_destroy(bench_clock **clock);
+const char *bench_clock_kind(const bench_clock *clock);   /* "cuda-events" or "host" */
+
+/* A matrix by name: a path to an existing file is read as Matrix Market, anything else
+ * is a krill_gen SPEC. *seconds receives the load time. */
+krill_status bench_load_matrix(const char *name, krill_csr **csr, double *seconds);
+
+/* "cpu" / "gpu" (also "cuda") -> device; returns 0 on success, -1 for an unknown name. */
+int bench_parse_device(const char *text, krill_device *device);
+
+/* A file-name-safe form of a SPEC or path: "poisson3d:128" -> "poisson3d_128". */
+void bench_safe_name(const char *name, char *out, size_t size);
+
+/* The binary dump described above. */
+krill_status bench_dump_csr(const char *path, const krill_csr *a);
+krill_status bench_dump_vec(const char *path, const double *x, int64_t n);
+
+/* Write s as a JSON string literal (quoted, escaped). */
+void bench_json_string(FILE *f, const char *s);
+
+/* A context for the device asked for (threads: 0 = OpenMP's default). Prints what failed. */
+krill_status bench_ctx_create(krill_device device, int threads, krill_ctx **ctx);
+
+#endif

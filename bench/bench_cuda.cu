@@ -1,0 +1,57 @@
+/* bench/bench_cuda.cu - CUDA events for bench_clock (bench_common.c): an event pair recorded
+ * on the context's stream measures the device time of the work queued between them. */
+#include <cuda_runtime.h>
+
+#include "bench/bench_cuda.h"
+
+static krill_status check(cudaError_t err, const char *what)
+{
+    if (err == cudaSuccess) return KRILL_OK;
+    return krill_error(KRILL_ERR_DEVICE, "%s failed: %s", what, cudaGetErrorString(err));
+}
+
+extern "C" krill_status bench_cuda_events_create(void **start, void **stop)
+{
+    krill_status st = KRILL_OK;
+    cudaEvent_t a = nullptr, b = nullptr;
+    *start = nullptr;
+    *stop = nullptr;
+    KRILL_TRY(check(cudaEventCreate(&a), "cudaEventCreate (start)"));
+    KRILL_TRY(check(cudaEventCreate(&b), "cudaEventCreate (stop)"));
+    *start = a;
+    *stop = b;
+    a = nullptr;
+    b = nullptr;
+cleanup:
+    if (a) cudaEventDestroy(a);
+    if (b) cudaEventDestroy(b);
+    return st;
+}
+
+extern "C" krill_status bench_cuda_event_record(void *event, void *stream)
+{
+    return check(cudaEventRecord(static_cast<cudaEvent_t>(event),
+                                 static_cast<cudaStream_t>(stream)),
+                 "cudaEventRecord");
+}
+
+extern "C" krill_status bench_cuda_event_elapsed(void *start, void *stop, double *seconds)
+{
+    krill_status st = KRILL_OK;
+    float ms = 0.0f;
+    *seconds = 0.0;
+    KRILL_TRY(check(cudaEventSynchronize(static_cast<cudaEvent_t>(stop)),
+                    "cudaEventSynchronize"));
+    KRILL_TRY(check(cudaEventElapsedTime(&ms, static_cast<cudaEvent_t>(start),
+                                         static_cast<cudaEvent_t>(stop)),
+                    "cudaEventElapsedTime"));
+    *seconds = 1e-3 * (double)ms;
+cleanup:
+    return st;
+}
+
+extern "C" void bench_cuda_events_destroy(void *start, void *stop)
+{
+    if (start) cudaEventDestroy(static_cast<cudaEvent_t>(start));
+    if (stop) cudaEventDestroy(static_cast<cudaEvent_t>(stop));
+}

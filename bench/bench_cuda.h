@@ -1,0 +1,22 @@
+/* bench/bench_cuda.h - the CUDA half of bench_clock, extern "C" (bench_cuda.cu). Events and
+ * streams are passed as void * so that C files need no CUDA headers. Built and called only
+ * when KRILL_HAVE_CUDA. */
+#ifndef KRILL_BENCH_CUDA_H
+#define KRILL_BENCH_CUDA_H
+
+#include "core/core_impl.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+krill_status bench_cuda_events_create(void **start, void **stop);
+krill_status bench_cuda_event_record(void *event, void *stream);
+/* Waits for `stop`, then gives the seconds between the two events. */
+krill_status bench_cuda_event_elapsed(void *start, void *stop, double *seconds);
+void bench_cuda_events_destroy(void *start, void *stop);   /* NULL-safe */
+
+#ifdef __cplusplus
+}
+#endif
+#endif

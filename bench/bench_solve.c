@@ -1,0 +1,433 @@
+/* bench/bench_solve.c - time krill_solve: iterations, time per iteration and its breakdown.
+ *
+ *   bench_solve [--device cpu|gpu] [--threads N] [--format NAME] [--rtol R] [--maxit N]
+ *               [--restart M] [--runs K] [--write-bin DIR] [--no-solve]
+ *               [--csv FILE] [--json FILE] [SOLVER:MATRIX ...]
+ *
+ * SOLVER is cg or gmres; MATRIX a krill_gen SPEC or a .mtx file. With none:
+ * cg:poisson3d:128 and gmres:convdiff3d:128. The system is the one the issue fixes for
+ * every side of the comparison: b = A*1 (computed on the host by krill_csr_spmv_ref),
+ * x0 = 0, no preconditioner, rtol relative to ||b|| (default 1e-8), GMRES restart 30.
+ *
+ * --write-bin DIR writes DIR/NAME.A.bin and DIR/NAME.b.bin (bench_common.h's binary dump;
+ * NAME from bench_safe_name) so that the peers (cupy_solve.py, bench_petsc) solve exactly
+ * this system. --no-solve only writes them.
+ *
+ * Timing: one warm-up solve capped at one restart cycle (module loading, handles and
+ * workspaces stay out of the numbers), then K solves from x0 = 0, each timed as a whole with
+ * bench_clock (CUDA events on the GPU). Reported: the median solve time, time per iteration
+ * = that / iterations (the figure compared with the peers, whose totals also include their
+ * own setup), and the breakdown krill_solve measured in the median run. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench/bench_common.h"
+#include "core/core_impl.h"
+#include "krill/mat.h"
+#include "krill/solver.h"
+
+#define MAX_RUNS 32
+
+typedef struct solve_opts {
+    krill_device device;
+    int threads;
+    const char *format;
+    double rtol;
+    int maxit, restart, runs;
+    const char *bin_dir;
+    int no_solve;
+    const char *csv_path, *json_path;
+} solve_opts;
+
+typedef struct solve_result {
+    char problem[96];
+    char solver[8];
+    int64_t n, nnz;
+    int runs;
+    int iterations;
+    krill_reason reason;
+    double relres;
+    double t_med, t_min, t_max;       /* whole solve, seconds, over the runs */
+    krill_solve_times times;          /* krill's breakdown in the median run */
+    double gen_s;                     /* matrix generation / reading */
+    int ok;
+    char message[200];
+} solve_result;
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: bench_solve [--device cpu|gpu] [--threads N] [--format NAME] [--rtol R]\n"
+            "                   [--maxit N] [--restart M] [--runs K] [--write-bin DIR]\n"
+            "                   [--no-solve] [--csv FILE] [--json FILE] [SOLVER:MATRIX ...]\n"
+            "SOLVER: cg | gmres; MATRIX: a krill_gen SPEC or a .mtx file\n"
+            "default: cg:poisson3d:128 gmres:convdiff3d:128\n");
+}
+
+/* b = A * ones, on the host. */
+static krill_status rhs_ones(const krill_csr *a, double **b)
+{
+    krill_status st = KRILL_OK;
+    double *ones = NULL;
+    *b = NULL;
+    KRILL_ALLOC(ones, a->n_cols);
+    KRILL_ALLOC(*b, a->n_rows);
+    for (int64_t j = 0; j < a->n_cols; j++) ones[j] = 1.0;
+    krill_csr_spmv_ref(a, 1.0, ones, 0.0, *b);
+cleanup:
+    krill_free(ones);
+    return st;
+}
+
+static krill_status write_bin(const char *dir, const char *matrix, const krill_csr *a,
+                              const double *b)
+{
+    krill_status st = KRILL_OK;
+    char name[128], path[1024];
+    bench_safe_name(matrix, name, sizeof name);
+    snprintf(path, sizeof path, "%s/%s.A.bin", dir, name);
+    KRILL_TRY(bench_dump_csr(path, a));
+    printf("# wrote %s\n", path);
+    snprintf(path, sizeof path, "%s/%s.b.bin", dir, name);
+    KRILL_TRY(bench_dump_vec(path, b, a->n_rows));
+    printf("# wrote %s\n", path);
+cleanup:
+    return st;
+}
+
+/* One solve from x0 = 0, timed by the clock. */
+static krill_status timed_solve(const krill_mat *a, const krill_vec *b, krill_vec *x,
+                                const krill_solver_opts *so, bench_clock *clock,
+                                krill_solve_info *info, double *seconds)
+{
+    krill_status st = KRILL_OK;
+    KRILL_TRY(krill_vec_fill(x, 0.0));
+    KRILL_TRY(bench_clock_start(clock));
+    KRILL_TRY(krill_solve(a, NULL, b, x, so, info));
+    KRILL_TRY(bench_clock_stop(clock, seconds));
+cleanup:
+    return st;
+}
+
+static krill_status run_solves(krill_ctx *ctx, const krill_csr *csr, const double *bh,
+                               const solve_opts *o, krill_solver_type type, bench_clock *clock,
+                               solve_result *r)
+{
+    krill_status st = KRILL_OK;
+    krill_mat *a = NULL;
+    krill_vec *b = NULL, *x = NULL;
+    krill_solver_opts so;
+    krill_solve_info info;
+    krill_solve_times run_times[MAX_RUNS];
+    double t[MAX_RUNS], warm_s = 0.0;
+    int median_run = 0;
+    memset(&info, 0, sizeof info);
+    KRILL_TRY(krill_mat_create(ctx, csr, o->format, &a));
+    KRILL_TRY(krill_vec_create(ctx, csr->n_rows, &b));
+    KRILL_TRY(krill_vec_create(ctx, csr->n_rows, &x));
+    KRILL_TRY(krill_vec_upload(b, bh));
+    krill_solver_opts_default(&so);
+    so.solver = type;
+    so.rtol = o->rtol;
+    so.restart = o->restart;
+    so.maxit = o->restart < o->maxit ? o->restart : o->maxit;   /* warm-up: one cycle */
+    KRILL_TRY(timed_solve(a, b, x, &so, clock, &info, &warm_s));
+    krill_solve_info_free(&info);
+    so.maxit = o->maxit;
+    for (int k = 0; k < o->runs; k++) {
+        KRILL_TRY(timed_solve(a, b, x, &so, clock, &info, &t[k]));
+        run_times[k] = info.times;
+        r->iterations = info.iterations;
+        r->reason = info.reason;
+        r->relres = info.relres;
+        krill_solve_info_free(&info);
+    }
+    r->t_med = bench_median(t, o->runs);
+    r->t_min = bench_min(t, o->runs);
+    r->t_max = bench_max(t, o->runs);
+    for (int k = 1; k < o->runs; k++)
+        if (fabs(t[k] - r->t_med) < fabs(t[median_run] - r->t_med)) median_run = k;
+    r->times = run_times[median_run];
+    r->runs = o->runs;
+cleanup:
+    krill_solve_info_free(&info);
+    krill_vec_destroy(&x);
+    krill_vec_destroy(&b);
+    krill_mat_destroy(&a);
+    return st;
+}
+
+/* Parse "cg:SPEC" / "gmres:SPEC"; 0 on success. */
+static int parse_problem(const char *text, krill_solver_type *type, const char **matrix)
+{
+    if (strncmp(text, "cg:", 3) == 0) {
+        *type = KRILL_SOLVER_CG;
+        *matrix = text + 3;
+        return 0;
+    }
+    if (strncmp(text, "gmres:", 6) == 0) {
+        *type = KRILL_SOLVER_GMRES;
+        *matrix = text + 6;
+        return 0;
+    }
+    return -1;
+}
+
+static void bench_problem(krill_ctx *ctx, const char *problem, const solve_opts *o,
+                          bench_clock *clock, solve_result *r)
+{
+    krill_solver_type type = KRILL_SOLVER_GMRES;
+    const char *matrix = NULL;
+    krill_csr *a = NULL;
+    double *b = NULL;
+    snprintf(r->problem, sizeof r->problem, "%s", problem);
+    if (parse_problem(problem, &type, &matrix) != 0) {
+        snprintf(r->message, sizeof r->message, "'%s' is not cg:MATRIX or gmres:MATRIX",
+                 problem);
+        return;
+    }
+    snprintf(r->solver, sizeof r->solver, "%s", type == KRILL_SOLVER_CG ? "cg" : "gmres");
+    if (bench_load_matrix(matrix, &a, &r->gen_s) != KRILL_OK || rhs_ones(a, &b) != KRILL_OK ||
+        (o->bin_dir && write_bin(o->bin_dir, matrix, a, b) != KRILL_OK) ||
+        (!o->no_solve && run_solves(ctx, a, b, o, type, clock, r) != KRILL_OK)) {
+        snprintf(r->message, sizeof r->message, "%s", krill_last_error());
+    } else {
+        r->ok = 1;
+    }
+    if (a) {
+        r->n = a->n_rows;
+        r->nnz = a->nnz;
+    }
+    krill_free(b);
+    krill_csr_destroy(&a);
+}
+
+/* ---- output -------------------------------------------------------------------------- */
+
+static void print_header(void)
+{
+    printf("%-26s %9s %10s %6s %-18s %9s %10s %10s %7s %9s %9s %9s %9s\n", "problem", "n",
+           "nnz", "iters", "reason", "relres", "total_s", "ms/iter", "spread", "spmv_s",
+           "ortho_s", "other_s", "setup_s");
+}
+
+static void print_row(const solve_result *r, int no_solve)
+{
+    if (!r->ok) {
+        printf("%-26s FAILED: %s\n", r->problem, r->message);
+        return;
+    }
+    if (no_solve) {
+        printf("%-26s %9lld %10lld (written, not solved)\n", r->problem, (long long)r->n,
+               (long long)r->nnz);
+        return;
+    }
+    printf("%-26s %9lld %10lld %6d %-18s %9.2e %10.4f %10.4f %6.1f%% %9.4f %9.4f %9.4f %9.4f\n",
+           r->problem, (long long)r->n, (long long)r->nnz, r->iterations,
+           krill_reason_string(r->reason), r->relres, r->t_med,
+           r->iterations > 0 ? 1e3 * r->t_med / r->iterations : 0.0,
+           r->t_med > 0 ? 100.0 * (r->t_max - r->t_min) / r->t_med : 0.0, r->times.spmv,
+           r->times.ortho, r->times.other, r->times.setup);
+}
+
+static double per_iter(const solve_result *r)
+{
+    return r->iterations > 0 ? r->t_med / r->iterations : NAN;
+}
+
+static int write_csv(const char *path, const solve_result *res, int n, const char *device,
+                     int threads, const char *format)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) return -1;
+    fprintf(f, "problem,solver,n,nnz,device,threads,format,runs,iterations,reason,relres,"
+               "t_median_s,t_min_s,t_max_s,t_per_iter_s,setup_s,spmv_s,precond_s,ortho_s,"
+               "other_s,krill_total_s,ok,message\n");
+    for (int i = 0; i < n; i++) {
+        const solve_result *r = &res[i];
+        fprintf(f, "\"%s\",%s,%lld,%lld,%s,%d,%s,%d,%d,\"%s\",%.3e,%.6e,%.6e,%.6e,%.6e,"
+                   "%.6e,%.6e,%.6e,%.6e,%.6e,%.6e,%d,\"%s\"\n",
+                r->problem, r->solver, (long long)r->n, (long long)r->nnz, device, threads,
+                format, r->runs, r->iterations, krill_reason_string(r->reason), r->relres,
+                r->t_med, r->t_min, r->t_max, per_iter(r), r->times.setup, r->times.spmv,
+                r->times.precond, r->times.ortho, r->times.other, r->times.total, r->ok,
+                r->message);
+    }
+    return fclose(f) == 0 ? 0 : -1;
+}
+
+static void json_num(FILE *f, const char *key, double v)
+{
+    if (isfinite(v))
+        fprintf(f, ", \"%s\": %.6e", key, v);
+    else
+        fprintf(f, ", \"%s\": null", key);
+}
+
+static int write_json(const char *path, const solve_result *res, int n, krill_ctx *ctx,
+                      const solve_opts *o, const char *clock_kind)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) return -1;
+    fprintf(f, "{\"benchmark\": \"solve\", \"library\": \"krill\", \"device\": ");
+    bench_json_string(f, krill_ctx_describe(ctx));
+    fprintf(f, ", \"threads\": %d, \"clock\": \"%s\", \"format\": ", krill_ctx_threads(ctx),
+            clock_kind);
+    bench_json_string(f, o->format);
+    fprintf(f, ", \"rtol\": %.3e, \"restart\": %d, \"maxit\": %d, \"results\": [\n", o->rtol,
+            o->restart, o->maxit);
+    for (int i = 0; i < n; i++) {
+        const solve_result *r = &res[i];
+        fprintf(f, "  {\"problem\": ");
+        bench_json_string(f, r->problem);
+        fprintf(f, ", \"solver\": \"%s\", \"n\": %lld, \"nnz\": %lld, \"runs\": %d, "
+                   "\"iterations\": %d, \"reason\": ",
+                r->solver, (long long)r->n, (long long)r->nnz, r->runs, r->iterations);
+        bench_json_string(f, krill_reason_string(r->reason));
+        fprintf(f, ", \"converged\": %s", r->reason > 0 ? "true" : "false");
+        json_num(f, "relres", r->relres);
+        json_num(f, "t_median_s", r->t_med);
+        json_num(f, "t_min_s", r->t_min);
+        json_num(f, "t_max_s", r->t_max);
+        json_num(f, "t_per_iter_s", per_iter(r));
+        json_num(f, "setup_s", r->times.setup);
+        json_num(f, "spmv_s", r->times.spmv);
+        json_num(f, "precond_s", r->times.precond);
+        json_num(f, "ortho_s", r->times.ortho);
+        json_num(f, "other_s", r->times.other);
+        json_num(f, "krill_total_s", r->times.total);
+        json_num(f, "gen_s", r->gen_s);
+        fprintf(f, ", \"ok\": %s, \"message\": ", r->ok ? "true" : "false");
+        bench_json_string(f, r->message);
+        fprintf(f, "}%s\n", i + 1 < n ? "," : "");
+    }
+    fprintf(f, "]}\n");
+    return fclose(f) == 0 ? 0 : -1;
+}
+
+/* ---- main ---------------------------------------------------------------------------- */
+
+/* Options may come anywhere; the positional arguments are moved, in order, to argv[1..]. */
+static int parse_args(int argc, char **argv, solve_opts *o, int *n_positional)
+{
+    int i, n_pos = 1;
+    memset(o, 0, sizeof *o);
+    o->device = krill_cuda_device_count() > 0 ? KRILL_DEVICE_CUDA : KRILL_DEVICE_CPU;
+    o->format = "csr";
+    o->rtol = 1e-8;
+    o->maxit = 10000;
+    o->restart = 30;
+    o->runs = 3;
+    for (i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (a[0] != '-' || a[1] == '\0') {   /* a positional argument: keep it, in order */
+            argv[n_pos++] = argv[i];
+            continue;
+        }
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            usage(stdout);
+            exit(0);
+        }
+        if (strcmp(a, "--no-solve") == 0) {
+            o->no_solve = 1;
+            continue;
+        }
+        if (!v) {
+            fprintf(stderr, "bench_solve: %s needs a value\n", a);
+            return -1;
+        }
+        if (strcmp(a, "--device") == 0) {
+            if (bench_parse_device(v, &o->device) != 0) {
+                fprintf(stderr, "bench_solve: --device: '%s' is not cpu or gpu\n", v);
+                return -1;
+            }
+        } else if (strcmp(a, "--threads") == 0) {
+            o->threads = atoi(v);
+        } else if (strcmp(a, "--format") == 0) {
+            o->format = v;
+        } else if (strcmp(a, "--rtol") == 0) {
+            o->rtol = atof(v);
+        } else if (strcmp(a, "--maxit") == 0) {
+            o->maxit = atoi(v);
+        } else if (strcmp(a, "--restart") == 0) {
+            o->restart = atoi(v);
+        } else if (strcmp(a, "--runs") == 0) {
+            o->runs = atoi(v);
+        } else if (strcmp(a, "--write-bin") == 0) {
+            o->bin_dir = v;
+        } else if (strcmp(a, "--csv") == 0) {
+            o->csv_path = v;
+        } else if (strcmp(a, "--json") == 0) {
+            o->json_path = v;
+        } else {
+            fprintf(stderr, "bench_solve: unknown option %s\n", a);
+            usage(stderr);
+            return -1;
+        }
+        i++;
+    }
+    if (o->threads < 0 || !(o->rtol > 0.0) || o->maxit < 1 || o->restart < 1 || o->runs < 1 ||
+        o->runs > MAX_RUNS) {
+        fprintf(stderr, "bench_solve: need --threads >= 0, --rtol > 0, --maxit >= 1, "
+                        "--restart >= 1, 1 <= --runs <= %d\n", MAX_RUNS);
+        return -1;
+    }
+    *n_positional = n_pos - 1;
+    return 0;
+}
+
+static const char *const default_problems[] = {"cg:poisson3d:128", "gmres:convdiff3d:128",
+                                               NULL};
+
+int main(int argc, char **argv)
+{
+    solve_opts o;
+    krill_ctx *ctx = NULL;
+    bench_clock *clock = NULL;
+    solve_result *res = NULL;
+    const char *const *problems;
+    int n_problems = 0, failures = 0, rc = 2;
+
+    if (parse_args(argc, argv, &o, &n_problems) != 0) goto cleanup;
+    problems = n_problems > 0 ? (const char *const *)&argv[1] : default_problems;
+    if (n_problems == 0)
+        while (default_problems[n_problems]) n_problems++;
+    if (bench_ctx_create(o.device, o.threads, &ctx) != KRILL_OK) goto cleanup;
+    if (bench_clock_create(ctx, &clock) != KRILL_OK ||
+        krill_calloc((void **)&res, sizeof *res * (size_t)n_problems, "results") != KRILL_OK) {
+        fprintf(stderr, "bench_solve: %s\n", krill_last_error());
+        goto cleanup;
+    }
+    printf("# bench_solve on %s; clock: %s; format %s, rtol %.1e, restart %d, maxit %d, "
+           "%d timed runs\n",
+           krill_ctx_describe(ctx), bench_clock_kind(clock), o.format, o.rtol, o.restart,
+           o.maxit, o.runs);
+    for (int p = 0; p < n_problems; p++) {
+        bench_problem(ctx, problems[p], &o, clock, &res[p]);
+        if (!res[p].ok) failures++;
+        printf("# %s: %s\n", problems[p], res[p].ok ? "done" : res[p].message);
+        fflush(stdout);
+    }
+    print_header();
+    for (int p = 0; p < n_problems; p++) print_row(&res[p], o.no_solve);
+    printf("# total_s: median whole-solve time over the runs; ms/iter = total / iterations; "
+           "spread = (max - min) / median; the breakdown columns are krill's own timers\n");
+    if (o.csv_path && write_csv(o.csv_path, res, n_problems,
+                                o.device == KRILL_DEVICE_CUDA ? "gpu" : "cpu",
+                                krill_ctx_threads(ctx), o.format) != 0) {
+        fprintf(stderr, "bench_solve: cannot write %s\n", o.csv_path);
+        failures++;
+    }
+    if (o.json_path &&
+        write_json(o.json_path, res, n_problems, ctx, &o, bench_clock_kind(clock)) != 0) {
+        fprintf(stderr, "bench_solve: cannot write %s\n", o.json_path);
+        failures++;
+    }
+    rc = failures ? 1 : 0;
+cleanup:
+    krill_free(res);
+    bench_clock_destroy(&clock);
+    krill_ctx_destroy(&ctx);
+    return rc;
+}

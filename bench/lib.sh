@@ -1,0 +1,40 @@
+# shellcheck shell=bash
+# bench/lib.sh - shell helpers shared by run_cpu.sh and run_gpu.sh (sourced, not run).
+# Each step runs under a time limit with its output in $OUT/logs/NAME.log; the console gets
+# one line per step (and the log's tail when it fails), and the script goes on to the next.
+
+STEPS_OK=()
+STEPS_FAILED=()
+
+# run_step NAME LIMIT_S COMMAND... : 0 when the command exited 0 within the limit.
+run_step() {
+    local name=$1 limit=$2
+    shift 2
+    local log="$OUT/logs/$name.log" t0 rc dt
+    t0=$(date +%s)
+    printf '$ %s\n# load average before: %s\n' "$*" "$(cut -d' ' -f1-3 /proc/loadavg)" >"$log"
+    timeout --kill-after=10 "$limit" "$@" >>"$log" 2>&1
+    rc=$?
+    printf '# load average after: %s\n' "$(cut -d' ' -f1-3 /proc/loadavg)" >>"$log"
+    dt=$(($(date +%s) - t0))
+    if [ "$rc" -eq 0 ]; then
+        echo "[ok]     $name (${dt} s)"
+        STEPS_OK+=("$name")
+    else
+        local why="exit $rc"
+        [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ] && why="timed out after ${limit} s"
+        echo "[FAILED] $name: $why; last lines of $log:"
+        tail -n 6 "$log" | sed 's/^/    /'
+        STEPS_FAILED+=("$name")
+    fi
+    return "$rc"
+}
+
+# The file-name form of a SPEC or path, as bench_safe_name (bench_common.c) makes it.
+safe_name() {
+    printf '%s' "${1##*/}" | tr -c 'A-Za-z0-9.-' '_'
+}
+
+print_step_summary() {
+    echo "steps ok: ${#STEPS_OK[@]}; failed: ${#STEPS_FAILED[@]}${STEPS_FAILED[*]:+ (${STEPS_FAILED[*]})}"
+}
