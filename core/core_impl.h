@@ -132,6 +132,11 @@ krill_status krill_scalars_read(krill_ctx *ctx, const double *src, double *host,
 /* Copy `count` host doubles into context memory (queued on CUDA). */
 krill_status krill_scalars_write(krill_ctx *ctx, double *dst, const double *host, int count);
 
+/* ---- sorting ----------------------------------------------------------------------------
+ * Stable merge sort of n (col, val) pairs by col (insertion sort below 16), so duplicates
+ * keep their input order and their sum has the same bits every time. tc/tv: scratch of n. */
+void krill_sort_pairs(int32_t *c, double *v, int32_t *tc, double *tv, int64_t n);
+
 /* ---- time ---------------------------------------------------------------------------- */
 double krill_wtime(void);             /* seconds, monotonic */
 

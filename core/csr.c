@@ -51,9 +51,7 @@ cleanup:
     return st;
 }
 
-/* Stable merge sort of (col, val) pairs by col, so that duplicates keep their input order
- * and their sum is the same bits every time. tc/tv are scratch of the same length. */
-static void sort_pairs(int32_t *c, double *v, int32_t *tc, double *tv, int64_t n)
+void krill_sort_pairs(int32_t *c, double *v, int32_t *tc, double *tv, int64_t n)
 {
     if (n < 16) {   /* insertion sort: rows are short */
         for (int64_t i = 1; i < n; i++) {
@@ -70,8 +68,8 @@ static void sort_pairs(int32_t *c, double *v, int32_t *tc, double *tv, int64_t n
         return;
     }
     int64_t h = n / 2;
-    sort_pairs(c, v, tc, tv, h);
-    sort_pairs(c + h, v + h, tc + h, tv + h, n - h);
+    krill_sort_pairs(c, v, tc, tv, h);
+    krill_sort_pairs(c + h, v + h, tc + h, tv + h, n - h);
     int64_t i = 0, j = h, k = 0;
     while (i < h && j < n) {
         if (c[j] < c[i]) { tc[k] = c[j]; tv[k++] = v[j++]; }
@@ -123,7 +121,7 @@ krill_status krill_csr_from_triplets(int32_t n_rows, int32_t n_cols, int64_t nnz
     int64_t kept = 0;
     for (int32_t i = 0; i < n_rows; i++) {
         int64_t lo = start[i], hi = start[i + 1];
-        sort_pairs(bc + lo, bv + lo, tc, tv, hi - lo);
+        krill_sort_pairs(bc + lo, bv + lo, tc, tv, hi - lo);
         int64_t row_start = kept;
         for (int64_t p = lo; p < hi; p++) {
             if (kept > row_start && bc[kept - 1] == bc[p]) {

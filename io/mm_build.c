@@ -21,45 +21,6 @@
 #include "io/io_impl.h"
 
 #define BUILD_PARALLEL_MIN ((int64_t)1 << 16)   /* fewer entries: one thread */
-#define INSERTION_SORT_MAX 16                    /* rows this short: insertion sort */
-
-/* Stable merge sort of (col, val) pairs by col; tc/tv: scratch of n elements. */
-static void sort_pairs(int32_t *c, double *v, int32_t *tc, double *tv, int64_t n)
-{
-    if (n <= INSERTION_SORT_MAX) {
-        for (int64_t i = 1; i < n; i++) {
-            int32_t ci = c[i];
-            double vi = v[i];
-            int64_t j = i;
-            for (; j > 0 && c[j - 1] > ci; j--) {
-                c[j] = c[j - 1];
-                v[j] = v[j - 1];
-            }
-            c[j] = ci;
-            v[j] = vi;
-        }
-        return;
-    }
-    int64_t half = n / 2, i = 0, j = half, k = 0;
-    sort_pairs(c, v, tc, tv, half);
-    sort_pairs(c + half, v + half, tc, tv, n - half);
-    while (i < half && j < n) {                  /* ties take the left run: stable */
-        int take_right = c[j] < c[i];
-        int64_t s = take_right ? j++ : i++;
-        tc[k] = c[s];
-        tv[k++] = v[s];
-    }
-    for (; i < half; i++, k++) {
-        tc[k] = c[i];
-        tv[k] = v[i];
-    }
-    for (; j < n; j++, k++) {
-        tc[k] = c[j];
-        tv[k] = v[j];
-    }
-    memcpy(c, tc, (size_t)n * sizeof *c);
-    memcpy(v, tv, (size_t)n * sizeof *v);
-}
 
 /* Sort the rows that are not sorted; returns the number of duplicate entries (equal
  * neighbours) left in all rows. */
@@ -94,7 +55,7 @@ static krill_status sort_rows(krill_csr *a, int threads, int64_t *dups_out)
             while (p < hi && a->col[p] >= a->col[p - 1]) p++;
             if (p >= hi) continue;               /* sorted: counted above */
             size_t scratch = (size_t)omp_get_thread_num() * (size_t)longest;
-            sort_pairs(a->col + lo, a->val + lo, tc + scratch, tv + scratch, hi - lo);
+            krill_sort_pairs(a->col + lo, a->val + lo, tc + scratch, tv + scratch, hi - lo);
             for (p = lo + 1; p < hi; p++) dups += a->col[p] == a->col[p - 1];
         }
     }
