@@ -155,6 +155,7 @@ static void test_blas_edges(void)
     CHECK_OK(krill_vec_create(ctx, 4, &b));
     CHECK_STATUS(krill_vec_dot(a, b, &r1), KRILL_ERR_ARG);
     CHECK(strstr(krill_last_error(), "lengths differ") != NULL);
+    krill_vec_destroy(&b);
     CHECK_STATUS(krill_vec_wrap(ctx, 5, NULL, &b), KRILL_ERR_ARG);
     CHECK(b == NULL);
     krill_vec_destroy(&a);

@@ -93,8 +93,10 @@ static void check_matrix(const krill_csr *a, int threads)
     CHECK_OK(krill_mat_spmv(m, 1.0, vx, 0.0, vy));
     CHECK_OK(krill_vec_download(vy, got));
     CHECK(memcmp(ref, got, (size_t)n * sizeof *ref) == 0);
-    b->val[0] = NAN;
-    if (b->nnz > 0) CHECK_STATUS(krill_mat_update_values(m, b->val), KRILL_ERR_NUMERIC);
+    if (b->nnz > 0) {
+        b->val[0] = NAN;
+        CHECK_STATUS(krill_mat_update_values(m, b->val), KRILL_ERR_NUMERIC);
+    }
 
     krill_format_stats s;
     krill_mat_stats(m, &s);
