@@ -42,8 +42,8 @@ static void solve_usage(FILE *out)
             "                      error is reported), deterministic random b in [-1, 1), or b\n"
             "                      read from a Matrix Market vector file\n"
             "solver\n"
-            "  --solver gmres|cg   default: cg when A is symmetric (and for the default\n"
-            "                      problem), gmres otherwise\n"
+            "  --solver gmres|cg   default: cg for the default problem and when A is symmetric\n"
+            "                      with a positive diagonal, gmres otherwise\n"
             "  --restart M         GMRES restart length (default 30)\n"
             "  --ortho cgs2|mgs    GMRES orthogonalization (default cgs2)\n"
             "  --precond NAME      none (default) or jacobi\n"
@@ -159,7 +159,22 @@ cleanup:
     return rc;
 }
 
-/* The solver asked for, else CG for the default problem and for symmetric matrices. */
+/* 1 if every diagonal entry of the square matrix a is present and positive: necessary for
+ * a symmetric matrix to be positive definite (a zero or negative a_ii = e_i'A e_i rules it
+ * out), and cheap to check. */
+static int diagonal_positive(const krill_csr *a)
+{
+    for (int32_t i = 0; i < a->n_rows; i++) {
+        double d = 0.0;
+        for (int64_t p = a->row_ptr[i]; p < a->row_ptr[i + 1]; p++)
+            if (a->col[p] == i) d = a->val[p];
+        if (!(d > 0.0)) return 0;
+    }
+    return 1;
+}
+
+/* The solver asked for, else CG for the default problem and for symmetric matrices with a
+ * positive diagonal (possibly SPD), GMRES for everything else. */
 static void choose_solver(const solve_args *args, const krill_csr *a, cli_solve_report *report)
 {
     int index = args->solver;
@@ -168,12 +183,17 @@ static void choose_solver(const solve_args *args, const krill_csr *a, cli_solve_
     } else if (!args->matrix_path && !args->gen_spec) {
         index = 1;
         report->solver_why = "the default problem is SPD";
-    } else if (krill_csr_is_symmetric(a)) {
-        index = 1;
-        report->solver_why = "A is symmetric; if it is not positive definite use --solver gmres";
-    } else {
+    } else if (!krill_csr_is_symmetric(a)) {
         index = 0;
         report->solver_why = "A is not symmetric";
+    } else if (!diagonal_positive(a)) {
+        index = 0;
+        report->solver_why = "A is symmetric but has a zero or negative diagonal entry, so it is "
+                             "not positive definite";
+    } else {
+        index = 1;
+        report->solver_why = "A is symmetric with a positive diagonal; if it is not positive "
+                             "definite use --solver gmres";
     }
     report->solver = solver_names[index];
     report->opts.solver = solver_types[index];

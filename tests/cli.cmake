@@ -44,7 +44,7 @@ krill_cli_case(help_gen 0 "^usage: krill gen" "" help gen)
 krill_cli_case(no_command 2 "" "usage" )
 krill_cli_case(unknown_command 2 "" "frobnicate" frobnicate)
 
-foreach(scenario json maxit malformed gen_solve out history gmres rhs_length no_gpu
+foreach(scenario json maxit malformed default_solver gen_solve out history gmres rhs_length no_gpu
                  rectangular complex)
   krill_cli_scenario(${scenario})
 endforeach()

@@ -40,6 +40,15 @@ malformed)   # a garbage number on line 4: the message names FILE:LINE
   cat err
   grep -q 'bad.mtx:4' err || fail "message does not name bad.mtx:4"
   ;;
+default_solver)   # symmetric with a zero diagonal: not SPD, so GMRES; SPD: CG; nonsym: GMRES
+  printf '%%%%MatrixMarket matrix coordinate real symmetric\n3 3 3\n2 1 1.0\n3 2 1.0\n3 3 2.0\n' >indef.mtx
+  run 0 solve indef.mtx
+  grep -Eq '^solver +gmres \(A is symmetric but has a zero' out || { cat out; fail "not gmres"; }
+  run 0 solve --gen poisson3d:4
+  grep -Eq '^solver +cg ' out || { cat out; fail "not cg for an SPD matrix"; }
+  run 0 solve --gen convdiff3d:4
+  grep -Eq '^solver +gmres \(A is not symmetric' out || { cat out; fail "not gmres"; }
+  ;;
 gen_solve)   # krill gen, then solve the file it wrote
   need_python
   run 0 gen poisson3d:4 -o t.mtx
