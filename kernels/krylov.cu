@@ -11,7 +11,14 @@
 //                 Traffic: reads x, p, r (+ dinv), writes x, p: 5 (6) vector passes.
 //   axpy_dot      w -= c v (c read from device memory); u'w or w'w by a grid sum. MGS's
 //                 projection of step i fused with the dot of step i + 1: 4 passes (3 for w'w).
-//   gemv_t/gemv_n cuBLAS Dgemv on the contiguous n x k block of Krylov vectors (CGS2).
+//   cgs_pass      one pass of CGS2 over the n x k block V (k <= KRILL_CGS_MAX_COLS): per row,
+//                 w_i -= V_i: h_sub (optional), then h_out += V_i:' w_i and ss += w_i^2 with
+//                 the new w_i. Row i's update needs only row i, so the projection of one
+//                 Gram-Schmidt pass and the dot products of the next share one read of V
+//                 (the second read of V_i: hits L1: a thread re-reads the k values it has
+//                 just loaded). Traffic: k + 1 reads, + 1 write with h_sub.
+//   gemv_t/gemv_n cuBLAS Dgemv on the contiguous n x k block of Krylov vectors (CGS2
+//                 with more than KRILL_CGS_MAX_COLS columns; GMRES's solution update).
 //   async read    cudaMemcpyAsync into the context's pinned buffer + an event.
 //
 // Every CG kernel first reads the state's stop code and returns at once when the iteration
@@ -165,6 +172,130 @@ extern "C" krill_status krill_cuda_axpy_dot(krill_ctx *ctx, int64_t n, const dou
     axpy_dot_kernel<<<blocks, KRILL_CUDA_THREADS, 0, krill_cuda_stream(ctx)>>>(
         n, coeff, v, w, u, result, ctx->cuda->work);
     return krill_cuda_check_launch("axpy_dot_kernel");
+}
+
+// ---- GMRES: fused CGS2 passes -------------------------------------------------------------
+
+namespace {
+
+// Accumulator KRILL_CGS_MAX_COLS holds w'w; accumulators c < k hold V[:, c]'w.
+#define CGS_NACC (KRILL_CGS_MAX_COLS + 1)
+
+// One CGS pass (see the file comment). Sums: each thread accumulates its rows in order,
+// each block adds its threads warp by warp in a fixed tree and stores its partials at
+// partial[c * gridDim.x + block]; the last block (atomic counter in the context's
+// workspace) adds the partials of each accumulator in block order, one warp per
+// accumulator. The order depends only on the grid, so the same GPU gives the same bits.
+template <bool SUB, bool HOUT>
+__global__ void __launch_bounds__(KRILL_CUDA_THREADS)
+cgs_pass_kernel(int64_t n, int k, const double *__restrict__ v, int64_t ldv,
+                const double *__restrict__ h_sub, double *__restrict__ w,
+                double *__restrict__ partial, double *work, double *__restrict__ h_out,
+                double *__restrict__ ss_out)
+{
+    __shared__ double hs[KRILL_CGS_MAX_COLS];
+    __shared__ double warp_sums[CGS_NACC][KRILL_CUDA_WARPS];
+    __shared__ bool is_last;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    if (SUB && threadIdx.x < k) hs[threadIdx.x] = h_sub[threadIdx.x];
+    __syncthreads();
+
+    double acc[CGS_NACC];
+#pragma unroll
+    for (int c = 0; c < CGS_NACC; c++) acc[c] = 0.0;
+    const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        double wi = w[i];
+        if (SUB) {
+#pragma unroll
+            for (int c = 0; c < KRILL_CGS_MAX_COLS; c++)
+                if (c < k) wi -= v[i + c * ldv] * hs[c];
+            w[i] = wi;
+        }
+        if (HOUT) {
+#pragma unroll
+            for (int c = 0; c < KRILL_CGS_MAX_COLS; c++)
+                if (c < k) acc[c] += v[i + c * ldv] * wi;
+        }
+        acc[KRILL_CGS_MAX_COLS] += wi * wi;
+    }
+
+    // block: warp sums, then thread c adds the warps' sums of accumulator c in warp order
+#pragma unroll
+    for (int c = 0; c < CGS_NACC; c++) {
+        if (c == KRILL_CGS_MAX_COLS || (HOUT && c < k)) {
+            const double s = krill_warp_sum(acc[c]);
+            if (lane == 0) warp_sums[c][warp] = s;
+        }
+    }
+    __syncthreads();
+    const int t = threadIdx.x;
+    if (t < CGS_NACC && (t == KRILL_CGS_MAX_COLS || (HOUT && t < k))) {
+        double s = 0.0;
+        for (int q = 0; q < KRILL_CUDA_WARPS; q++) s += warp_sums[t][q];
+        partial[(size_t)t * gridDim.x + blockIdx.x] = s;
+        __threadfence();   // the partial is visible device-wide before the count
+    }
+    __syncthreads();
+    unsigned int *counter = reinterpret_cast<unsigned int *>(work + KRILL_REDUCE_COUNTER_SLOT);
+    if (threadIdx.x == 0) is_last = atomicAdd(counter, 1u) == gridDim.x - 1;
+    __syncthreads();
+    if (!is_last) return;   // uniform over the block
+    __threadfence();
+    for (int a = warp; a < CGS_NACC; a += KRILL_CUDA_WARPS) {
+        if (a != KRILL_CGS_MAX_COLS && !(HOUT && a < k)) continue;   // uniform over the warp
+        double s = 0.0;
+        for (unsigned int b = lane; b < gridDim.x; b += 32)
+            s += __ldcg(&partial[(size_t)a * gridDim.x + b]);   // from L2, not a stale L1
+        s = krill_warp_sum(s);
+        if (lane == 0) {
+            if (a < KRILL_CGS_MAX_COLS) h_out[a] = s;
+            else if (ss_out) *ss_out = s;
+        }
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) *counter = 0u;   // ready for the next grid sum on this stream
+}
+
+// Blocks of a CGS pass: KRILL_CGS_BLOCKS_PER_SM per multiprocessor (33 accumulators per
+// thread leave room for few blocks anyway; each thread keeps up to k independent loads in
+// flight, which covers the memory latency), fewer for short vectors.
+int cgs_blocks(const krill_ctx *ctx, int64_t n)
+{
+    const int64_t most = (int64_t)ctx->cuda->sm_count * KRILL_CGS_BLOCKS_PER_SM;
+    const int64_t need = (n + KRILL_CUDA_THREADS - 1) / KRILL_CUDA_THREADS;
+    const int64_t blocks = need < most ? need : most;
+    return blocks < 1 ? 1 : (int)blocks;
+}
+
+}  // namespace
+
+extern "C" size_t krill_cuda_cgs_partials(const krill_ctx *ctx)
+{
+    return (size_t)CGS_NACC * (size_t)ctx->cuda->sm_count * KRILL_CGS_BLOCKS_PER_SM;
+}
+
+extern "C" krill_status krill_cuda_cgs_pass(krill_ctx *ctx, double *partial, int64_t n, int k,
+                                            const double *v, int64_t ldv, const double *h_sub,
+                                            double *w, double *h_out, double *ss_out)
+{
+    const int blocks = cgs_blocks(ctx, n);
+    cudaStream_t s = krill_cuda_stream(ctx);
+    double *work = ctx->cuda->work;
+    if (k < 1 || k > KRILL_CGS_MAX_COLS || (!h_sub && !h_out))
+        return krill_error(KRILL_ERR_INTERNAL, "cgs_pass: %d columns (1 to %d allowed), "
+                           "h_sub %s, h_out %s", k, KRILL_CGS_MAX_COLS, h_sub ? "set" : "NULL",
+                           h_out ? "set" : "NULL");
+    if (h_sub && h_out)
+        cgs_pass_kernel<true, true><<<blocks, KRILL_CUDA_THREADS, 0, s>>>(
+            n, k, v, ldv, h_sub, w, partial, work, h_out, ss_out);
+    else if (h_sub)
+        cgs_pass_kernel<true, false><<<blocks, KRILL_CUDA_THREADS, 0, s>>>(
+            n, k, v, ldv, h_sub, w, partial, work, h_out, ss_out);
+    else
+        cgs_pass_kernel<false, true><<<blocks, KRILL_CUDA_THREADS, 0, s>>>(
+            n, k, v, ldv, h_sub, w, partial, work, h_out, ss_out);
+    return krill_cuda_check_launch("cgs_pass_kernel");
 }
 
 // h = V^T w. cuBLAS returns at once when a dimension is 0 without touching h, so n == 0

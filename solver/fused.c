@@ -41,7 +41,13 @@ krill_status krill_reduce_ws_create(krill_ctx *ctx, int width, krill_reduce_ws *
 {
     krill_status st = KRILL_OK;
     memset(ws, 0, sizeof *ws);
-    if (krill_on_gpu(ctx)) goto cleanup;   /* the GPU kernels use the context's workspace */
+#ifdef KRILL_HAVE_CUDA
+    if (krill_on_gpu(ctx)) {   /* the context's workspace, plus the CGS partials for GMRES */
+        if (width > 2)
+            KRILL_MEM_ALLOC(ctx, ws->partial, krill_cuda_cgs_partials(ctx));
+        goto cleanup;
+    }
+#endif
     ws->slots = cpu_threads(ctx);
     ws->stride = (width + KRILL_REDUCE_PAD - 1) / KRILL_REDUCE_PAD * KRILL_REDUCE_PAD;
     KRILL_TRY(krill_alloc((void **)&ws->partial,
@@ -53,8 +59,7 @@ cleanup:
 
 void krill_reduce_ws_destroy(krill_ctx *ctx, krill_reduce_ws *ws)
 {
-    (void)ctx;
-    krill_free(ws->partial);
+    krill_mem_free(ctx, ws->partial);
     memset(ws, 0, sizeof *ws);
 }
 
@@ -126,31 +131,6 @@ static void gemv_n_rows(int64_t lo, int64_t hi, int k, const double *v, int64_t 
     }
 }
 
-krill_status krill_fused_gemv_t(krill_ctx *ctx, const krill_reduce_ws *ws, int64_t n, int k,
-                                const double *v, int64_t ldv, const double *w, double *h)
-{
-    int used = 1;
-#ifdef KRILL_HAVE_CUDA
-    if (krill_on_gpu(ctx)) return krill_cuda_gemv_t(ctx, n, k, v, ldv, w, h);
-#endif
-    if (k > ws->stride)
-        return krill_error(KRILL_ERR_INTERNAL, "gemv_t: %d columns but room for %d", k,
-                           ws->stride);
-#pragma omp parallel num_threads(cpu_threads(ctx)) if (n >= FUSED_PARALLEL_MIN)
-    {
-        int t = omp_get_thread_num(), nt = omp_get_num_threads();
-        int64_t lo, hi;
-        double *acc = ws->partial + (size_t)t * ws->stride;
-        if (t == 0) used = nt;
-        thread_chunk(n, t, nt, &lo, &hi);
-        for (int c = 0; c < k; c++) acc[c] = 0.0;
-        for (int64_t b = lo; b < hi; b += GEMV_ROW_BLOCK)
-            gemv_t_rows(b, b + GEMV_ROW_BLOCK < hi ? b + GEMV_ROW_BLOCK : hi, k, v, ldv, w, acc);
-    }
-    for (int c = 0; c < k; c++) h[c] = partial_sum(ws, used, c);
-    return KRILL_OK;
-}
-
 krill_status krill_fused_gemv_n(krill_ctx *ctx, int64_t n, int k, double alpha,
                                 const double *v, int64_t ldv, const double *h, double beta,
                                 double *w)
@@ -177,6 +157,55 @@ krill_status krill_fused_gemv_n(krill_ctx *ctx, int64_t n, int k, double alpha,
             }
         }
     }
+    return KRILL_OK;
+}
+
+/* CPU: per thread and per block of GEMV_ROW_BLOCK rows, the subtraction (w's block stays in
+ * L1) and then the dot products over the same rows (V's block, just read, comes from L2). */
+krill_status krill_fused_cgs_pass(krill_ctx *ctx, const krill_reduce_ws *ws, int64_t n, int k,
+                                  const double *v, int64_t ldv, const double *h_sub, double *w,
+                                  double *h_out, double *ss_out)
+{
+    int used = 1;
+#ifdef KRILL_HAVE_CUDA
+    if (krill_on_gpu(ctx)) {
+        krill_status st = KRILL_OK;
+        if (k <= KRILL_CGS_MAX_COLS)
+            return krill_cuda_cgs_pass(ctx, ws->partial, n, k, v, ldv, h_sub, w, h_out, ss_out);
+        if (h_sub) KRILL_TRY(krill_cuda_gemv_n(ctx, n, k, -1.0, v, ldv, h_sub, 1.0, w));
+        if (h_out) KRILL_TRY(krill_cuda_gemv_t(ctx, n, k, v, ldv, w, h_out));
+        if (ss_out) KRILL_TRY(krill_blas_dot(ctx, n, w, w, ss_out));
+    cleanup:
+        return st;
+    }
+#endif
+    if (k + 1 > ws->stride)
+        return krill_error(KRILL_ERR_INTERNAL, "cgs_pass: %d columns but room for %d", k,
+                           ws->stride - 1);
+#pragma omp parallel num_threads(cpu_threads(ctx)) if (n >= FUSED_PARALLEL_MIN)
+    {
+        int t = omp_get_thread_num(), nt = omp_get_num_threads();
+        int64_t lo, hi;
+        double *acc = ws->partial + (size_t)t * ws->stride, coef[GEMV_COLUMNS];
+        if (t == 0) used = nt;
+        thread_chunk(n, t, nt, &lo, &hi);
+        for (int c = 0; c <= k; c++) acc[c] = 0.0;
+        for (int64_t b = lo; b < hi; b += GEMV_ROW_BLOCK) {
+            int64_t e = b + GEMV_ROW_BLOCK < hi ? b + GEMV_ROW_BLOCK : hi;
+            for (int c = 0; h_sub && c < k; c += GEMV_COLUMNS) {
+                int m = k - c < GEMV_COLUMNS ? k - c : GEMV_COLUMNS;
+                for (int j = 0; j < m; j++) coef[j] = -h_sub[c + j];
+                gemv_n_rows(b, e, m, v + (size_t)c * (size_t)ldv, ldv, coef, w);
+            }
+            if (h_out) gemv_t_rows(b, e, k, v, ldv, w, acc);
+            double ss = 0.0;
+#pragma omp simd reduction(+ : ss)
+            for (int64_t i = b; i < e; i++) ss += w[i] * w[i];
+            acc[k] += ss;
+        }
+    }
+    for (int c = 0; h_out && c < k; c++) h_out[c] = partial_sum(ws, used, c);
+    if (ss_out) *ss_out = partial_sum(ws, used, k);
     return KRILL_OK;
 }
 

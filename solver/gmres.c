@@ -21,15 +21,17 @@
  *     ||r|| <= tol, else the next cycle, unless maxit, breakdown or NaN ended this one.
  *
  * Orthogonalization. CGS2 (classical Gram-Schmidt, twice): h1 = V^T w, w -= V h1,
- * h2 = V^T w, w -= V h2, h = h1 + h2: four GEMV-shaped passes over the contiguous block V
- * (cuBLAS Dgemv on the GPU), no dependence on j in the number of reductions.
+ * h2 = V^T w, w -= V h2, h = h1 + h2, h_{j+1,j} = ||w||. The four GEMV-shaped products
+ * take three passes over the contiguous block V (krill_fused_cgs_pass): row i of
+ * w -= V h1 needs only row i of V, so it shares its read of V with h2 = V^T w, and
+ * w -= V h2 with ||w||^2. Three reductions per step, however large j.
  * MGS: h_i = v_i'w, w -= h_i v_i for i = 0..j, with the update of step i fused to the dot of
  * step i+1 (and the last to ||w||^2): j+2 reductions, each a full pass.
  *
  * Memory traffic per iteration j (passes over vectors of n doubles besides the SpMV's read
  * of its input and write of w):
- *   CGS2: V^T w twice (j+2 reads each), w -= V h twice (j+2 reads, 1 write each),
- *         ||w|| (1), v_{j+1} = w / h (2)                               = 4j + 13
+ *   CGS2: V^T w (j+2 reads), w -= V h1 with V^T w (j+2 reads, 1 write),
+ *         w -= V h2 with ||w||^2 (j+2 reads, 1 write), v_{j+1} = w / h (2) = 3j + 10
  *   MGS:  v_0'w (2), j fused steps (v_i, w, v_{i+1} read, w written: 4), the last step
  *         (3), v_{j+1} = w / h (2)                                     = 4j + 7
  *   preconditioner (not M = I): z = M^{-1} v_j, Jacobi: 3 (v_j, dinv read, z written).
@@ -128,14 +130,12 @@ static krill_status orthogonalize(const krill_solve_problem *p, gmres_ws *ws, in
     double *v = ws->v, *w = ws->v + (size_t)(j + 1) * (size_t)n, *dev = ws->dev;
     if (p->opts.ortho == KRILL_ORTHO_CGS2) {
         double *h1 = dev + 1, *h2 = dev + 1 + (j + 1);
-        KRILL_TRY(krill_fused_gemv_t(ctx, &ws->red, n, j + 1, v, n, w, h1));
-        KRILL_TRY(krill_fused_gemv_n(ctx, n, j + 1, -1.0, v, n, h1, 1.0, w));
-        KRILL_TRY(krill_fused_gemv_t(ctx, &ws->red, n, j + 1, v, n, w, h2));
-        KRILL_TRY(krill_fused_gemv_n(ctx, n, j + 1, -1.0, v, n, h2, 1.0, w));
-        KRILL_TRY(krill_blas_nrm2(ctx, n, w, dev));
+        KRILL_TRY(krill_fused_cgs_pass(ctx, &ws->red, n, j + 1, v, n, NULL, w, h1, NULL));
+        KRILL_TRY(krill_fused_cgs_pass(ctx, &ws->red, n, j + 1, v, n, h1, w, h2, NULL));
+        KRILL_TRY(krill_fused_cgs_pass(ctx, &ws->red, n, j + 1, v, n, h2, w, NULL, dev));
         KRILL_TRY(krill_scalars_read(ctx, dev, ws->hread, 2 * j + 3));
         for (int i = 0; i <= j; i++) col[i] = ws->hread[1 + i] + ws->hread[2 + j + i];
-        *hn = ws->hread[0];
+        *hn = sqrt(ws->hread[0]);
     } else {
         KRILL_TRY(krill_blas_dot(ctx, n, v, w, dev + 1));
         for (int i = 0; i < j; i++)

@@ -105,11 +105,13 @@ void krill_cuda_timer_destroy(void *ring);
  * sum per thread and add them in thread order, so a given thread count always gives the
  * same bits; the partials are allocated once per solve. GPU: the kernels use the grid sum
  * of kernels/kernels_impl.cuh (partials in the context's workspace, combined in block order
- * by the last block), so the workspace holds nothing there. */
+ * by the last block), except for GMRES's CGS passes, whose k + 1 sums per block do not fit
+ * there: for them (width > 2) it holds krill_cuda_cgs_partials(ctx) doubles of device memory. */
 #define KRILL_REDUCE_PAD 8           /* CPU: doubles per cache line, against false sharing */
 
 typedef struct krill_reduce_ws {
-    double *partial;             /* CPU: slots x stride doubles; GPU: NULL */
+    double *partial;             /* CPU: slots x stride doubles; GPU (width > 2 only): the
+                                    partials of the fused CGS passes, in context memory */
     int slots;                   /* CPU threads */
     int stride;                  /* doubles per slot (width rounded up to the pad) */
 } krill_reduce_ws;
@@ -121,14 +123,25 @@ void krill_reduce_ws_destroy(krill_ctx *ctx, krill_reduce_ws *ws);
 /* ---- GMRES vector operations (fused.c: CPU loops, or the GPU launchers) -------------------
  * V is column-major, n x k, leading dimension ldv; h and coeff are in context memory. */
 
-/* h[0..k-1] = V^T w                                  reads k+1 vectors */
-krill_status krill_fused_gemv_t(krill_ctx *ctx, const krill_reduce_ws *ws, int64_t n, int k,
-                                const double *v, int64_t ldv, const double *w, double *h);
 /* w = alpha * V h + beta * w (beta == 0: w is not read)
  *                                                    reads k+1 vectors (k if beta == 0), writes 1 */
 krill_status krill_fused_gemv_n(krill_ctx *ctx, int64_t n, int k, double alpha,
                                 const double *v, int64_t ldv, const double *h, double beta,
                                 double *w);
+/* One pass of CGS2: w -= V h_sub (skipped when h_sub == NULL), then, with the new w,
+ * h_out[0..k-1] = V^T w (when h_out != NULL) and *ss_out = w'w (when ss_out != NULL).
+ * h_sub, h_out, ss_out in context memory; at least one of h_sub, h_out given. Row i of the
+ * update needs only row i of V, so the subtraction of one pass and the dot products of the
+ * next share one read of V: CGS2 = cgs_pass(NULL -> h1), cgs_pass(h1 -> h2), cgs_pass(h2 ->
+ * ||w||^2) reads V three times instead of four. On the GPU for k <= KRILL_CGS_MAX_COLS
+ * (a register-held accumulator per column); above that, cuBLAS GEMVs and a dot.
+ *                                                    reads k+1 vectors (+1 write with h_sub) */
+#define KRILL_CGS_MAX_COLS 32
+#define KRILL_CGS_BLOCKS_PER_SM 2
+krill_status krill_fused_cgs_pass(krill_ctx *ctx, const krill_reduce_ws *ws, int64_t n, int k,
+                                  const double *v, int64_t ldv, const double *h_sub, double *w,
+                                  double *h_out, double *ss_out);
+
 /* w -= coeff[0] * v, then result[0] = u'w (u == NULL: w'w)
  *                                                    reads 3 vectors (2 if u NULL), writes 1 */
 krill_status krill_fused_axpy_dot(krill_ctx *ctx, const krill_reduce_ws *ws, int64_t n,
@@ -136,6 +149,10 @@ krill_status krill_fused_axpy_dot(krill_ctx *ctx, const krill_reduce_ws *ws, int
                                   const double *u, double *result);
 
 #ifdef KRILL_HAVE_CUDA
+size_t krill_cuda_cgs_partials(const krill_ctx *ctx);
+krill_status krill_cuda_cgs_pass(krill_ctx *ctx, double *partial, int64_t n, int k,
+                                 const double *v, int64_t ldv, const double *h_sub, double *w,
+                                 double *h_out, double *ss_out);
 krill_status krill_cuda_gemv_t(krill_ctx *ctx, int64_t n, int k, const double *v, int64_t ldv,
                                const double *w, double *h);
 krill_status krill_cuda_gemv_n(krill_ctx *ctx, int64_t n, int k, double alpha, const double *v,

@@ -24,6 +24,40 @@ static void from_ctx(krill_ctx *ctx, double *h, const double *d, int64_t n)
     CHECK_OK(krill_mem_download(ctx, h, d, (size_t)n * sizeof(double)));
 }
 
+/* CGS passes at the fused kernel's widest (KRILL_CGS_MAX_COLS columns) and past it (the
+ * cuBLAS fallback), GPU against CPU. */
+static void test_cgs_wide(krill_ctx *gpu, krill_ctx *cpu)
+{
+    const int64_t n = 20011;
+    const int widths[2] = {KRILL_CGS_MAX_COLS, KRILL_CGS_MAX_COLS + 3};
+    for (int t = 0; t < 2; t++) {
+        const int k = widths[t];
+        double *vh = malloc((size_t)n * (size_t)(k + 1) * sizeof(double));
+        double h[2][2 * KRILL_CGS_MAX_COLS + 8], *wout[2];
+        krill_ctx *ctxs[2] = {cpu, gpu};
+        tu_random(vh, n * (k + 1), 60 + (uint64_t)t);
+        for (int c = 0; c < 2; c++) {
+            krill_ctx *ctx = ctxs[c];
+            krill_reduce_ws red;
+            double *v = to_ctx(ctx, vh, n * (k + 1)), *w = v + (size_t)k * (size_t)n;
+            double *hd = to_ctx(ctx, vh, 2 * k + 2);
+            CHECK_OK(krill_reduce_ws_create(ctx, k + 1, &red));
+            CHECK_OK(krill_fused_cgs_pass(ctx, &red, n, k, v, n, NULL, w, hd, NULL));
+            CHECK_OK(krill_fused_cgs_pass(ctx, &red, n, k, v, n, hd, w, hd + k, hd + 2 * k));
+            CHECK_OK(krill_scalars_read(ctx, hd, h[c], 2 * k + 1));
+            wout[c] = malloc((size_t)n * sizeof(double));
+            from_ctx(ctx, wout[c], w, n);
+            krill_reduce_ws_destroy(ctx, &red);
+            krill_mem_free(ctx, v);
+            krill_mem_free(ctx, hd);
+        }
+        for (int i = 0; i <= 2 * k; i++) CHECK_CLOSE(h[1][i] / h[0][i], 1.0, 1e-11);
+        CHECK(tu_max_rel_diff(wout[1], wout[0], n) <= 1e-11);
+        for (int c = 0; c < 2; c++) free(wout[c]);
+        free(vh);
+    }
+}
+
 /* Runs one fused operation on both contexts from the same inputs and compares the outputs. */
 static void test_kernels(krill_ctx *gpu, krill_ctx *cpu)
 {
@@ -32,7 +66,7 @@ static void test_kernels(krill_ctx *gpu, krill_ctx *cpu)
     krill_ctx *ctxs[2] = {cpu, gpu};
     double *vh = malloc((size_t)n * (k + 1) * sizeof(double));
     double *wh = malloc((size_t)n * sizeof(double)), *dh = malloc((size_t)n * sizeof(double));
-    double *out[2], h[2][8], res[2];
+    double *out[2], h[2][8], res[2], cgs[2][48], *wh_cgs[2];
     krill_cg_state st[2][3];
     tu_random(vh, n * (k + 1), 51);
     tu_random(wh, n, 52);
@@ -40,20 +74,32 @@ static void test_kernels(krill_ctx *gpu, krill_ctx *cpu)
     for (int64_t i = 0; i < n; i++) dh[i] = 1.0 + fabs(dh[i]);
     /* per context: w and x after the GEMVs and axpy-dots, then r and p after the CG steps */
     for (int c = 0; c < 2; c++) out[c] = malloc((size_t)n * 4 * sizeof(double));
+    for (int c = 0; c < 2; c++) wh_cgs[c] = malloc((size_t)n * sizeof(double));
 
     for (int c = 0; c < 2; c++) {
         krill_ctx *ctx = ctxs[c];
         krill_reduce_ws red;
         double *v = to_ctx(ctx, vh, n * (k + 1)), *w = to_ctx(ctx, wh, n);
-        double *d = to_ctx(ctx, dh, n), *x = to_ctx(ctx, wh, n), *hd = to_ctx(ctx, vh, 16);
+        double *d = to_ctx(ctx, dh, n), *x = to_ctx(ctx, wh, n), *hd = to_ctx(ctx, vh, 48);
         krill_cg_state *s = NULL;
         krill_async_read reader;
         CHECK_OK(krill_reduce_ws_create(ctx, k + 1, &red));
         CHECK_OK(krill_mem_alloc(ctx, (void **)&s, sizeof *s, "state"));
         CHECK_OK(krill_async_read_create(ctx, sizeof *s, &reader));
 
-        /* GEMV-T, GEMV-N (beta 1 and 0), axpy + dot */
-        CHECK_OK(krill_fused_gemv_t(ctx, &red, n, k, v, n, w, hd));
+        /* the CGS2 passes as GMRES runs them: V^T w (and w'w); w -= V h1 with V^T w;
+         * w -= V h2 with w'w; V^T w once more (V is random here, not orthonormal: the
+         * passes are compared with the CPU's, not checked for orthogonality) */
+        CHECK_OK(krill_fused_cgs_pass(ctx, &red, n, k, v, n, NULL, w, hd, hd + 40));
+        CHECK_OK(krill_fused_cgs_pass(ctx, &red, n, k, v, n, hd, w, hd + 16, NULL));
+        CHECK_OK(krill_fused_cgs_pass(ctx, &red, n, k, v, n, hd + 16, w, NULL, hd + 41));
+        CHECK_OK(krill_fused_cgs_pass(ctx, &red, n, k, v, n, NULL, w, hd + 24, NULL));
+        CHECK_OK(krill_scalars_read(ctx, hd, cgs[c], 48));
+        from_ctx(ctx, wh_cgs[c], w, n);
+        CHECK_OK(krill_mem_upload(ctx, w, wh, (size_t)n * sizeof(double)));
+
+        /* GEMV-N (beta 1 and 0), axpy + dot */
+        CHECK_OK(krill_fused_cgs_pass(ctx, &red, n, k, v, n, NULL, w, hd, NULL));
         CHECK_OK(krill_scalars_read(ctx, hd, h[c], k));
         CHECK_OK(krill_fused_gemv_n(ctx, n, k, -1.0, v, n, hd, 1.0, w));
         CHECK_OK(krill_fused_gemv_n(ctx, n, k, 0.5, v, n, hd, 0.0, x));
@@ -95,6 +141,15 @@ static void test_kernels(krill_ctx *gpu, krill_ctx *cpu)
         krill_mem_free(ctx, hd);
     }
     for (int i = 0; i < 8; i++) CHECK_CLOSE(h[1][i], h[0][i], 1e-11);
+    for (int i = 0; i < k; i++) {
+        CHECK_CLOSE(cgs[1][i] / cgs[0][i], 1.0, 1e-11);
+        CHECK_CLOSE(cgs[1][16 + i] / cgs[0][16 + i], 1.0, 1e-11);
+        CHECK_CLOSE(cgs[1][24 + i] / cgs[0][24 + i], 1.0, 1e-11);
+    }
+    CHECK_CLOSE(cgs[1][40] / cgs[0][40], 1.0, 1e-12);
+    CHECK_CLOSE(cgs[1][41] / cgs[0][41], 1.0, 1e-12);
+    CHECK(tu_max_rel_diff(wh_cgs[1], wh_cgs[0], n) <= 1e-11);
+    for (int c = 0; c < 2; c++) free(wh_cgs[c]);
     CHECK_CLOSE(res[1], res[0], 1e-11);
     CHECK(tu_max_rel_diff(out[1], out[0], 4 * n) <= 1e-11);
     for (int mode = 0; mode < 3; mode++) {
@@ -250,6 +305,7 @@ int main(void)
     krill_ctx *gpu = tu_gpu_ctx_or_skip();
     krill_ctx *cpu = tu_cpu_ctx(2);
     test_kernels(gpu, cpu);
+    test_cgs_wide(gpu, cpu);
     test_solves(gpu, cpu);
     test_gpu_paths(gpu);
     krill_ctx_destroy(&gpu);
