@@ -187,7 +187,7 @@ namespace {
 // workspace) adds the partials of each accumulator in block order, one warp per
 // accumulator. The order depends only on the grid, so the same GPU gives the same bits.
 template <bool SUB, bool HOUT>
-__global__ void __launch_bounds__(KRILL_CUDA_THREADS)
+__global__ void __launch_bounds__(KRILL_CUDA_THREADS, KRILL_CGS_BLOCKS_PER_SM)
 cgs_pass_kernel(int64_t n, int k, const double *__restrict__ v, int64_t ldv,
                 const double *__restrict__ h_sub, double *__restrict__ w,
                 double *__restrict__ partial, double *work, double *__restrict__ h_out,
@@ -209,13 +209,13 @@ cgs_pass_kernel(int64_t n, int k, const double *__restrict__ v, int64_t ldv,
         if (SUB) {
 #pragma unroll
             for (int c = 0; c < KRILL_CGS_MAX_COLS; c++)
-                if (c < k) wi -= v[i + c * ldv] * hs[c];
+                if (c < k) wi -= __ldg(&v[i + c * ldv]) * hs[c];
             w[i] = wi;
         }
         if (HOUT) {
 #pragma unroll
             for (int c = 0; c < KRILL_CGS_MAX_COLS; c++)
-                if (c < k) acc[c] += v[i + c * ldv] * wi;
+                if (c < k) acc[c] += __ldca(&v[i + c * ldv]) * wi;   // L1 hit after SUB
         }
         acc[KRILL_CGS_MAX_COLS] += wi * wi;
     }
