@@ -182,33 +182,22 @@ cleanup:
     return st;
 }
 
-/* New values in the build's CSR order; the descriptor keeps pointing at the same array.
- * Waits, so the caller may reuse `values` at once. */
+/* New values in the build's CSR order; the descriptor keeps pointing at the same array. */
 krill_status cusparse_update_values(krill_ctx *ctx, void *impl, const double *values)
 {
-    krill_status st = KRILL_OK;
     cusparse_gpu *m = static_cast<cusparse_gpu *>(impl);
-    KRILL_TRY(krill_mem_upload(ctx, m->val, values, (size_t)m->nnz * sizeof *m->val));
-    KRILL_TRY(krill_cuda_sync(ctx));
-cleanup:
-    return st;
+    return krill_cuda_upload_values(ctx, m->val, values, m->nnz);
 }
 
 krill_status cusparse_diagonal(krill_ctx *ctx, const void *impl, double *d)
 {
     const cusparse_gpu *m = static_cast<const cusparse_gpu *>(impl);
-    if (m->n_rows == 0) return KRILL_OK;
-    const int blocks = krill_cuda_blocks(ctx, m->n_rows);
-    cudaStream_t s = krill_cuda_stream(ctx);
-    if (m->wide)
-        krill_csr_diagonal_kernel<int64_t, int64_t><<<blocks, KRILL_CUDA_THREADS, 0, s>>>(
-            m->n_rows, static_cast<const int64_t *>(m->row_ptr),
-            static_cast<const int64_t *>(m->col), m->val, d);
-    else
-        krill_csr_diagonal_kernel<int32_t, int32_t><<<blocks, KRILL_CUDA_THREADS, 0, s>>>(
-            m->n_rows, static_cast<const int32_t *>(m->row_ptr),
-            static_cast<const int32_t *>(m->col), m->val, d);
-    return krill_cuda_check_launch("krill_csr_diagonal_kernel (cusparse)");
+    return m->wide ? krill_csr_cuda_diagonal(ctx, m->n_rows,
+                                             static_cast<const int64_t *>(m->row_ptr),
+                                             static_cast<const int64_t *>(m->col), m->val, d)
+                   : krill_csr_cuda_diagonal(ctx, m->n_rows,
+                                             static_cast<const int32_t *>(m->row_ptr),
+                                             static_cast<const int32_t *>(m->col), m->val, d);
 }
 
 /* Bytes of matrix data on the device (offsets, columns, values); cuSPARSE's workspace is not

@@ -178,4 +178,24 @@ static __global__ void krill_csr_diagonal_kernel(int64_t n_rows, const I *__rest
     }
 }
 
+/* Launch krill_csr_diagonal_kernel on the context's stream (nothing to do for no rows). */
+template <typename I, typename J>
+static krill_status krill_csr_cuda_diagonal(krill_ctx *ctx, int64_t n_rows, const I *row_ptr,
+                                            const J *col, const double *val, double *d)
+{
+    if (n_rows == 0) return KRILL_OK;
+    krill_csr_diagonal_kernel<I, J><<<krill_cuda_blocks(ctx, n_rows), KRILL_CUDA_THREADS, 0,
+                                      krill_cuda_stream(ctx)>>>(n_rows, row_ptr, col, val, d);
+    return krill_cuda_check_launch("krill_csr_diagonal_kernel");
+}
+
+/* A format's new values (host, nnz doubles) into its device array; waits, so the caller
+ * may reuse `values` at once. */
+static inline krill_status krill_cuda_upload_values(krill_ctx *ctx, double *dst,
+                                                    const double *values, int64_t nnz)
+{
+    krill_status st = krill_mem_upload(ctx, dst, values, (size_t)nnz * sizeof(double));
+    return st != KRILL_OK ? st : krill_cuda_sync(ctx);
+}
+
 #endif
