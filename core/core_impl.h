@@ -107,7 +107,15 @@ krill_status krill_mem_copy(krill_ctx *ctx, void *dst, const void *src, size_t b
 krill_status krill_mem_zero(krill_ctx *ctx, void *p, size_t bytes);
 
 #define KRILL_MEM_ALLOC(ctx, ptr, count)                                                 \
-    KRILL_TRY(krill_mem_alloc((ctx), (void **)&(ptr), (size_t)(count) * sizeof *(ptr), #ptr))
+    do {                                                                                 \
+        if ((size_t)(count) > SIZE_MAX / sizeof *(ptr)) {  /* the byte count would wrap */ \
+            st = krill_error(KRILL_ERR_ALLOC, "allocation of %zu x %zu bytes for %s "     \
+                             "overflows", (size_t)(count), sizeof *(ptr), #ptr);         \
+            goto cleanup;                                                                \
+        }                                                                                \
+        KRILL_TRY(krill_mem_alloc((ctx), (void **)&(ptr), (size_t)(count) * sizeof *(ptr), \
+                                  #ptr));                                                \
+    } while (0)
 
 /* ---- BLAS-1 on raw pointers in context memory ----------------------------------------
  * Asynchronous on CUDA (queued on the context's stream). Reductions write their result to

@@ -168,6 +168,8 @@ krill_status krill_csr_check(const krill_csr *a, const char *what)
     for (int32_t i = 0; i < a->n_rows; i++) {
         int64_t lo = a->row_ptr[i], hi = a->row_ptr[i + 1];
         KRILL_REQUIRE(lo <= hi, "%s: row_ptr decreases at row %d", what, i);
+        KRILL_REQUIRE(hi <= a->nnz, "%s: row_ptr[%d] = %lld exceeds nnz = %lld", what, i + 1,
+                      (long long)hi, (long long)a->nnz);
         for (int64_t p = lo; p < hi; p++) {
             KRILL_REQUIRE(a->col[p] >= 0 && a->col[p] < a->n_cols,
                           "%s: row %d: column %d is outside [0, %d)", what, i, a->col[p],

@@ -21,10 +21,11 @@ typedef struct pc_jacobi {
 static krill_status invert_diagonal(double *d, int64_t n)
 {
     for (int64_t i = 0; i < n; i++) {
-        if (d[i] == 0.0 || !isfinite(d[i]))
+        /* a subnormal a_ii is nonzero and finite, but its inverse overflows to Inf */
+        if (d[i] == 0.0 || !isfinite(d[i]) || !isfinite(1.0 / d[i]))
             return krill_error(KRILL_ERR_NUMERIC, "jacobi: the diagonal entry of row %lld "
-                               "(0-based) is %g; Jacobi needs a nonzero finite diagonal",
-                               (long long)i, d[i]);
+                               "(0-based) is %g; Jacobi needs a nonzero finite diagonal "
+                               "with a finite inverse", (long long)i, d[i]);
         d[i] = 1.0 / d[i];
     }
     return KRILL_OK;

@@ -241,14 +241,17 @@ cleanup:
 }
 
 /* One cycle from the residual in V[:, 0] with norm beta (> 0): up to m steps, then x is
- * updated. *it counts iterations across cycles. */
+ * updated. *it counts iterations across cycles. *stopped: the monitor asked to stop (also
+ * when the cycle ended for another reason at that iteration). */
 static krill_status gmres_cycle(const krill_solve_problem *p, gmres_ws *ws,
-                                krill_solve_info *info, double beta, int *it, cycle_end *end)
+                                krill_solve_info *info, double beta, int *it, cycle_end *end,
+                                int *stopped)
 {
     krill_status st = KRILL_OK;
     const int64_t n = p->n;
     int k = 0;
     *end = END_FULL;
+    *stopped = 0;
     KRILL_TRY(krill_blas_scal(p->ctx, n, 1.0 / beta, ws->v));
     ws->g[0] = beta;
     for (int j = 0; j < ws->m; j++) {
@@ -266,6 +269,7 @@ static krill_status gmres_cycle(const krill_solve_problem *p, gmres_ws *ws,
         estimate = fabs(ws->g[singular ? j : j + 1]);
         info->history[*it] = estimate;
         if (p->opts.monitor) stop = p->opts.monitor(*it, estimate, p->opts.monitor_data);
+        if (stop) *stopped = 1;
         if (singular) {
             *end = END_BREAKDOWN;
             break;
@@ -308,7 +312,8 @@ krill_status krill_gmres_run(const krill_solve_problem *p, krill_solve_info *inf
 
     while (reason == KRILL_REASON_NONE && it < p->opts.maxit) {
         cycle_end end;
-        KRILL_TRY(gmres_cycle(p, &ws, info, beta, &it, &end));
+        int stopped;
+        KRILL_TRY(gmres_cycle(p, &ws, info, beta, &it, &end, &stopped));
         KRILL_TRY(krill_timer_phase(p->timer, KRILL_PHASE_SPMV));
         KRILL_TRY(krill_true_residual(p, ws.v, ws.dev, &beta));
         KRILL_TRY(krill_timer_phase(p->timer, KRILL_PHASE_OTHER));
@@ -318,7 +323,7 @@ krill_status krill_gmres_run(const krill_solve_problem *p, krill_solve_info *inf
         if (reason != KRILL_REASON_NONE) break;
         if (end == END_NAN) reason = KRILL_DIVERGED_NAN;
         else if (end == END_BREAKDOWN) reason = KRILL_DIVERGED_BREAKDOWN;
-        else if (end == END_STOPPED) reason = KRILL_DIVERGED_MAXIT;
+        else if (end == END_STOPPED || stopped) reason = KRILL_DIVERGED_MAXIT;
     }
     if (reason == KRILL_REASON_NONE) reason = KRILL_DIVERGED_MAXIT;
 

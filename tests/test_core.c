@@ -158,6 +158,10 @@ static void test_blas_edges(void)
     krill_vec_destroy(&b);
     CHECK_STATUS(krill_vec_wrap(ctx, 5, NULL, &b), KRILL_ERR_ARG);
     CHECK(b == NULL);
+    /* n * 8 bytes wraps around size_t to 8: refused, not an 8-byte vector of length 2^61 + 1 */
+    CHECK_STATUS(krill_vec_create(ctx, ((int64_t)1 << 61) + 1, &b), KRILL_ERR_ALLOC);
+    CHECK(b == NULL);
+    CHECK(strstr(krill_last_error(), "overflows") != NULL);
     krill_vec_destroy(&a);
     krill_ctx_destroy(&ctx);
 }
@@ -232,6 +236,15 @@ static void test_check(void)
     CHECK_STATUS(krill_csr_check(a, "A"), KRILL_ERR_NUMERIC);
     a->val[2] = 2;
     a->row_ptr[2] = 2;
+    CHECK_STATUS(krill_csr_check(a, "A"), KRILL_ERR_ARG);
+    krill_csr_destroy(&a);
+    /* a row offset past nnz (the next one decreases): refused before col[] is read there */
+    CHECK_OK(krill_csr_create(2, 4, 3, &a));
+    int64_t rp2[] = {0, 100, 3};
+    int32_t col2[] = {0, 1, 2};
+    memcpy(a->row_ptr, rp2, sizeof rp2);
+    memcpy(a->col, col2, sizeof col2);
+    memcpy(a->val, val, sizeof val);
     CHECK_STATUS(krill_csr_check(a, "A"), KRILL_ERR_ARG);
     krill_csr_destroy(&a);
 }

@@ -398,6 +398,55 @@ static void test_faults(krill_ctx *ctx)
     su_system_free(&s);
 }
 
+/* A monitor's stop request at an iteration where the cycle also ends for another reason
+ * (here the Krylov space is full: lucky breakdown or a tiny estimate) while the true
+ * residual still misses rtol: the solve stops there, it does not go on to maxit. The
+ * matrix (n = 60, nonsymmetric, ill-conditioned) reaches only ~1e-11 in one cycle. */
+static void test_monitor_stop_at_cycle_end(krill_ctx *ctx)
+{
+    enum { N = 60 };
+    int32_t rows[3 * N], cols[3 * N];
+    double vals[3 * N];
+    int nnz = 0;
+    krill_csr *csr = NULL;
+    krill_mat *a = NULL;
+    krill_vec *b = NULL, *x = NULL;
+    krill_solve_info info;
+    su_monitor mon = {0, 0, 1, N};
+    krill_solver_opts o = gmres_opts(KRILL_ORTHO_CGS2, N, 1e-14);
+    for (int i = 0; i < N; i++) {
+        rows[nnz] = cols[nnz] = i;
+        vals[nnz++] = 1.0 + 0.001 * i;
+        if (i + 1 < N) {
+            rows[nnz] = i;
+            cols[nnz] = i + 1;
+            vals[nnz++] = 1.5;
+        }
+        if (i > 1) {
+            rows[nnz] = i;
+            cols[nnz] = i - 2;
+            vals[nnz++] = -0.45;
+        }
+    }
+    CHECK_OK(krill_csr_from_triplets(N, N, nnz, rows, cols, vals, &csr));
+    CHECK_OK(krill_mat_create(ctx, csr, NULL, &a));
+    CHECK_OK(krill_vec_create(ctx, N, &b));
+    CHECK_OK(krill_vec_create(ctx, N, &x));
+    CHECK_OK(krill_vec_fill(b, 1.0));
+    o.maxit = 1000;
+    o.monitor = su_monitor_fn;
+    o.monitor_data = &mon;
+    CHECK_OK(krill_solve(a, NULL, b, x, &o, &info));
+    CHECK(info.relres > o.rtol);              /* the setting this test needs */
+    CHECK(info.reason == KRILL_DIVERGED_MAXIT);
+    CHECK(info.iterations == N && mon.calls == N);
+    krill_solve_info_free(&info);
+    krill_vec_destroy(&b);
+    krill_vec_destroy(&x);
+    krill_mat_destroy(&a);
+    krill_csr_destroy(&csr);
+}
+
 int main(void)
 {
     krill_ctx *ctx = tu_cpu_ctx(2);
@@ -405,6 +454,7 @@ int main(void)
     test_breakdown(ctx);
     test_overflow(ctx);
     test_edge_cases(ctx);
+    test_monitor_stop_at_cycle_end(ctx);
     test_threads();
     test_arguments(ctx);
     test_faults(ctx);

@@ -109,6 +109,19 @@ static void test_errors(krill_ctx *ctx)
     CHECK(pc == NULL);
     CHECK_STATUS(krill_pc_create(a_zero, "jacobi", &pc), KRILL_ERR_NUMERIC);
     CHECK(strstr(krill_last_error(), "row 1 (0-based)") != NULL);
+    /* a subnormal a_ii is nonzero and finite but 1 / a_ii overflows to Inf: refused too */
+    {
+        krill_csr *tiny = small_matrix(-1, -1);
+        krill_mat *a_tiny = NULL;
+        CHECK(tiny->col[tiny->row_ptr[2]] == 2);
+        tiny->val[tiny->row_ptr[2]] = 1e-310;
+        CHECK_OK(krill_mat_create(ctx, tiny, NULL, &a_tiny));
+        CHECK_STATUS(krill_pc_create(a_tiny, "jacobi", &pc), KRILL_ERR_NUMERIC);
+        CHECK(strstr(krill_last_error(), "row 2 (0-based)") != NULL);
+        CHECK(pc == NULL);
+        krill_mat_destroy(&a_tiny);
+        krill_csr_destroy(&tiny);
+    }
     CHECK_STATUS(krill_pc_create(a, "ilu7", &pc), KRILL_ERR_ARG);
     CHECK(strstr(krill_last_error(), "ilu7") && strstr(krill_last_error(), "none, jacobi"));
     CHECK_STATUS(krill_pc_create(a, "jacobi:2", &pc), KRILL_ERR_ARG);
