@@ -331,8 +331,10 @@ static int solve_run(int argc, char **argv)
     progress.bnorm = sqrt(bnorm_sq);
     progress.every_iteration = args.monitor;
     progress.live = !args.quiet && !args.monitor && isatty(fileno(stderr));
-    report.opts.monitor = cli_progress_monitor;
-    report.opts.monitor_data = &progress;
+    if (progress.every_iteration || progress.live) {   /* a monitor costs the GPU CG its */
+        report.opts.monitor = cli_progress_monitor;    /* run-ahead: only when shown       */
+        report.opts.monitor_data = &progress;
+    }
     solve_status = krill_solve(mat, pc, b, x, &report.opts, &report.info);
     cli_progress_clear(&progress);
     CLI_TRY(solve_status);
