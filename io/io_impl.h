@@ -171,7 +171,8 @@ int mm_threads_for(int64_t work, int64_t serial_below);
  * The CSR of the parsed file: symmetric and skew-symmetric storage expanded to full,
  * rows sorted, duplicates summed in file order (so the sum has the same bits for every
  * thread count). Array files give a dense CSR: every entry, zeros included. */
-krill_status mm_build_csr(const mm_header *h, const mm_entries *e, krill_csr **csr);
+krill_status mm_build_csr(const char *name, const mm_header *h, const mm_entries *e,
+                          krill_csr **csr);
 
 #ifdef __cplusplus
 }

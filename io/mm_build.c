@@ -15,6 +15,7 @@
  *
  * Memory traffic, coordinate: the triplets are read twice (count, scatter), the CSR
  * written once and read once (sort check); with duplicates, read and written once more. */
+#include <math.h>
 #include <omp.h>
 #include <string.h>
 
@@ -101,7 +102,20 @@ cleanup:
     return st;
 }
 
-static krill_status build_coordinate(const mm_header *h, const mm_entries *e, krill_csr **out)
+/* Finite values can sum to an infinity: the first such entry (row order) is a parse error. */
+static krill_status check_sums(const char *name, const krill_csr *a)
+{
+    for (int32_t r = 0; r < a->n_rows; r++)
+        for (int64_t p = a->row_ptr[r]; p < a->row_ptr[r + 1]; p++)
+            if (!isfinite(a->val[p]))
+                return krill_error(KRILL_ERR_PARSE, "%s: the duplicate entries at (%d, %d) sum to "
+                                   "%g: values must be finite", name, r + 1, a->col[p] + 1,
+                                   a->val[p]);
+    return KRILL_OK;
+}
+
+static krill_status build_coordinate(const char *name, const mm_header *h, const mm_entries *e,
+                                     krill_csr **out)
 {
     krill_status st = KRILL_OK;
     krill_csr *a = NULL;
@@ -170,6 +184,7 @@ static krill_status build_coordinate(const mm_header *h, const mm_entries *e, kr
         KRILL_TRY(sum_duplicates(a, dups, mm_threads_for(a->nnz, BUILD_PARALLEL_MIN), &summed));
         krill_csr_destroy(&a);
         a = summed;
+        KRILL_TRY(check_sums(name, a));
     }
     *out = a;
     a = NULL;
@@ -225,7 +240,8 @@ cleanup:
     return st;
 }
 
-krill_status mm_build_csr(const mm_header *h, const mm_entries *e, krill_csr **csr)
+krill_status mm_build_csr(const char *name, const mm_header *h, const mm_entries *e,
+                          krill_csr **csr)
 {
-    return h->info.is_array ? build_array(h, e, csr) : build_coordinate(h, e, csr);
+    return h->info.is_array ? build_array(h, e, csr) : build_coordinate(name, h, e, csr);
 }

@@ -30,7 +30,7 @@ krill_status krill_mm_read_buffer(const char *name, const char *text, size_t len
     if (!name) name = "<buffer>";
     if (!text) text = "";
     KRILL_TRY(parse_text(name, text, len, &h, &e));
-    KRILL_TRY(mm_build_csr(&h, &e, csr));
+    KRILL_TRY(mm_build_csr(name, &h, &e, csr));
 cleanup:
     if (info) *info = h.info;
     mm_entries_free(&e);
@@ -52,7 +52,7 @@ krill_status krill_mm_read(const char *path, krill_csr **csr, krill_mm_info *inf
     KRILL_TRY(parse_text(path, text, len, &h, &e));
     krill_free(text);              /* the file is no longer needed: lower the peak memory */
     text = NULL;
-    KRILL_TRY(mm_build_csr(&h, &e, csr));
+    KRILL_TRY(mm_build_csr(path, &h, &e, csr));
 cleanup:
     if (info) *info = h.info;
     krill_free(text);

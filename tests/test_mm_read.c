@@ -115,6 +115,10 @@ static void test_coordinate(void)
     CHECK(info.is_array == 0 && info.field == KRILL_MM_REAL && info.symmetry == KRILL_MM_GENERAL);
     CHECK(info.rows == 3 && info.cols == 4 && info.entries == 6);
     krill_csr_destroy(&a);
+    /* finite duplicates whose sum overflows: refused, naming the entry (1-based) */
+    CHECK_STATUS(read_text(GEN "2 2 3\n2 2 1\n1 2 1e308\n1 2 1e308\n", &a, &info),
+                 KRILL_ERR_PARSE);
+    CHECK(a == NULL && strstr(krill_last_error(), "(1, 2) sum to inf") != NULL);
 
     /* symmetric: the lower triangle mirrored; or the upper one */
     EXPECT(SYM "3 3 4\n1 1 2\n2 1 -1\n3 2 -1\n3 3 2\n", 3, 3, {0, 0, 2}, {0, 1, -1},
