@@ -217,11 +217,16 @@ krill_status krill_cg_run(const krill_solve_problem *p, krill_solve_info *info)
             /* the recurrence says converged: the true residual decides */
             KRILL_TRY(cg_true_residual(p, &ws, &resnorm));
             reason = krill_converged_reason(p, resnorm);
-            resnorm_current = reason != KRILL_REASON_NONE;
-            if (reason == KRILL_REASON_NONE && krill_is_finite(resnorm)) {
+            if (reason == KRILL_REASON_NONE && !krill_is_finite(resnorm)) {
+                reason = KRILL_DIVERGED_NAN;
+            } else if (reason == KRILL_REASON_NONE) {
                 KRILL_TRY(cg_start(p, &ws, seen));   /* restart from the true residual */
                 queued = seen;
+                if (!(ws.host.rz > 0.0))            /* as at the start: M is not SPD */
+                    reason = krill_is_finite(ws.host.rz) ? KRILL_DIVERGED_INDEFINITE
+                                                         : KRILL_DIVERGED_NAN;
             }
+            resnorm_current = reason != KRILL_REASON_NONE;   /* x has not moved since */
         }
         if (reason == KRILL_REASON_NONE && stop_requested) reason = KRILL_DIVERGED_MAXIT;
     }

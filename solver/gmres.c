@@ -62,7 +62,7 @@ typedef enum cycle_end {
     END_BREAKDOWN,       /* breakdown with a singular R */
     END_MAXIT,           /* maxit iterations */
     END_STOPPED,         /* the monitor asked to stop */
-    END_NAN              /* NaN or Inf in h: x is left at the cycle's start */
+    END_NAN              /* NaN or Inf in h or y: x is left at the cycle's start */
 } cycle_end;
 
 typedef struct gmres_ws {
@@ -211,19 +211,28 @@ static int givens(gmres_ws *ws, int j, double hn, double wnorm)
     return 0;
 }
 
-/* x += M^{-1} V_k y with R y = g (k x k, back substitution on the host). */
-static krill_status update_solution(const krill_solve_problem *p, gmres_ws *ws, int k)
+/* x += M^{-1} V_k y with R y = g (k x k, back substitution on the host). When y is not
+ * finite (R too ill-conditioned: the division overflowed), x is left as it was and *end
+ * becomes END_NAN. */
+static krill_status update_solution(const krill_solve_problem *p, gmres_ws *ws, int k,
+                                    cycle_end *end)
 {
     krill_status st = KRILL_OK;
     krill_ctx *ctx = p->ctx;
     const int64_t n = p->n;
     const int ld = ws->m + 1;
     double *ydev = ws->dev + 2 * (size_t)ws->m + 3;
+    int finite = 1;
     if (k == 0) goto cleanup;
     for (int i = k - 1; i >= 0; i--) {
         double s = ws->g[i];
         for (int l = i + 1; l < k; l++) s -= ws->hess[i + (size_t)l * ld] * ws->y[l];
         ws->y[i] = s / ws->hess[i + (size_t)i * ld];
+        finite = finite && krill_is_finite(ws->y[i]);
+    }
+    if (!finite) {
+        *end = END_NAN;
+        goto cleanup;
     }
     KRILL_TRY(krill_scalars_write(ctx, ydev, ws->y, k));
     if (ws->z == NULL) {
@@ -282,7 +291,7 @@ static krill_status gmres_cycle(const krill_solve_problem *p, gmres_ws *ws,
         if (*end != END_FULL) break;
         KRILL_TRY(krill_blas_scal(p->ctx, n, 1.0 / hn, ws->v + (size_t)(j + 1) * (size_t)n));
     }
-    KRILL_TRY(update_solution(p, ws, k));
+    KRILL_TRY(update_solution(p, ws, k, end));
 cleanup:
     return st;
 }

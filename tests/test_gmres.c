@@ -191,6 +191,35 @@ static void test_overflow(krill_ctx *ctx)
     krill_csr_destroy(&csr);
 }
 
+/* diag(1e-310, 1) with GMRES(1): the 1x1 least-squares solve divides by ~1e-310 and y
+ * overflows; x must stay finite (left at the cycle's start) and the reason be NaN/Inf. */
+static void test_overflowing_y(krill_ctx *ctx)
+{
+    int32_t rows[2] = {0, 1}, cols[2] = {0, 1};
+    double vals[2] = {1e-310, 1.0}, bh[2] = {-0.75, 0.5}, xh[2];
+    krill_csr *csr = NULL;
+    krill_mat *a = NULL;
+    krill_vec *b = NULL, *x = NULL;
+    krill_solve_info info;
+    krill_solver_opts o = gmres_opts(KRILL_ORTHO_CGS2, 1, 1e-8);
+    o.maxit = 50;
+    CHECK_OK(krill_csr_from_triplets(2, 2, 2, rows, cols, vals, &csr));
+    CHECK_OK(krill_mat_create(ctx, csr, NULL, &a));
+    CHECK_OK(krill_vec_create(ctx, 2, &b));
+    CHECK_OK(krill_vec_create(ctx, 2, &x));
+    CHECK_OK(krill_vec_upload(b, bh));
+    CHECK_OK(krill_solve(a, NULL, b, x, &o, &info));
+    CHECK(info.reason == KRILL_DIVERGED_NAN);
+    CHECK(isfinite(info.relres));
+    CHECK_OK(krill_vec_download(x, xh));
+    CHECK(isfinite(xh[0]) && isfinite(xh[1]));
+    krill_solve_info_free(&info);
+    krill_vec_destroy(&b);
+    krill_vec_destroy(&x);
+    krill_mat_destroy(&a);
+    krill_csr_destroy(&csr);
+}
+
 static void test_edge_cases(krill_ctx *ctx)
 {
     su_system s;
@@ -453,6 +482,7 @@ int main(void)
     test_systems(ctx);
     test_breakdown(ctx);
     test_overflow(ctx);
+    test_overflowing_y(ctx);
     test_edge_cases(ctx);
     test_monitor_stop_at_cycle_end(ctx);
     test_threads();
