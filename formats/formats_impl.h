@@ -63,10 +63,35 @@ krill_status krill_mat_diagonal_raw(const krill_mat *a, double *d);
  * empty_rows (bytes and variant are left to the format). */
 void krill_csr_row_stats(const krill_csr *csr, krill_format_stats *stats);
 
+/* ELL and ELL-R on the host (formats/ell.c; the GPU build in ell.cu uploads these arrays).
+ * Column-major N x K: entry k of row i at [k * N + i], so consecutive rows (threads) read
+ * consecutive addresses. Padding: value 0, column -1, and the kernels skip it, so a row is
+ * summed in CSR order, nothing added. K is the longest row; N * K above INT32_MAX entries is
+ * refused (KRILL_ERR_UNSUPPORTED): ELL would store more padding than any GPU holds. */
+typedef struct krill_ell_host {
+    int64_t n_rows, n_cols, nnz, k;
+    int32_t *col;            /* N * K column indices, -1 in padding */
+    double *val;             /* N * K values, 0 in padding */
+    int32_t *len;            /* N row lengths (ELL-R's extra array; ELL uses it to scatter new
+                                values and does not count it as stored) */
+} krill_ell_host;
+
+krill_status krill_ell_host_build(const krill_csr *csr, krill_ell_host *e);
+/* Scatter nnz new values (the CSR order of the build) into e->val. */
+void krill_ell_host_scatter(krill_ell_host *e, const double *values);
+void krill_ell_host_free(krill_ell_host *e);
+/* Stats shared by both devices: formulas (2) ELL and (3) ELL-R of the RBP paper with
+ * krill's widths: 8 N K + 4 N K (+ 4 N) bytes. */
+void krill_ell_stats(const krill_ell_host *e, int with_len, krill_format_stats *s);
+
 /* Format tables, defined in formats/NAME.c (CPU) and formats/NAME.cu (CUDA). */
 extern const krill_format_ops krill_csr_cpu_ops;
+extern const krill_format_ops krill_ell_cpu_ops;
+extern const krill_format_ops krill_ellr_cpu_ops;
 #ifdef KRILL_HAVE_CUDA
 extern const krill_format_ops krill_csr_cuda_ops;
+extern const krill_format_ops krill_ell_cuda_ops;
+extern const krill_format_ops krill_ellr_cuda_ops;
 extern const krill_format_ops krill_cusparse_cuda_ops;
 #endif
 

@@ -12,6 +12,10 @@
 static const krill_format_entry registry[] = {
     {"csr", "compressed sparse row; GPU kernels: thread per row (scalar) or sub-warp per row "
             "(vector), chosen by row lengths", &krill_csr_cpu_ops, CUDA_OPS(krill_csr_cuda_ops)},
+    {"ell", "ELLPACK: N x K column-major, padded to the longest row K (formula (2))",
+     &krill_ell_cpu_ops, CUDA_OPS(krill_ell_cuda_ops)},
+    {"ellr", "ELL-R: ELL plus row lengths, loops end at each row's length (formula (3))",
+     &krill_ellr_cpu_ops, CUDA_OPS(krill_ellr_cuda_ops)},
     {"cusparse", "cuSPARSE cusparseSpMV on the same CSR (GPU only; the reference peer)", NULL,
      CUDA_OPS(krill_cusparse_cuda_ops)},
 };

@@ -1,3 +1,6 @@
 # The formats through the krill_mat API, on the CPU (GPU: gpu.cmake)
 krill_test(test_csr_format test_csr_format.c LABELS unit)
 krill_test(test_csr_testdata test_csr_testdata.c LABELS data)
+krill_test(test_ell test_ell.c LABELS data)
+krill_test(test_gpu_ell test_ell.c LABELS gpu)
+target_compile_definitions(test_gpu_ell PRIVATE ELL_TEST_GPU)

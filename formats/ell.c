@@ -1,0 +1,194 @@
+/* formats/ell.c - ELLPACK (ELL) and ELL-R on the CPU, and the host build both devices share.
+ *
+ * ELL stores every row with K = max row length entries, column-major (entry k of row i at
+ * k*N + i), padded with value 0 and column -1 (formula (2) of the RBP paper: 8NK + 4NK
+ * bytes). ELL-R adds the row lengths (formula (3): + 4N bytes), so a row's loop ends at its
+ * own length instead of skipping padding up to K. The two differ by that one array, so they
+ * share this file pair (one ops table each); see doc/decisions.md.
+ *
+ * y_i = alpha * sum_k a_ik x_col + beta * y_i, each row summed in CSR order with padding
+ * skipped (never 0 * x_j, which would turn an Inf in x into NaN): the CPU result has the
+ * same bits as krill_csr_spmv_ref. Traffic per SpMV: ELL reads 12 N K bytes of matrix
+ * (padding included: that is ELL's cost), ELL-R 12 nnz + 4 N plus whatever of the padded
+ * cache lines it touches, and both x (gathered) and y. */
+#include <string.h>
+
+#include "formats/formats_impl.h"
+
+/* Most entries N * K an ELL may hold; beyond it the padding alone is tens of GB. */
+#define ELL_MAX_ENTRIES INT32_MAX
+
+typedef struct ell_cpu {
+    krill_ell_host e;
+    int with_len;            /* ELL-R */
+    int threads;
+} ell_cpu;
+
+void krill_ell_host_free(krill_ell_host *e)
+{
+    krill_free(e->col);
+    krill_free(e->val);
+    krill_free(e->len);
+    memset(e, 0, sizeof *e);
+}
+
+krill_status krill_ell_host_build(const krill_csr *a, krill_ell_host *e)
+{
+    krill_status st = KRILL_OK;
+    int64_t k = 0, n = a->n_rows, entries;
+    memset(e, 0, sizeof *e);
+    for (int32_t i = 0; i < a->n_rows; i++)
+        if (a->row_ptr[i + 1] - a->row_ptr[i] > k) k = a->row_ptr[i + 1] - a->row_ptr[i];
+    entries = n * k;
+    if (entries > ELL_MAX_ENTRIES) {
+        st = krill_error(KRILL_ERR_UNSUPPORTED, "ell: %lld rows x K = %lld (the longest row) "
+                         "= %lld entries, more than %d: the padding would dominate; use csr",
+                         (long long)n, (long long)k, (long long)entries, ELL_MAX_ENTRIES);
+        goto cleanup;
+    }
+    e->n_rows = n;
+    e->n_cols = a->n_cols;
+    e->nnz = a->nnz;
+    e->k = k;
+    KRILL_ALLOC(e->col, entries);
+    KRILL_ALLOC(e->val, entries);
+    KRILL_ALLOC(e->len, n);
+    for (int64_t p = 0; p < entries; p++) {
+        e->col[p] = -1;
+        e->val[p] = 0.0;
+    }
+    for (int32_t i = 0; i < a->n_rows; i++) {
+        int64_t lo = a->row_ptr[i];
+        e->len[i] = (int32_t)(a->row_ptr[i + 1] - lo);
+        for (int64_t j = 0; j < e->len[i]; j++) e->col[j * n + i] = a->col[lo + j];
+    }
+    krill_ell_host_scatter(e, a->val);
+cleanup:
+    if (st != KRILL_OK) krill_ell_host_free(e);
+    return st;
+}
+
+void krill_ell_host_scatter(krill_ell_host *e, const double *values)
+{
+    int64_t p = 0;
+    for (int64_t i = 0; i < e->n_rows; i++)
+        for (int64_t j = 0; j < e->len[i]; j++) e->val[j * e->n_rows + i] = values[p++];
+}
+
+void krill_ell_stats(const krill_ell_host *e, int with_len, krill_format_stats *s)
+{
+    int64_t empty = 0;
+    s->n_rows = e->n_rows;
+    s->n_cols = e->n_cols;
+    s->nnz = e->nnz;
+    s->max_row_nnz = e->k;
+    s->mean_row_nnz = e->n_rows ? (double)e->nnz / (double)e->n_rows : 0.0;
+    for (int64_t i = 0; i < e->n_rows; i++) empty += e->len[i] == 0;
+    s->empty_rows = empty;
+    s->bytes = (size_t)(e->n_rows * e->k) * (sizeof(double) + sizeof(int32_t)) +
+               (with_len ? (size_t)e->n_rows * sizeof(int32_t) : 0);
+}
+
+static void ell_destroy(krill_ctx *ctx, void *impl)
+{
+    ell_cpu *m = impl;
+    (void)ctx;
+    if (!m) return;
+    krill_ell_host_free(&m->e);
+    krill_free(m);
+}
+
+static krill_status ell_build_common(krill_ctx *ctx, const krill_csr *csr, const char *param,
+                                     int with_len, void **impl)
+{
+    krill_status st = KRILL_OK;
+    ell_cpu *m = NULL;
+    KRILL_REQUIRE(param == NULL, "format '%s:%s': the format takes no parameter",
+                  with_len ? "ellr" : "ell", param);
+    KRILL_CALLOC(m, 1);
+    m->with_len = with_len;
+    m->threads = ctx->threads > 0 ? ctx->threads : 1;
+    KRILL_TRY(krill_ell_host_build(csr, &m->e));
+    *impl = m;
+    m = NULL;
+cleanup:
+    ell_destroy(ctx, m);
+    return st;
+}
+
+static krill_status ell_build(krill_ctx *ctx, const krill_csr *csr, const char *param, void **impl)
+{
+    return ell_build_common(ctx, csr, param, 0, impl);
+}
+
+static krill_status ellr_build(krill_ctx *ctx, const krill_csr *csr, const char *param,
+                               void **impl)
+{
+    return ell_build_common(ctx, csr, param, 1, impl);
+}
+
+static krill_status ell_spmv(krill_ctx *ctx, const void *impl, double alpha, const double *x,
+                             double beta, double *y)
+{
+    const ell_cpu *m = impl;
+    const krill_ell_host *e = &m->e;
+    const int64_t n = e->n_rows;
+    (void)ctx;
+#pragma omp parallel for schedule(static) num_threads(m->threads)
+    for (int64_t i = 0; i < n; i++) {
+        const int64_t stop = m->with_len ? e->len[i] : e->k;
+        double s = 0.0;
+        for (int64_t j = 0; j < stop; j++) {
+            const int32_t c = e->col[j * n + i];
+            if (c >= 0) s += e->val[j * n + i] * x[c];   /* ELL: padding skipped */
+        }
+        y[i] = beta == 0.0 ? alpha * s : alpha * s + beta * y[i];
+    }
+    return KRILL_OK;
+}
+
+static krill_status ell_update_values(krill_ctx *ctx, void *impl, const double *values)
+{
+    (void)ctx;
+    krill_ell_host_scatter(&((ell_cpu *)impl)->e, values);
+    return KRILL_OK;
+}
+
+static krill_status ell_diagonal(krill_ctx *ctx, const void *impl, double *d)
+{
+    const krill_ell_host *e = &((const ell_cpu *)impl)->e;
+    (void)ctx;
+    for (int64_t i = 0; i < e->n_rows; i++) {
+        d[i] = 0.0;
+        for (int64_t j = 0; j < e->len[i]; j++)
+            if (e->col[j * e->n_rows + i] == i) d[i] = e->val[j * e->n_rows + i];
+    }
+    return KRILL_OK;
+}
+
+static void ell_stats(const void *impl, krill_format_stats *s)
+{
+    const ell_cpu *m = impl;
+    krill_ell_stats(&m->e, m->with_len, s);
+    strcpy(s->variant, m->with_len ? "row-lengths" : "padded");
+}
+
+const krill_format_ops krill_ell_cpu_ops = {
+    .name = "ell",
+    .build = ell_build,
+    .spmv = ell_spmv,
+    .update_values = ell_update_values,
+    .diagonal = ell_diagonal,
+    .stats = ell_stats,
+    .destroy = ell_destroy,
+};
+
+const krill_format_ops krill_ellr_cpu_ops = {
+    .name = "ellr",
+    .build = ellr_build,
+    .spmv = ell_spmv,
+    .update_values = ell_update_values,
+    .diagonal = ell_diagonal,
+    .stats = ell_stats,
+    .destroy = ell_destroy,
+};

@@ -1,0 +1,186 @@
+/* formats/ell.cu - ELL and ELL-R on the GPU: the "ell" and "ellr" tables for CUDA contexts.
+ *
+ * The arrays are built on the host (krill_ell_host_build, formats/ell.c) and uploaded:
+ * column-major N x K, so that thread i (row i) and thread i+1 read neighbouring addresses
+ * at every step k: the coalesced access that is ELL's point. One thread per row, cyclic
+ * (grid-stride) over rows. ELL runs every row to K and skips the padding (column -1, its
+ * value is not read); ELL-R stops at the row's length. Each row is summed in CSR order.
+ * Device bytes: formulas (2) and (3) of the RBP paper, 12 N K (+ 4 N for ELL-R); the row
+ * lengths of ELL stay on the host (they scatter new values). */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "formats/formats_impl.h"
+#include "kernels/kernels_impl.cuh"
+
+namespace {
+
+struct ell_gpu {
+    int64_t n_rows, n_cols, nnz, k;
+    int with_len;             /* ELL-R */
+    int32_t *col;             /* device, N * K, -1 in padding */
+    double *val;              /* device, N * K, 0 in padding */
+    int32_t *len;             /* device, N row lengths (ELL-R only) */
+    krill_ell_host host;      /* host: len only (col and val released after the upload) */
+};
+
+template <bool WITH_LEN>
+__global__ void ell_kernel(int64_t n, int64_t k, const int32_t *__restrict__ col,
+                           const double *__restrict__ val, const int32_t *__restrict__ len,
+                           double alpha, const double *__restrict__ x, double beta,
+                           double *__restrict__ y)
+{
+    const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        const int64_t stop = WITH_LEN ? len[i] : k;
+        double s = 0.0;
+        for (int64_t j = 0; j < stop; j++) {
+            const int32_t c = col[j * n + i];
+            if (WITH_LEN || c >= 0) s += val[j * n + i] * __ldg(&x[c]);
+        }
+        y[i] = beta == 0.0 ? alpha * s : alpha * s + beta * y[i];
+    }
+}
+
+__global__ void ell_diagonal_kernel(int64_t n, int64_t k, const int32_t *__restrict__ col,
+                                    const double *__restrict__ val, double *__restrict__ d)
+{
+    const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        double di = 0.0;
+        for (int64_t j = 0; j < k; j++)
+            if (col[j * n + i] == i) di = val[j * n + i];
+        d[i] = di;
+    }
+}
+
+void ell_cuda_destroy(krill_ctx *ctx, void *impl)
+{
+    ell_gpu *m = static_cast<ell_gpu *>(impl);
+    if (!m) return;
+    krill_mem_free(ctx, m->col);
+    krill_mem_free(ctx, m->val);
+    krill_mem_free(ctx, m->len);
+    krill_ell_host_free(&m->host);
+    krill_free(m);
+}
+
+krill_status ell_cuda_build_common(krill_ctx *ctx, const krill_csr *csr, const char *param,
+                                   int with_len, void **impl)
+{
+    krill_status st = KRILL_OK;
+    ell_gpu *m = NULL;
+    int64_t entries;
+    KRILL_REQUIRE(param == NULL, "format '%s:%s': the format takes no parameter",
+                  with_len ? "ellr" : "ell", param);
+    KRILL_CALLOC(m, 1);
+    m->with_len = with_len;
+    KRILL_TRY(krill_ell_host_build(csr, &m->host));
+    m->n_rows = m->host.n_rows;
+    m->n_cols = m->host.n_cols;
+    m->nnz = m->host.nnz;
+    m->k = m->host.k;
+    entries = m->n_rows * m->k;
+    KRILL_MEM_ALLOC(ctx, m->col, entries);
+    KRILL_MEM_ALLOC(ctx, m->val, entries);
+    KRILL_TRY(krill_mem_upload(ctx, m->col, m->host.col, (size_t)entries * sizeof(int32_t)));
+    KRILL_TRY(krill_mem_upload(ctx, m->val, m->host.val, (size_t)entries * sizeof(double)));
+    if (with_len) {
+        KRILL_MEM_ALLOC(ctx, m->len, m->n_rows);
+        KRILL_TRY(krill_mem_upload(ctx, m->len, m->host.len, (size_t)m->n_rows * sizeof(int32_t)));
+    }
+    KRILL_TRY(krill_cuda_sync(ctx));   /* the host arrays may go now */
+    krill_free(m->host.col);
+    krill_free(m->host.val);
+    m->host.col = NULL;
+    m->host.val = NULL;
+    *impl = m;
+    m = NULL;
+cleanup:
+    ell_cuda_destroy(ctx, m);
+    return st;
+}
+
+krill_status ell_cuda_build(krill_ctx *ctx, const krill_csr *csr, const char *param, void **impl)
+{
+    return ell_cuda_build_common(ctx, csr, param, 0, impl);
+}
+
+krill_status ellr_cuda_build(krill_ctx *ctx, const krill_csr *csr, const char *param,
+                             void **impl)
+{
+    return ell_cuda_build_common(ctx, csr, param, 1, impl);
+}
+
+krill_status ell_cuda_spmv(krill_ctx *ctx, const void *impl, double alpha, const double *x,
+                           double beta, double *y)
+{
+    const ell_gpu *m = static_cast<const ell_gpu *>(impl);
+    if (m->n_rows == 0) return KRILL_OK;
+    const int blocks = krill_cuda_blocks(ctx, m->n_rows);
+    cudaStream_t s = krill_cuda_stream(ctx);
+    if (m->with_len)
+        ell_kernel<true><<<blocks, KRILL_CUDA_THREADS, 0, s>>>(m->n_rows, m->k, m->col, m->val,
+                                                               m->len, alpha, x, beta, y);
+    else
+        ell_kernel<false><<<blocks, KRILL_CUDA_THREADS, 0, s>>>(m->n_rows, m->k, m->col, m->val,
+                                                                m->len, alpha, x, beta, y);
+    return krill_cuda_check_launch("ell_kernel");
+}
+
+/* New values: scattered into a temporary host N x K array (the layout), then uploaded. */
+krill_status ell_cuda_update_values(krill_ctx *ctx, void *impl, const double *values)
+{
+    krill_status st = KRILL_OK;
+    ell_gpu *m = static_cast<ell_gpu *>(impl);
+    krill_ell_host scatter = m->host;
+    const int64_t entries = m->n_rows * m->k;
+    scatter.val = NULL;
+    KRILL_CALLOC(scatter.val, entries);
+    krill_ell_host_scatter(&scatter, values);
+    KRILL_TRY(krill_cuda_upload_values(ctx, m->val, scatter.val, entries));
+cleanup:
+    krill_free(scatter.val);
+    return st;
+}
+
+krill_status ell_cuda_diagonal(krill_ctx *ctx, const void *impl, double *d)
+{
+    const ell_gpu *m = static_cast<const ell_gpu *>(impl);
+    if (m->n_rows == 0) return KRILL_OK;
+    ell_diagonal_kernel<<<krill_cuda_blocks(ctx, m->n_rows), KRILL_CUDA_THREADS, 0,
+                          krill_cuda_stream(ctx)>>>(m->n_rows, m->k, m->col, m->val, d);
+    return krill_cuda_check_launch("ell_diagonal_kernel");
+}
+
+void ell_cuda_stats(const void *impl, krill_format_stats *s)
+{
+    const ell_gpu *m = static_cast<const ell_gpu *>(impl);
+    krill_ell_stats(&m->host, m->with_len, s);
+    snprintf(s->variant, sizeof s->variant, "%s", m->with_len ? "row-lengths" : "padded");
+}
+
+} /* namespace */
+
+extern "C" const krill_format_ops krill_ell_cuda_ops = {
+    "ell",                      /* name */
+    ell_cuda_build,             /* build */
+    ell_cuda_spmv,              /* spmv */
+    NULL,                       /* spmv_dot: spmv, then a dot */
+    ell_cuda_update_values,     /* update_values */
+    ell_cuda_diagonal,          /* diagonal */
+    ell_cuda_stats,             /* stats */
+    ell_cuda_destroy,           /* destroy */
+};
+
+extern "C" const krill_format_ops krill_ellr_cuda_ops = {
+    "ellr",                     /* name */
+    ellr_cuda_build,            /* build */
+    ell_cuda_spmv,              /* spmv */
+    NULL,                       /* spmv_dot: spmv, then a dot */
+    ell_cuda_update_values,     /* update_values */
+    ell_cuda_diagonal,          /* diagonal */
+    ell_cuda_stats,             /* stats */
+    ell_cuda_destroy,           /* destroy */
+};
