@@ -183,15 +183,7 @@ krill_status krill_cg_run(const krill_solve_problem *p, krill_solve_info *info)
     memset(&ws, 0, sizeof ws);
     KRILL_TRY(krill_timer_setup(p->timer));
     KRILL_TRY(cg_ws_create(p, &ws));
-    KRILL_TRY(krill_true_residual(p, ws.r, ws.norm, &resnorm));
-    if (!krill_is_finite(resnorm)) {
-        info->reason = KRILL_DIVERGED_NAN;
-        st = krill_error(KRILL_ERR_NUMERIC, "krill_solve: the initial residual b - A x is not "
-                         "finite (||r|| = %g): x (the initial guess) holds NaN or Inf, or A x "
-                         "overflows", resnorm);
-        goto cleanup;
-    }
-    info->history[0] = resnorm;
+    KRILL_TRY(krill_initial_residual(p, ws.r, ws.norm, &resnorm, info));
     reason = krill_converged_reason(p, resnorm);
     if (reason == KRILL_REASON_NONE) KRILL_TRY(cg_start(p, &ws, 0));
     /* r != 0 but r'z <= 0 at the start: M is not positive definite */

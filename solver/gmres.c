@@ -307,15 +307,7 @@ krill_status krill_gmres_run(const krill_solve_problem *p, krill_solve_info *inf
     memset(&ws, 0, sizeof ws);
     KRILL_TRY(krill_timer_setup(p->timer));
     KRILL_TRY(gmres_ws_create(p, &ws));
-    KRILL_TRY(krill_true_residual(p, ws.v, ws.dev, &beta));
-    if (!krill_is_finite(beta)) {
-        info->reason = KRILL_DIVERGED_NAN;
-        st = krill_error(KRILL_ERR_NUMERIC, "krill_solve: the initial residual b - A x is not "
-                         "finite (||r|| = %g): x (the initial guess) holds NaN or Inf, or A x "
-                         "overflows", beta);
-        goto cleanup;
-    }
-    info->history[0] = beta;
+    KRILL_TRY(krill_initial_residual(p, ws.v, ws.dev, &beta, info));
     reason = krill_converged_reason(p, beta);
     KRILL_TRY(krill_timer_loop(p->timer, KRILL_PHASE_OTHER));
 

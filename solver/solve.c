@@ -69,6 +69,23 @@ cleanup:
     return st;
 }
 
+krill_status krill_initial_residual(const krill_solve_problem *p, double *r, double *norm_dev,
+                                    double *norm, krill_solve_info *info)
+{
+    krill_status st = KRILL_OK;
+    KRILL_TRY(krill_true_residual(p, r, norm_dev, norm));
+    if (!krill_is_finite(*norm)) {
+        info->reason = KRILL_DIVERGED_NAN;
+        st = krill_error(KRILL_ERR_NUMERIC, "krill_solve: the initial residual b - A x is not "
+                         "finite (||r|| = %g): x (the initial guess) holds NaN or Inf, or A x "
+                         "overflows", *norm);
+        goto cleanup;
+    }
+    info->history[0] = *norm;
+cleanup:
+    return st;
+}
+
 static krill_status check_options(const krill_solver_opts *o)
 {
     krill_status st = KRILL_OK;

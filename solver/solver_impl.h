@@ -51,6 +51,10 @@ krill_reason krill_converged_reason(const krill_solve_problem *p, double resnorm
 /* r = b - A x and its norm (read to the host: this waits for the device). */
 krill_status krill_true_residual(const krill_solve_problem *p, double *r, double *norm_dev,
                                  double *norm);
+/* The same at the start of a solve: a non-finite norm (NaN/Inf in x0, or A x0 overflows) is
+ * bad input (KRILL_ERR_NUMERIC, info->reason = DIVERGED_NAN); else info->history[0] = norm. */
+krill_status krill_initial_residual(const krill_solve_problem *p, double *r, double *norm_dev,
+                                    double *norm, krill_solve_info *info);
 
 /* ---- phase timer (timing.c) -------------------------------------------------------------
  * The solve is a sequence of phases. On the CPU every operation is synchronous, so the wall
