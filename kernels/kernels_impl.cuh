@@ -153,7 +153,7 @@ struct krill_store_sum {
 /* d[r] = a_rr (0 when row r stores no diagonal entry) for r < n_rows, from device CSR arrays
  * with row offsets of type I and sorted columns of type J: a binary search per row,
  * grid-stride. Shared by the formats that keep a CSR copy (csr, cusparse); static, so each
- * .cu file that launches it has its own copy and launch stub. */
+ * .cu file that launches it compiles its own copy. */
 template <typename I, typename J>
 static __global__ void krill_csr_diagonal_kernel(int64_t n_rows, const I *__restrict__ row_ptr,
                                                  const J *__restrict__ col,
