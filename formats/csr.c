@@ -36,6 +36,33 @@ void krill_csr_row_stats(const krill_csr *a, krill_format_stats *s)
     s->mean_row_nnz = a->n_rows ? (double)a->nnz / a->n_rows : 0.0;
 }
 
+/* Runs (Algorithm 3 of the RBP paper): within each row, a maximal stretch of two or more
+ * consecutive columns is one run, stored as 2 column indices and all its values; every
+ * other entry is isolated. One pass over the column indices. */
+void krill_csr_run_stats(const krill_csr *a, krill_format_stats *s)
+{
+    s->n_val = s->n_col = s->n_non = s->kv = s->kc = 0;
+    for (int32_t i = 0; i < a->n_rows; i++) {
+        int64_t row_val = 0, row_col = 0;
+        int64_t p = a->row_ptr[i], end = a->row_ptr[i + 1];
+        while (p < end) {
+            int64_t q = p + 1;
+            while (q < end && a->col[q] == a->col[q - 1] + 1) q++;
+            if (q - p >= 2) {
+                row_val += q - p;
+                row_col += 2;
+            } else {
+                s->n_non++;
+            }
+            p = q;
+        }
+        s->n_val += row_val;
+        s->n_col += row_col;
+        if (row_val > s->kv) s->kv = row_val;
+        if (row_col > s->kc) s->kc = row_col;
+    }
+}
+
 static void csr_destroy(krill_ctx *ctx, void *impl)
 {
     csr_cpu *m = impl;

@@ -62,6 +62,9 @@ krill_status krill_mat_diagonal_raw(const krill_mat *a, double *d);
 /* Row statistics every format reports: n_rows, n_cols, nnz, max_row_nnz, mean_row_nnz,
  * empty_rows (bytes and variant are left to the format). */
 void krill_csr_row_stats(const krill_csr *csr, krill_format_stats *stats);
+/* The RBP quantities of a CSR (n_val, n_col, n_non, kv, kc; the rest untouched): what
+ * every RBP format stores and what `auto` estimates bytes from, without building. */
+void krill_csr_run_stats(const krill_csr *csr, krill_format_stats *stats);
 
 /* ELL and ELL-R on the host (formats/ell.c; the GPU build in ell.cu uploads these arrays).
  * Column-major N x K: entry k of row i at [k * N + i], so consecutive rows (threads) read

@@ -24,6 +24,14 @@ typedef struct krill_format_stats {
     int64_t max_row_nnz;     /* K: longest row */
     double mean_row_nnz;
     int64_t empty_rows;
+    /* The RBP paper's quantities (0 where a format has none). A run is two or more
+     * consecutive columns in one row; RBP stores it as its (first, last) columns and all
+     * its values, and keeps the isolated (non-run) entries in a CSR part. */
+    int64_t n_val;           /* N_val: values stored in runs (Comp_Values) */
+    int64_t n_col;           /* N_col: run column indices stored, 2 per run (Comp_Columns) */
+    int64_t n_non;           /* N_non: isolated entries (the CSR part) */
+    int64_t kv;              /* K_v: most run values in one row (RBP-ELL value columns) */
+    int64_t kc;              /* K_c: most run column indices in one row (2 x runs) */
     char variant[32];        /* kernel chosen, e.g. "vector:8" (8 lanes per row) */
 } krill_format_stats;
 
