@@ -11,5 +11,6 @@
 #include "krill/mat.h"
 #include "krill/precond.h"
 #include "krill/solver.h"
+#include "krill/order.h"
 
 #endif
