@@ -37,7 +37,7 @@
  * last-level cache we time on (H100 L2 50 MB, H200 L2 60 MB, server CPU L3 <= 128 MB). */
 #define FLUSH_BYTES (256.0 * 1024 * 1024)
 #define MAX_COPIES 64
-#define MAX_FORMATS 8
+#define MAX_FORMATS 24
 
 typedef struct spmv_opts {
     krill_device device;
@@ -156,6 +156,7 @@ static krill_status spmv_set_build(krill_ctx *ctx, const host_problem *p, const 
     double working;
     KRILL_TRY(krill_mat_create(ctx, p->a, format, &s->mat[0]));
     krill_mat_stats(s->mat[0], stats);
+    format = krill_mat_format(s->mat[0]);      /* for "auto": the copies skip the choice */
     working = (double)stats->bytes + 8.0 * (double)(p->a->n_cols + p->a->n_rows);
     s->copies = working >= FLUSH_BYTES ? 1 : (int)ceil(FLUSH_BYTES / working);
     if (s->copies > MAX_COPIES) s->copies = MAX_COPIES;
@@ -251,7 +252,10 @@ static void bench_format(krill_ctx *ctx, host_problem *p, const char *format, be
     } else {
         r->ok = 1;
     }
-    snprintf(r->variant, sizeof r->variant, "%s", stats.variant[0] ? stats.variant : "-");
+    if (set.mat[0] && krill_mat_choice(set.mat[0]))   /* auto: the variant is the choice */
+        snprintf(r->variant, sizeof r->variant, "%s", krill_mat_format(set.mat[0]));
+    else
+        snprintf(r->variant, sizeof r->variant, "%s", stats.variant[0] ? stats.variant : "-");
     r->copies = set.copies;
     r->bytes = (double)stats.bytes + 8.0 * (double)(r->cols + r->rows);
     spmv_set_free(&set);

@@ -19,3 +19,7 @@ if(KRILL_PETSC_FOUND AND MPI_C_FOUND)
 else()
   message(STATUS "krill bench: PETSc (pkg-config PETSc) or MPI not found; no bench_petsc")
 endif()
+
+# bench_gmres_formats: GMRES(m) with every format, time split as the RBP paper's Figure 8
+krill_bench(bench_gmres_formats bench_gmres_formats.c)
+target_link_libraries(bench_gmres_formats PRIVATE krill_bench_common)

@@ -1,0 +1,355 @@
+/* bench/bench_gmres_formats.c - GMRES(m) with every format: the RBP paper's Figure 8.
+ *
+ *   bench_gmres_formats [--device cpu|gpu] [--threads N] [--formats LIST] [--restart M]
+ *                       [--maxit N] [--rtol R] [--csv FILE] [--json FILE] [MATRIX ...]
+ *
+ * MATRIX is a krill_gen SPEC or a .mtx file; default: elasticity3d:100,40,40 (492,000 rows),
+ * poisson3d:128 and convdiff3d:128. The system: b = A*1 on the host, x0 = 0, no
+ * preconditioner, GMRES(m) (default m = 30) to rtol (default 1e-8) or maxit (default 1000)
+ * iterations, as the paper caps its runs at 1000.
+ *
+ * Per format, the whole time from a host CSR to the solution, split as Figure 8 splits it:
+ *   build     krill_mat_create's wall time (context synchronized) minus the transfer:
+ *             the host-side work of the format (RBP compression, ELL padding, analysis)
+ *   transfer  host -> device copy of the format's stored bytes (krill_format_stats.bytes),
+ *             measured by copying that many bytes from pageable host memory with the
+ *             benchmark clock (CUDA events); 0 on the CPU
+ *   spmv      the solver's SpMV time (krill_solve_info.times.spmv, device events)
+ *   other     the rest of the solve (orthogonalization, updates, restarts)
+ * One untimed warm-up solve of one restart cycle runs first on a separate build. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench/bench_common.h"
+#include "core/core_impl.h"
+#include "krill/mat.h"
+#include "krill/solver.h"
+
+#define MAX_FORMATS 16
+
+typedef struct gf_opts {
+    krill_device device;
+    int threads, restart, maxit;
+    double rtol;
+    char formats[512];
+    const char *csv_path, *json_path;
+} gf_opts;
+
+typedef struct gf_result {
+    char matrix[96], format[32], variant[32];
+    int64_t n, nnz;
+    size_t bytes;
+    int iterations;
+    krill_reason reason;
+    double relres;
+    double create_s, transfer_s, build_s, spmv_s, other_s, solve_s, total_s;
+    int ok;
+    char message[200];
+} gf_result;
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: bench_gmres_formats [--device cpu|gpu] [--threads N] [--formats LIST]\n"
+               "                           [--restart M] [--maxit N] [--rtol R] [--csv FILE]\n"
+               "                           [--json FILE] [MATRIX ...]\n");
+}
+
+/* Seconds to copy `bytes` from pageable host memory to the context (0 on the CPU). */
+static krill_status transfer_seconds(krill_ctx *ctx, bench_clock *clock, size_t bytes,
+                                     double *seconds)
+{
+    krill_status st = KRILL_OK;
+    char *host = NULL;
+    void *dev = NULL;
+    *seconds = 0.0;
+    if (krill_ctx_device(ctx) != KRILL_DEVICE_CUDA || bytes == 0) goto cleanup;
+    KRILL_ALLOC(host, bytes);
+    memset(host, 1, bytes);                    /* touch the pages, as a built format has */
+    KRILL_TRY(krill_mem_alloc(ctx, &dev, bytes, "transfer buffer"));
+    KRILL_TRY(bench_clock_start(clock));
+    KRILL_TRY(krill_mem_upload(ctx, dev, host, bytes));
+    KRILL_TRY(bench_clock_stop(clock, seconds));
+cleanup:
+    krill_mem_free(ctx, dev);
+    krill_free(host);
+    return st;
+}
+
+static krill_status solve_once(krill_ctx *ctx, const krill_csr *csr, const double *bh,
+                               const char *format, const krill_solver_opts *so,
+                               bench_clock *clock, gf_result *r)
+{
+    krill_status st = KRILL_OK;
+    krill_mat *a = NULL;
+    krill_vec *b = NULL, *x = NULL;
+    krill_solve_info info;
+    krill_format_stats stats;
+    double t0;
+    memset(&info, 0, sizeof info);
+    KRILL_TRY(krill_ctx_sync(ctx));
+    t0 = krill_wtime();
+    KRILL_TRY(krill_mat_create(ctx, csr, format, &a));
+    KRILL_TRY(krill_ctx_sync(ctx));
+    r->create_s = krill_wtime() - t0;
+    krill_mat_stats(a, &stats);
+    r->bytes = stats.bytes;
+    snprintf(r->variant, sizeof r->variant, "%s", stats.variant);
+    KRILL_TRY(transfer_seconds(ctx, clock, stats.bytes, &r->transfer_s));
+    r->build_s = r->create_s > r->transfer_s ? r->create_s - r->transfer_s : 0.0;
+    KRILL_TRY(krill_vec_create(ctx, csr->n_rows, &b));
+    KRILL_TRY(krill_vec_create(ctx, csr->n_rows, &x));
+    KRILL_TRY(krill_vec_upload(b, bh));
+    KRILL_TRY(bench_clock_start(clock));
+    KRILL_TRY(krill_solve(a, NULL, b, x, so, &info));
+    KRILL_TRY(bench_clock_stop(clock, &r->solve_s));
+    r->iterations = info.iterations;
+    r->reason = info.reason;
+    r->relres = info.relres;
+    r->spmv_s = info.times.spmv;
+    r->other_s = r->solve_s > r->spmv_s ? r->solve_s - r->spmv_s : 0.0;
+    r->total_s = r->build_s + r->transfer_s + r->solve_s;
+    r->ok = 1;
+cleanup:
+    krill_solve_info_free(&info);
+    krill_vec_destroy(&x);
+    krill_vec_destroy(&b);
+    krill_mat_destroy(&a);
+    return st;
+}
+
+/* A warm-up: one restart cycle with csr, so that module loading and handle creation stay out
+ * of the first format's numbers. */
+static krill_status warm_up(krill_ctx *ctx, const krill_csr *csr, const double *bh,
+                            const krill_solver_opts *so, bench_clock *clock)
+{
+    krill_solver_opts w = *so;
+    gf_result scratch;
+    memset(&scratch, 0, sizeof scratch);
+    w.maxit = so->restart;
+    return solve_once(ctx, csr, bh, "csr", &w, clock, &scratch);
+}
+
+static void print_row(const gf_result *r)
+{
+    if (!r->ok) {
+        printf("%-24s %-12s FAILED: %s\n", r->matrix, r->format, r->message);
+        return;
+    }
+    printf("%-24s %-12s %10.1f %6d %9.2e %9.4f %9.4f %9.4f %9.4f %9.4f\n", r->matrix,
+           r->format, r->bytes / 1e6, r->iterations, r->relres, r->build_s, r->transfer_s,
+           r->spmv_s, r->other_s, r->total_s);
+}
+
+static int write_csv(const char *path, const gf_result *res, int n)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) return -1;
+    fprintf(f, "matrix,format,variant,n,nnz,bytes,iterations,reason,relres,build_s,"
+               "transfer_s,spmv_s,other_s,total_s,ok,message\n");
+    for (int i = 0; i < n; i++) {
+        const gf_result *r = &res[i];
+        fprintf(f, "\"%s\",%s,%s,%lld,%lld,%zu,%d,\"%s\",%.3e,%.6e,%.6e,%.6e,%.6e,%.6e,%d,\"%s\"\n",
+                r->matrix, r->format, r->variant, (long long)r->n, (long long)r->nnz, r->bytes,
+                r->iterations, krill_reason_string(r->reason), r->relres, r->build_s,
+                r->transfer_s, r->spmv_s, r->other_s, r->total_s, r->ok, r->message);
+    }
+    return fclose(f) == 0 ? 0 : -1;
+}
+
+static void json_num(FILE *f, const char *key, double v)
+{
+    if (isfinite(v))
+        fprintf(f, ", \"%s\": %.6e", key, v);
+    else
+        fprintf(f, ", \"%s\": null", key);
+}
+
+static int write_json(const char *path, const gf_result *res, int n, krill_ctx *ctx,
+                      const gf_opts *o)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) return -1;
+    fprintf(f, "{\"benchmark\": \"gmres_formats\", \"device\": ");
+    bench_json_string(f, krill_ctx_describe(ctx));
+    fprintf(f, ", \"restart\": %d, \"maxit\": %d, \"rtol\": %.3e, \"results\": [\n", o->restart,
+            o->maxit, o->rtol);
+    for (int i = 0; i < n; i++) {
+        const gf_result *r = &res[i];
+        fprintf(f, "  {\"matrix\": ");
+        bench_json_string(f, r->matrix);
+        fprintf(f, ", \"format\": ");
+        bench_json_string(f, r->format);
+        fprintf(f, ", \"variant\": ");
+        bench_json_string(f, r->variant);
+        fprintf(f, ", \"n\": %lld, \"nnz\": %lld, \"bytes\": %zu, \"iterations\": %d",
+                (long long)r->n, (long long)r->nnz, r->bytes, r->iterations);
+        json_num(f, "relres", r->relres);
+        json_num(f, "build_s", r->build_s);
+        json_num(f, "transfer_s", r->transfer_s);
+        json_num(f, "spmv_s", r->spmv_s);
+        json_num(f, "other_s", r->other_s);
+        json_num(f, "total_s", r->total_s);
+        fprintf(f, ", \"ok\": %s, \"message\": ", r->ok ? "true" : "false");
+        bench_json_string(f, r->message);
+        fprintf(f, "}%s\n", i + 1 < n ? "," : "");
+    }
+    fprintf(f, "]}\n");
+    return fclose(f) == 0 ? 0 : -1;
+}
+
+static int parse_args(int argc, char **argv, gf_opts *o, int *n_positional)
+{
+    int n_pos = 1;
+    memset(o, 0, sizeof *o);
+    o->device = krill_cuda_device_count() > 0 ? KRILL_DEVICE_CUDA : KRILL_DEVICE_CPU;
+    o->restart = 30;
+    o->maxit = 1000;
+    o->rtol = 1e-8;
+    snprintf(o->formats, sizeof o->formats, "csr,ell,ellr,rbp-csr,rbp-ell,rbp-ellr,segscan");
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (a[0] != '-' || a[1] == '\0') {
+            argv[n_pos++] = argv[i];
+            continue;
+        }
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            usage(stdout);
+            exit(0);
+        }
+        if (!v) {
+            fprintf(stderr, "bench_gmres_formats: %s needs a value\n", a);
+            return -1;
+        }
+        if (strcmp(a, "--device") == 0) {
+            if (bench_parse_device(v, &o->device) != 0) {
+                fprintf(stderr, "bench_gmres_formats: --device: '%s' is not cpu or gpu\n", v);
+                return -1;
+            }
+        } else if (strcmp(a, "--threads") == 0) {
+            o->threads = atoi(v);
+        } else if (strcmp(a, "--formats") == 0) {
+            snprintf(o->formats, sizeof o->formats, "%s", v);
+        } else if (strcmp(a, "--restart") == 0) {
+            o->restart = atoi(v);
+        } else if (strcmp(a, "--maxit") == 0) {
+            o->maxit = atoi(v);
+        } else if (strcmp(a, "--rtol") == 0) {
+            o->rtol = atof(v);
+        } else if (strcmp(a, "--csv") == 0) {
+            o->csv_path = v;
+        } else if (strcmp(a, "--json") == 0) {
+            o->json_path = v;
+        } else {
+            fprintf(stderr, "bench_gmres_formats: unknown option %s\n", a);
+            usage(stderr);
+            return -1;
+        }
+        i++;
+    }
+    if (o->threads < 0 || o->restart < 1 || o->maxit < 1 || !(o->rtol > 0.0)) {
+        fprintf(stderr, "bench_gmres_formats: need --threads >= 0, --restart >= 1, "
+                        "--maxit >= 1, --rtol > 0\n");
+        return -1;
+    }
+    *n_positional = n_pos - 1;
+    return 0;
+}
+
+static const char *const default_matrices[] = {"elasticity3d:100,40,40", "poisson3d:128",
+                                               "convdiff3d:128", NULL};
+
+/* b = A * ones on the host. */
+static krill_status rhs_ones(const krill_csr *a, double **b)
+{
+    krill_status st = KRILL_OK;
+    double *ones = NULL;
+    *b = NULL;
+    KRILL_ALLOC(ones, a->n_cols);
+    KRILL_ALLOC(*b, a->n_rows);
+    for (int64_t j = 0; j < a->n_cols; j++) ones[j] = 1.0;
+    krill_csr_spmv_ref(a, 1.0, ones, 0.0, *b);
+cleanup:
+    krill_free(ones);
+    return st;
+}
+
+int main(int argc, char **argv)
+{
+    gf_opts o;
+    krill_ctx *ctx = NULL;
+    bench_clock *clock = NULL;
+    gf_result *res = NULL;
+    char *formats[MAX_FORMATS], *save = NULL;
+    const char *const *matrices;
+    krill_solver_opts so;
+    int n_matrices = 0, n_formats = 0, n_res = 0, failures = 0, rc = 2;
+
+    if (parse_args(argc, argv, &o, &n_matrices) != 0) goto cleanup;
+    matrices = n_matrices > 0 ? (const char *const *)&argv[1] : default_matrices;
+    if (n_matrices == 0)
+        while (default_matrices[n_matrices]) n_matrices++;
+    for (char *t = strtok_r(o.formats, ",", &save); t && n_formats < MAX_FORMATS;
+         t = strtok_r(NULL, ",", &save))
+        formats[n_formats++] = t;
+    if (bench_ctx_create(o.device, o.threads, &ctx) != KRILL_OK) goto cleanup;
+    if (bench_clock_create(ctx, &clock) != KRILL_OK ||
+        krill_calloc((void **)&res, sizeof *res * (size_t)n_matrices * (size_t)n_formats,
+                     "results") != KRILL_OK) {
+        fprintf(stderr, "bench_gmres_formats: %s\n", krill_last_error());
+        goto cleanup;
+    }
+    krill_solver_opts_default(&so);
+    so.solver = KRILL_SOLVER_GMRES;
+    so.restart = o.restart;
+    so.maxit = o.maxit;
+    so.rtol = o.rtol;
+    printf("# bench_gmres_formats on %s: GMRES(%d), rtol %.1e, at most %d iterations, "
+           "b = A*1, x0 = 0\n", krill_ctx_describe(ctx), o.restart, o.rtol, o.maxit);
+    printf("%-24s %-12s %10s %6s %9s %9s %9s %9s %9s %9s\n", "matrix", "format", "MB", "iters",
+           "relres", "build_s", "xfer_s", "spmv_s", "other_s", "total_s");
+    for (int m = 0; m < n_matrices; m++) {
+        krill_csr *a = NULL;
+        double *b = NULL, load_s = 0.0;
+        if (bench_load_matrix(matrices[m], &a, &load_s) != KRILL_OK ||
+            rhs_ones(a, &b) != KRILL_OK || warm_up(ctx, a, b, &so, clock) != KRILL_OK) {
+            printf("%-24s FAILED: %s\n", matrices[m], krill_last_error());
+            failures++;
+            krill_free(b);
+            krill_csr_destroy(&a);
+            continue;
+        }
+        for (int f = 0; f < n_formats; f++) {
+            gf_result *r = &res[n_res++];
+            snprintf(r->matrix, sizeof r->matrix, "%s", matrices[m]);
+            snprintf(r->format, sizeof r->format, "%s", formats[f]);
+            r->n = a->n_rows;
+            r->nnz = a->nnz;
+            if (solve_once(ctx, a, b, formats[f], &so, clock, r) != KRILL_OK) {
+                r->ok = 0;
+                snprintf(r->message, sizeof r->message, "%s", krill_last_error());
+                failures++;
+            }
+            print_row(r);
+            fflush(stdout);
+        }
+        krill_free(b);
+        krill_csr_destroy(&a);
+    }
+    printf("# build = krill_mat_create wall time - transfer; transfer = stored bytes copied "
+           "host -> device (events); spmv = the solver's SpMV time; other = solve - spmv\n");
+    if (o.csv_path && write_csv(o.csv_path, res, n_res) != 0) {
+        fprintf(stderr, "bench_gmres_formats: cannot write %s\n", o.csv_path);
+        failures++;
+    }
+    if (o.json_path && write_json(o.json_path, res, n_res, ctx, &o) != 0) {
+        fprintf(stderr, "bench_gmres_formats: cannot write %s\n", o.json_path);
+        failures++;
+    }
+    rc = failures ? 1 : 0;
+cleanup:
+    krill_free(res);
+    bench_clock_destroy(&clock);
+    krill_ctx_destroy(&ctx);
+    return rc;
+}
