@@ -47,6 +47,7 @@ typedef struct cli_command {
 extern const cli_command cli_solve_command;
 extern const cli_command cli_gen_command;
 extern const cli_command cli_info_command;
+extern const cli_command cli_formats_command;
 
 /* ---- option parsing --------------------------------------------------------------------
  * Options are written "--name VALUE" or "--name=VALUE"; "--" ends the options. Every
@@ -118,6 +119,10 @@ typedef struct cli_solve_report {
     double error_rel;            /* ||x - 1||_2 / ||1||_2 */
     double load_seconds;         /* reading or generating the matrix */
     double build_seconds;        /* building the matrix and preconditioner on the device */
+    const char *reorder;         /* "none" or "rcm" (--reorder) */
+    int32_t bandwidth_before;    /* half bandwidth max |i - j| of A as given */
+    int32_t bandwidth_after;     /* the same of the matrix solved (P A P^T with rcm) */
+    double reorder_seconds;      /* RCM and P A P^T, P b (0 without reordering) */
 } cli_solve_report;
 
 void cli_report_human(FILE *out, const cli_solve_report *report);
@@ -134,6 +139,53 @@ typedef struct cli_progress {
 
 int cli_progress_monitor(int iteration, double residual_norm, void *progress);
 void cli_progress_clear(cli_progress *progress);
+
+/* ---- the format comparison (cmd_formats.c measures; formats_report.c prints the table,
+ * JSON and CSV; svg.c draws the chart) ----------------------------------------------- */
+typedef struct cli_format_row {
+    char name[64];               /* as asked: "csr", "csr:vector", "auto" */
+    int measured;                /* 0: not built or SpMV failed, `error` says why */
+    int spmv_failed;             /* built, but an SpMV or its timing failed */
+    char error[256];
+    char chosen[64];             /* auto: the format it built; "" otherwise */
+    char choice[384];            /* auto: why (krill_mat_choice); "" otherwise */
+    krill_format_stats stats;    /* krill_mat_stats of the built matrix */
+    double build_seconds;        /* krill_mat_create, host-to-device copy included */
+    double spmv_seconds;         /* median of the timed SpMVs */
+    double max_rel_diff;         /* max_i |y_i - yref_i| / (|A| |x|)_i against the reference */
+} cli_format_row;
+
+typedef struct cli_formats_report {
+    const char *source;          /* file name or generator spec */
+    const char *source_note;     /* "generated" or "Matrix Market file" */
+    const char *device;          /* krill_ctx_describe */
+    int on_gpu;
+    const char *clock;           /* how SpMVs were timed */
+    krill_format_stats matrix;   /* the CSR's row and run statistics (the paper's N, N_z, ...) */
+    int reordered;               /* --reorder rcm */
+    int32_t bandwidth_before, bandwidth_after;   /* half bandwidth max |i - j| */
+    int warmup, reps;
+    double diff_bound;           /* 2 gamma_K: the largest max_rel_diff rounding explains */
+    cli_format_row *rows;
+    int n_rows;
+    int csr_row, cusparse_row, fastest_row;      /* indices into rows, -1 = none */
+} cli_formats_report;
+
+/* Derived figures of a measured row: bytes moved by one SpMV (matrix + x read once + y
+ * written once), GB/s, GFLOP/s (2 nnz flops), and ratios to the csr and cusparse rows
+ * (NaN where the reference row is missing or not measured). */
+double cli_format_bytes_moved(const cli_format_row *row);
+double cli_format_gbps(const cli_format_row *row);
+double cli_format_gflops(const cli_format_row *row);
+double cli_format_bytes_vs_csr(const cli_formats_report *report, const cli_format_row *row);
+double cli_format_speedup_vs_cusparse(const cli_formats_report *report,
+                                      const cli_format_row *row);
+
+void cli_formats_table(FILE *out, const cli_formats_report *report);
+void cli_formats_json(FILE *out, const cli_formats_report *report);
+void cli_formats_csv(FILE *out, const cli_formats_report *report);
+/* The two-panel horizontal bar chart (memory in MB; SpMV time in microseconds) as SVG. */
+void cli_formats_svg(FILE *out, const cli_formats_report *report);
 
 double cli_seconds(void);        /* monotonic wall clock */
 

@@ -25,6 +25,8 @@ static const krill_ortho ortho_types[] = { KRILL_ORTHO_CGS2, KRILL_ORTHO_MGS };
 static const char *const device_names[] = { "auto", "cpu", "gpu", NULL };
 static const krill_device device_types[] = { KRILL_DEVICE_AUTO, KRILL_DEVICE_CPU,
                                              KRILL_DEVICE_CUDA };
+static const char *const reorder_names[] = { "none", "rcm", NULL };
+enum { REORDER_NONE, REORDER_RCM };        /* indices in reorder_names */
 
 static void solve_usage(FILE *out)
 {
@@ -52,6 +54,8 @@ static void solve_usage(FILE *out)
             "  --maxit N           at most N iterations (default 10000)\n"
             "where\n"
             "  --format NAME       storage format (default csr; krill info lists them)\n"
+            "  --reorder none|rcm  renumber the unknowns by Reverse Cuthill-McKee before the\n"
+            "                      solve (default none); x is written in A's own numbering\n"
             "  --device auto|cpu|gpu   default auto: the GPU when one is present\n"
             "  --threads N         OpenMP threads (default: OpenMP's)\n"
             "output\n"
@@ -77,6 +81,7 @@ typedef struct solve_args {
     int ortho;                   /* index in ortho_names */
     int device;                  /* index in device_names */
     int precond;                 /* index in krill_pc_names(), -1 = none */
+    int reorder;                 /* index in reorder_names */
     int threads;                 /* 0 = OpenMP's default */
     int json, monitor, quiet, help;
     krill_solver_opts opts;      /* rtol, atol, maxit, restart from the options */
@@ -107,6 +112,8 @@ static int parse_solve_args(int argc, char **argv, solve_args *args)
           .choices = device_names },
         { .name = "--precond", .kind = CLI_CHOICE, .integer = &args->precond,
           .choices = krill_pc_names() },
+        { .name = "--reorder", .kind = CLI_CHOICE, .integer = &args->reorder,
+          .choices = reorder_names },
         { .name = "--restart", .kind = CLI_INT, .integer = &args->opts.restart, .min = 1,
           .max = int_max },
         { .name = "--maxit", .kind = CLI_INT, .integer = &args->opts.maxit, .min = 1,
@@ -245,6 +252,36 @@ cleanup:
     return rc;
 }
 
+/* --reorder rcm: A becomes B = P A P^T and b becomes P b (through `scratch`), so the solver
+ * works in the RCM numbering on y = P x; solve_run maps the solution back, x = P^T y.
+ * *perm (perm[new] = old) is malloc'ed for the caller to free. */
+static int reorder_rcm(krill_csr **csr, int32_t **perm, double *b, double *scratch,
+                       cli_solve_report *report)
+{
+    int rc = CLI_EXIT_OK;
+    krill_csr *permuted = NULL;
+    const int32_t n = (*csr)->n_rows;
+    double t0 = cli_seconds();
+    *perm = malloc((size_t)(n > 0 ? n : 1) * sizeof **perm);
+    if (!*perm) {
+        rc = cli_error(CLI_EXIT_FAILURE, "out of memory for a permutation of %ld entries",
+                       (long)n);
+        goto cleanup;
+    }
+    CLI_TRY(krill_order_rcm(*csr, *perm));
+    CLI_TRY(krill_csr_permute(*csr, *perm, &permuted));
+    krill_csr_destroy(csr);
+    *csr = permuted;
+    permuted = NULL;
+    krill_vec_permute_host(n, *perm, b, scratch);
+    memcpy(b, scratch, (size_t)n * sizeof *b);
+    report->reorder_seconds = cli_seconds() - t0;
+    report->bandwidth_after = krill_csr_bandwidth(*csr);
+cleanup:
+    krill_csr_destroy(&permuted);
+    return rc;
+}
+
 /* Max-norm and relative 2-norm of x - 1 (NaN propagates into both). */
 static void error_vs_ones(const double *x, int64_t n, cli_solve_report *report)
 {
@@ -287,6 +324,7 @@ static int solve_run(int argc, char **argv)
     krill_pc *pc = NULL;
     krill_vec *b = NULL, *x = NULL;
     double *host_b = NULL, *host_x = NULL;
+    int32_t *perm = NULL;        /* --reorder rcm: perm[new] = old */
     double t0 = 0.0, bnorm_sq = 0.0;
     krill_status solve_status = KRILL_OK;
     memset(&report, 0, sizeof report);
@@ -310,6 +348,12 @@ static int solve_run(int argc, char **argv)
     }
     rc = make_rhs(args.rhs, csr, host_b, &report);
     if (rc != CLI_EXIT_OK) goto cleanup;
+    report.reorder = reorder_names[args.reorder];
+    report.bandwidth_before = report.bandwidth_after = krill_csr_bandwidth(csr);
+    if (args.reorder == REORDER_RCM) {
+        rc = reorder_rcm(&csr, &perm, host_b, host_x, &report);
+        if (rc != CLI_EXIT_OK) goto cleanup;
+    }
 
     ctx_opts.device = device_types[args.device];
     ctx_opts.threads = args.threads;
@@ -340,6 +384,10 @@ static int solve_run(int argc, char **argv)
     CLI_TRY(solve_status);
 
     CLI_TRY(krill_vec_download(x, host_x));
+    if (perm) {                  /* y in the RCM numbering; x = P^T y (host_b is free now) */
+        memcpy(host_b, host_x, (size_t)report.n * sizeof *host_b);
+        krill_vec_unpermute_host((int32_t)report.n, perm, host_b, host_x);
+    }
     if (report.exact_known) error_vs_ones(host_x, report.n, &report);
     if (args.out_path) CLI_TRY(krill_mm_write_vector(args.out_path, host_x, report.n));
     if (args.history_path) {
@@ -361,6 +409,7 @@ cleanup:
     krill_csr_destroy(&csr);
     free(host_b);
     free(host_x);
+    free(perm);
     return rc;
 }
 

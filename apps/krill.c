@@ -8,6 +8,7 @@ static const cli_command *const commands[] = {
     &cli_solve_command,
     &cli_gen_command,
     &cli_info_command,
+    &cli_formats_command,
 };
 enum { N_COMMANDS = sizeof commands / sizeof commands[0] };
 

@@ -2,6 +2,7 @@
  * and the progress shown while the solver runs. */
 #include <inttypes.h>
 #include <math.h>
+#include <string.h>
 #include "cli_impl.h"
 
 /* Seconds between two updates of the live progress line (at most ~10 per second). */
@@ -67,6 +68,12 @@ void cli_report_human(FILE *out, const cli_solve_report *r)
     fprintf(out, "          n %" PRId64 ", nnz %" PRId64 ", format %s", r->n, r->nnz, r->format);
     if (r->stats.variant[0]) fprintf(out, " (%s)", r->stats.variant);
     fprintf(out, ", %s stored\n", bytes);
+    if (strcmp(r->reorder, "none") != 0)
+        fprintf(out, "          reorder %s: half bandwidth %" PRId32 " -> %" PRId32 ", %.3f ms\n",
+                r->reorder, r->bandwidth_before, r->bandwidth_after, 1e3 * r->reorder_seconds);
+    else
+        fprintf(out, "          reorder %s: half bandwidth %" PRId32 "\n", r->reorder,
+                r->bandwidth_before);
     fprintf(out, "device    %s\n", r->device);
     fprintf(out, "solver    %s (%s)\n", r->solver, r->solver_why);
     fprintf(out, "          precond %s, rtol %g, atol %g, maxit %d", r->precond, r->opts.rtol,
@@ -120,6 +127,7 @@ void cli_report_json(FILE *out, const cli_solve_report *r)
     cli_json_number(&json, "total", t->total);
     cli_json_number(&json, "load", r->load_seconds);
     cli_json_number(&json, "build", r->build_seconds);
+    cli_json_number(&json, "reorder", r->reorder_seconds);
     cli_json_close(&json);
     cli_json_string(&json, "matrix", r->source);
     cli_json_int(&json, "n", r->n);
@@ -127,6 +135,9 @@ void cli_report_json(FILE *out, const cli_solve_report *r)
     cli_json_string(&json, "format", r->format);
     cli_json_string(&json, "variant", r->stats.variant);
     cli_json_int(&json, "bytes", (int64_t)r->stats.bytes);
+    cli_json_string(&json, "reorder", r->reorder);
+    cli_json_int(&json, "bandwidth_before", r->bandwidth_before);
+    cli_json_int(&json, "bandwidth_after", r->bandwidth_after);
     cli_json_string(&json, "device", r->device);
     cli_json_string(&json, "solver", r->solver);
     cli_json_string(&json, "precond", r->precond);

@@ -11,6 +11,14 @@
  * Both use cyclic assignment: consecutive threads (sub-warps) take consecutive rows, and a
  * grid-stride loop moves the whole grid on by its width, so that a warp's loads fall on
  * neighbouring rows - the assignment that won for band1 and band3 in the paper.
+ * The paper's section 3 variants, for comparison in benchmarks (forced, no long-row path):
+ *   "cyclic": one thread per row, cyclic assignment (the "scalar" kernel, named as the paper
+ *     names it);
+ *   "block": one thread per row, block assignment (csr_block_rows_kernel): thread t of T
+ *     takes the contiguous rows [t ceil(N/T), (t+1) ceil(N/T)), so a warp's 32 loads at each
+ *     step fall ceil(N/T) rows apart;
+ *   "warp": one warp (32 lanes) per row, the paper's row-per-MP kernel with its reduction
+ *     ("vector:32"; "vector" picks fewer lanes for short rows).
  * Each row's sum is accumulated in entry order per lane with fused multiply-adds, so y is
  * run-to-run exact; y_r = alpha*sum + beta*y_r is rounded as written (beta == 0: y not read).
  *
@@ -67,6 +75,7 @@ struct csr_gpu {
     int32_t *col;             /* nnz columns */
     double *val;              /* nnz values */
     int lanes;                /* threads per row: 1 (scalar) or 2..32 (vector) */
+    bool block_rows;          /* "block": one thread per contiguous chunk of rows */
     int64_t long_min;         /* rows with more entries go to the long-row path */
     int64_t n_long;           /* number of long rows (0: no long-row path) */
     int64_t n_chunks;         /* chunks of CSR_CHUNK entries over all long rows */
@@ -125,6 +134,34 @@ csr_rows_kernel(int64_t n_rows, const I *__restrict__ row_ptr, const int32_t *__
     if (DOT) krill_grid_sum<1>(dot, work, krill_store_sum{xy});
 }
 
+/* "block": y_r = alpha * (A x)_r + beta * y_r with one thread per row and block assignment:
+ * thread t of T = gridDim.x * KRILL_CUDA_THREADS takes rows [t c, t c + c), c = ceil(N / T).
+ * Each row is summed as in csr_rows_kernel<1> (the same bits as "scalar"); with DOT also
+ * *xy = sum_r x_r y_r (alpha = 1, beta = 0). */
+template <typename I, bool DOT>
+__global__ void __launch_bounds__(KRILL_CUDA_THREADS)
+csr_block_rows_kernel(int64_t n_rows, const I *__restrict__ row_ptr,
+                      const int32_t *__restrict__ col, const double *__restrict__ val,
+                      double alpha, const double *__restrict__ x, double beta,
+                      double *__restrict__ y, double *work, double *xy)
+{
+    const int64_t threads = (int64_t)gridDim.x * KRILL_CUDA_THREADS;
+    const int64_t chunk = (n_rows + threads - 1) / threads;
+    const int64_t lo = ((int64_t)blockIdx.x * KRILL_CUDA_THREADS + threadIdx.x) * chunk;
+    const int64_t hi = lo + chunk < n_rows ? lo + chunk : n_rows;
+    double dot[1] = {0.0};
+    for (int64_t r = lo; r < hi; r++) {
+        const int64_t end = row_ptr[r + 1];
+        double sum = 0.0;
+        for (int64_t k = row_ptr[r]; k < end; k++) sum = __fma_rn(val[k], x[col[k]], sum);
+        const double yr = beta == 0.0 ? __dmul_rn(alpha, sum)
+                                      : __dadd_rn(__dmul_rn(alpha, sum), __dmul_rn(beta, y[r]));
+        y[r] = yr;
+        if (DOT) dot[0] = __fma_rn(x[r], yr, dot[0]);
+    }
+    if (DOT) krill_grid_sum<1>(dot, work, krill_store_sum{xy});
+}
+
 /* chunk_sum[c] = sum of val[k] * x[col[k]] over chunk c's entries, one block per chunk. */
 __global__ void __launch_bounds__(KRILL_CUDA_THREADS)
 csr_chunk_kernel(int64_t n_chunks, const int64_t *__restrict__ chunk_begin,
@@ -177,6 +214,11 @@ krill_status launch_rows(krill_ctx *ctx, const csr_gpu *m, int64_t long_min, dou
     const int blocks = krill_cuda_blocks(ctx, (m->n_rows + rows_per_warp - 1) / rows_per_warp * 32);
     cudaStream_t s = krill_cuda_stream(ctx);
     double *w = ctx->cuda->work;
+    if (m->block_rows) {
+        csr_block_rows_kernel<I, DOT><<<blocks, KRILL_CUDA_THREADS, 0, s>>>(
+            m->n_rows, rp, m->col, m->val, alpha, x, beta, y, w, xy);
+        return krill_cuda_check_launch("csr_block_rows_kernel");
+    }
     switch (m->lanes) {
     case 1:
         csr_rows_kernel<1, I, DOT><<<blocks, KRILL_CUDA_THREADS, 0, s>>>(
@@ -235,14 +277,25 @@ cleanup:
 
 /* ---- the format table's functions ---------------------------------------------------- */
 
-/* param: NULL or "auto" -> 0 (automatic), "scalar" -> 1, "vector" -> -1 (L from the mean),
- * "vector:N" -> N for N in {2, 4, 8, 16, 32}. */
-krill_status parse_param(const char *param, int *lanes)
+/* param: NULL or "auto" -> 0 (automatic), "scalar" or "cyclic" -> 1, "block" -> 1 with
+ * *block_rows, "warp" -> 32, "vector" -> -1 (L from the mean), "vector:N" -> N for N in
+ * {2, 4, 8, 16, 32}. */
+krill_status parse_param(const char *param, int *lanes, bool *block_rows)
 {
     *lanes = 0;
+    *block_rows = false;
     if (!param || strcmp(param, "auto") == 0) return KRILL_OK;
-    if (strcmp(param, "scalar") == 0) {
+    if (strcmp(param, "scalar") == 0 || strcmp(param, "cyclic") == 0) {
         *lanes = 1;
+        return KRILL_OK;
+    }
+    if (strcmp(param, "block") == 0) {
+        *lanes = 1;
+        *block_rows = true;
+        return KRILL_OK;
+    }
+    if (strcmp(param, "warp") == 0) {
+        *lanes = 32;
         return KRILL_OK;
     }
     if (strcmp(param, "vector") == 0) {
@@ -258,8 +311,9 @@ krill_status parse_param(const char *param, int *lanes)
             return KRILL_OK;
         }
     }
-    return krill_error(KRILL_ERR_ARG, "csr: unknown variant \"%s\" (expected auto, scalar, vector "
-                       "or vector:N with N = 2, 4, 8, 16 or 32)", param);
+    return krill_error(KRILL_ERR_ARG, "csr: unknown variant \"%s\" (expected auto, scalar, "
+                       "cyclic, block, warp, vector or vector:N with N = 2, 4, 8, 16 or 32)",
+                       param);
 }
 
 /* Lanes per row for a mean row length: the power of two nearest mean / CSR_ENTRIES_PER_LANE
@@ -352,13 +406,15 @@ krill_status csr_cuda_build(krill_ctx *ctx, const krill_csr *a, const char *para
     csr_gpu *m = NULL;
     int32_t *row32 = NULL;
     int forced = 0;
+    bool block_rows = false;
     *impl = NULL;
-    KRILL_TRY(parse_param(param, &forced));
+    KRILL_TRY(parse_param(param, &forced, &block_rows));
     KRILL_CALLOC(m, 1);
     m->n_rows = a->n_rows;
     m->n_cols = a->n_cols;
     m->nnz = a->nnz;
     m->wide = a->nnz > INT32_MAX;
+    m->block_rows = block_rows;
 
     for (int64_t r = 0; r < a->n_rows; r++) {
         const int64_t len = a->row_ptr[r + 1] - a->row_ptr[r];
@@ -394,7 +450,10 @@ krill_status csr_cuda_build(krill_ctx *ctx, const krill_csr *a, const char *para
     KRILL_TRY(build_long_rows(ctx, a, m));
     KRILL_TRY(krill_cuda_sync(ctx));   /* row32 and the caller's arrays may go after return */
 
-    if (m->lanes == 1) snprintf(m->variant, sizeof m->variant, "scalar");
+    if (param && (strcmp(param, "cyclic") == 0 || strcmp(param, "block") == 0 ||
+                  strcmp(param, "warp") == 0))
+        snprintf(m->variant, sizeof m->variant, "%s", param);   /* the paper's names */
+    else if (m->lanes == 1) snprintf(m->variant, sizeof m->variant, "scalar");
     else snprintf(m->variant, sizeof m->variant, "vector:%d", m->lanes);
     if (m->n_long > 0) strncat(m->variant, "+long", sizeof m->variant - strlen(m->variant) - 1);
     *impl = m;

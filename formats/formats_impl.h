@@ -50,6 +50,7 @@ struct krill_mat {
     void *impl;
     int64_t n_rows, n_cols, nnz;
     char name[64];                       /* as asked, e.g. "csr:vector" */
+    char choice[320];                    /* "auto": the format chosen and why; "" otherwise */
 };
 
 /* Raw-pointer forms for the solvers (x, y, xy in context memory). */
@@ -87,14 +88,151 @@ void krill_ell_host_free(krill_ell_host *e);
  * krill's widths: 8 N K + 4 N K (+ 4 N) bytes. */
 void krill_ell_stats(const krill_ell_host *e, int with_len, krill_format_stats *s);
 
+/* `auto` (formats/auto.c): choose a format for a validated CSR from its row and run
+ * statistics (param NULL) or by timing the plausible candidates (param "measure"), build
+ * it, and record the reason in (*mat)->choice. Other params fail with KRILL_ERR_ARG. */
+krill_status krill_auto_create(krill_ctx *ctx, const krill_csr *csr, const char *param,
+                               krill_mat **mat);
+/* The chooser's estimate for one format it knows (csr, ell, ellr, rbp-csr, rbp-ell,
+ * rbp-ellr, segscan) on a validated CSR: the bytes the format would store and its model
+ * SpMV seconds on ctx's device; another name fails with KRILL_ERR_ARG. */
+krill_status krill_auto_estimate(krill_ctx *ctx, const krill_csr *csr, const char *format,
+                                 double *stored_bytes, double *seconds);
+
+#ifdef KRILL_HAVE_CUDA
+/* A stopwatch of two CUDA events for krill_mat_time_spmv (formats/measure.cu): start and
+ * stop are recorded on the context's stream; stop waits for the stop event and gives the
+ * seconds of device time between the two. */
+krill_status krill_cuda_stopwatch_create(krill_ctx *ctx, void **watch);
+krill_status krill_cuda_stopwatch_start(krill_ctx *ctx, void *watch);
+krill_status krill_cuda_stopwatch_stop(krill_ctx *ctx, void *watch, double *seconds);
+void krill_cuda_stopwatch_destroy(void *watch);         /* NULL-safe */
+#endif
+
+/* Row Block Packing (formats/rbp.c; the RBP paper, Algorithms 3-5). In each row, a run of
+ * two or more consecutive columns is stored as its (first, last) column pair and all its
+ * values; the other (isolated) entries go to a CSR part. krill_rbp_host is the RBP-CSR
+ * layout of Algorithm 3, built on the host for both devices; RBP-ELL is derived from it.
+ * Widths are the paper's: 4-byte columns and offsets. A matrix whose N_val or N_non passes
+ * 2^31 - 1 is refused (KRILL_ERR_UNSUPPORTED), as is an RBP-ELL with N * K_v past it. */
+typedef struct krill_rbp_host {
+    int64_t n_rows, n_cols, nnz;
+    int64_t n_val, n_col, n_non;  /* lengths of comp_val, comp_col, non_col and non_val */
+    int32_t *val_ptr;        /* N + 1: row i's run values are comp_val[val_ptr[i] ..] */
+    int32_t *col_ptr;        /* N + 1: its (first, last) pairs comp_col[col_ptr[i] ..] */
+    int32_t *row_ptr;        /* N + 1: its isolated entries non_*[row_ptr[i] ..] (RowPtr) */
+    int32_t *comp_col;       /* N_col: first, last, first, last, ... (Comp_Columns) */
+    double *comp_val;        /* N_val: every value of every run (Comp_Values) */
+    int32_t *non_col;        /* N_non: isolated columns (ColumnsCSR) */
+    double *non_val;         /* N_non: isolated values (ValuesCSR) */
+} krill_rbp_host;
+
+/* KRILL_OK when the counts in s (krill_csr_run_stats) fit the 4-byte widths of `format`
+ * ("rbp-csr", or "rbp-ell"/"rbp-ellr" with ell_layout = 1, which also caps N * K_v at
+ * 2^31 - 1 like ell); else KRILL_ERR_UNSUPPORTED with the count and a way out. */
+krill_status krill_rbp_fits(const char *format, int ell_layout, const krill_format_stats *s);
+/* Algorithm 3 on a validated CSR; `format` names the caller in the refusal message. */
+krill_status krill_rbp_host_build(const krill_csr *csr, const char *format, krill_rbp_host *h);
+/* New values (nnz, the CSR order of the build) into comp_val (n_val) and non_val (n_non),
+ * which may be h's own arrays or others of their lengths. Uses only h's index arrays. */
+void krill_rbp_host_scatter(const krill_rbp_host *h, const double *values, double *comp_val,
+                            double *non_val);
+void krill_rbp_host_free(krill_rbp_host *h);
+
+/* RBP-ELL and RBP-ELL-R on the host (formats/rbp_ell.c; rbp_ell.cu uploads these arrays):
+ * the runs in a compressed ELL, column-major like ell (entry k of row i at k * N + i); the
+ * isolated entries in a CSR part. Row i's pairs are col[(2p) N + i], col[(2p + 1) N + i] for
+ * p = 0, 1, ...; its run values val[j N + i], j = 0 .. len[i] - 1, in the same order.
+ * Padding: value 0 and the pair (0, 0), which no run can be (first < last); the kernels stop
+ * at it before reading x. */
+typedef struct krill_rbp_ell_host {
+    int64_t n_rows, n_cols, nnz;
+    int64_t kv, kc, n_non;
+    int32_t *col;            /* N * K_c run column pairs (ColumnsELL) */
+    double *val;             /* N * K_v run values (ValuesELL) */
+    int32_t *len;            /* N: run values of each row (RBP-ELL-R's array) */
+    int32_t *row_ptr;        /* N + 1 (RowPtr of the CSR part) */
+    int32_t *non_col;        /* N_non */
+    double *non_val;         /* N_non */
+} krill_rbp_ell_host;
+
+krill_status krill_rbp_ell_host_build(const krill_csr *csr, const char *format,
+                                      krill_rbp_ell_host *e);
+/* New values (nnz, CSR order of the build) into val (N * K_v, padding left as it is) and
+ * non_val (N_non). Uses only e's index arrays. */
+void krill_rbp_ell_host_scatter(const krill_rbp_ell_host *e, const double *values, double *val,
+                                double *non_val);
+void krill_rbp_ell_host_free(krill_rbp_ell_host *e);
+
+/* Stats shared by both devices: row and run statistics of the CSR the matrix was built
+ * from, and bytes as stored: formula (4) RBP-CSR 12 (N + 1) + 4 N_col + 8 N_val + 12 N_non;
+ * (5) RBP-ELL 8 N K_v + 4 N K_c + 12 N_non + 4 (N + 1); (6) RBP-ELL-R (5) + 4 N. */
+size_t krill_rbp_csr_bytes(const krill_rbp_host *h);
+size_t krill_rbp_ell_bytes(const krill_rbp_ell_host *e, int with_len);
+
+/* Segmented scan (formats/segscan.c, segscan.cu; the SpMV paper, section 4), built on the
+ * host for both devices. The nonzeros in CSR order form one stream, with one stored zero
+ * for each empty row (so that every row has an element and its y_i is written) and zeros
+ * after the last row up to a whole warp tile. The stream is cut into segments of
+ * KRILL_SEGSCAN_SEG elements; every element carries a hint byte computed here, once:
+ *   bits 0-4  its index in its run (a run: the part of a row inside one segment), which
+ *             drives the branch-free halving-threshold tree of the GPU kernel;
+ *   HEAD      first element of its row;  TAIL  last element of its row;
+ *   PAD       a stored zero, no entry of the matrix (x is not read for it).
+ * The zeros after the last row belong to it (TAIL moves to the stream's end). A warp sums
+ * KRILL_SEGSCAN_WARP_SEGS consecutive segments (a warp tile) and a block of
+ * KRILL_SEGSCAN_BLOCK_WARPS warps one tile; a row with elements in two or more tiles is a
+ * "span", finished by a fix-up pass from the partial sums each tile leaves. Stream indices
+ * are 64-bit; rows, row counts and tile numbers 32-bit (more than 2^31 - 1 tiles refused). */
+#define KRILL_SEGSCAN_SEG 32            /* segment length: one element per lane of a warp */
+#define KRILL_SEGSCAN_WARP_SEGS 8       /* segments per warp tile: loads in flight per lane */
+#define KRILL_SEGSCAN_WARP_TILE (KRILL_SEGSCAN_SEG * KRILL_SEGSCAN_WARP_SEGS)       /* 256 */
+#define KRILL_SEGSCAN_BLOCK_WARPS 8     /* warp tiles per tile: a block of 256 threads */
+#define KRILL_SEGSCAN_TILE (KRILL_SEGSCAN_WARP_TILE * KRILL_SEGSCAN_BLOCK_WARPS)    /* 2048 */
+#define KRILL_SEGSCAN_INDEX 0x1f
+#define KRILL_SEGSCAN_HEAD 0x20
+#define KRILL_SEGSCAN_PAD 0x40
+#define KRILL_SEGSCAN_TAIL 0x80
+
+typedef struct krill_segscan_host {
+    int64_t n_rows, n_cols, nnz;
+    int64_t len;             /* stream length: nnz + empty rows, rounded up to a warp tile */
+    int64_t n_tiles;         /* tiles of KRILL_SEGSCAN_TILE elements (the last may be short) */
+    int64_t n_span;          /* rows with elements in more than one tile */
+    int64_t n_empty;         /* empty rows */
+    double *val;             /* len values, 0 at PAD */
+    int32_t *col;            /* len columns, 0 at PAD */
+    uint8_t *hint;           /* len hint bytes */
+    int32_t *warp_heads;     /* len / KRILL_SEGSCAN_WARP_TILE: row heads before each warp tile,
+                                so element k is in row (heads in [0, k]) - 1 */
+    int32_t *span;           /* 3 n_span: row, first tile, last tile (ascending rows) */
+    int64_t *empty_pos;      /* n_empty stream positions of the empty rows' zeros (host only:
+                                update_values scatters around them) */
+    krill_format_stats stats;   /* row statistics and bytes (the same on both devices) */
+} krill_segscan_host;
+
+/* Build the stream, hints, warp-tile row counts and spans from a validated CSR. */
+krill_status krill_segscan_host_build(const krill_csr *csr, krill_segscan_host *h);
+/* The stream's len values from nnz new values in CSR order (zeros at the PAD positions). */
+void krill_segscan_host_scatter(const krill_segscan_host *h, const double *values, double *val);
+void krill_segscan_host_free(krill_segscan_host *h);
+
 /* Format tables, defined in formats/NAME.c (CPU) and formats/NAME.cu (CUDA). */
 extern const krill_format_ops krill_csr_cpu_ops;
 extern const krill_format_ops krill_ell_cpu_ops;
 extern const krill_format_ops krill_ellr_cpu_ops;
+extern const krill_format_ops krill_segscan_cpu_ops;
+extern const krill_format_ops krill_rbp_csr_cpu_ops;
+extern const krill_format_ops krill_rbp_ell_cpu_ops;
+extern const krill_format_ops krill_rbp_ellr_cpu_ops;
 #ifdef KRILL_HAVE_CUDA
 extern const krill_format_ops krill_csr_cuda_ops;
 extern const krill_format_ops krill_ell_cuda_ops;
 extern const krill_format_ops krill_ellr_cuda_ops;
+extern const krill_format_ops krill_segscan_cuda_ops;
+extern const krill_format_ops krill_rbp_csr_cuda_ops;
+extern const krill_format_ops krill_rbp_ell_cuda_ops;
+extern const krill_format_ops krill_rbp_ellr_cuda_ops;
 extern const krill_format_ops krill_cusparse_cuda_ops;
 #endif
 

@@ -28,10 +28,16 @@ krill_status krill_mat_create(krill_ctx *ctx, const krill_csr *csr, const char *
     KRILL_REQUIRE(ctx != NULL && csr != NULL, "krill_mat_create: NULL ctx or matrix");
     if (!format || !format[0]) format = "csr";
     KRILL_REQUIRE(strlen(format) < sizeof a->name, "krill_mat_create: format name too long");
+    if (strncmp(format, "auto", 4) == 0 && (format[4] == '\0' || format[4] == ':')) {
+        KRILL_TRY(krill_csr_check(csr, "matrix"));   /* auto reads the rows before building */
+        st = krill_auto_create(ctx, csr, format[4] ? format + 5 : NULL, out);
+        goto cleanup;
+    }
     entry = krill_format_find(format, &param);
     if (!entry) {
         list_formats(known, sizeof known);
-        st = krill_error(KRILL_ERR_ARG, "unknown format '%s' (known: %s)", format, known);
+        st = krill_error(KRILL_ERR_ARG, "unknown format '%s' (known: %s, auto, auto:measure)",
+                         format, known);
         goto cleanup;
     }
     KRILL_TRY(krill_csr_check(csr, "matrix"));
@@ -140,3 +146,4 @@ int64_t krill_mat_rows(const krill_mat *a) { return a->n_rows; }
 int64_t krill_mat_cols(const krill_mat *a) { return a->n_cols; }
 int64_t krill_mat_nnz(const krill_mat *a) { return a->nnz; }
 krill_ctx *krill_mat_ctx(const krill_mat *a) { return a->ctx; }
+const char *krill_mat_choice(const krill_mat *a) { return a->choice[0] ? a->choice : NULL; }

@@ -11,11 +11,23 @@
 
 static const krill_format_entry registry[] = {
     {"csr", "compressed sparse row; GPU kernels: thread per row (scalar) or sub-warp per row "
-            "(vector), chosen by row lengths", &krill_csr_cpu_ops, CUDA_OPS(krill_csr_cuda_ops)},
+            "(vector), chosen by row lengths; forced: scalar, cyclic, block, warp, vector[:N]",
+     &krill_csr_cpu_ops, CUDA_OPS(krill_csr_cuda_ops)},
     {"ell", "ELLPACK: N x K column-major, padded to the longest row K (formula (2))",
      &krill_ell_cpu_ops, CUDA_OPS(krill_ell_cuda_ops)},
     {"ellr", "ELL-R: ELL plus row lengths, loops end at each row's length (formula (3))",
      &krill_ellr_cpu_ops, CUDA_OPS(krill_ellr_cuda_ops)},
+    {"rbp-csr", "Row Block Packing on CSR: runs of consecutive columns as (first, last) pairs, "
+                "isolated entries in CSR (Algorithms 3-4, formula (4))",
+     &krill_rbp_csr_cpu_ops, CUDA_OPS(krill_rbp_csr_cuda_ops)},
+    {"rbp-ell", "Row Block Packing on ELL: runs in a compressed ELL, isolated entries in CSR "
+                "(Algorithm 5, formula (5))",
+     &krill_rbp_ell_cpu_ops, CUDA_OPS(krill_rbp_ell_cuda_ops)},
+    {"rbp-ellr", "RBP-ELL plus run lengths, loops end at each row's length (formula (6))",
+     &krill_rbp_ellr_cpu_ops, CUDA_OPS(krill_rbp_ellr_cuda_ops)},
+    {"segscan", "segmented scan: nonzero stream in segments of 32 with build-time row flags and "
+                "run indices, tree sums, carries between segments", &krill_segscan_cpu_ops,
+     CUDA_OPS(krill_segscan_cuda_ops)},
     {"cusparse", "cuSPARSE cusparseSpMV on the same CSR (GPU only; the reference peer)", NULL,
      CUDA_OPS(krill_cusparse_cuda_ops)},
 };

@@ -49,6 +49,36 @@ foreach(scenario json maxit malformed default_solver gen_solve out history gmres
   krill_cli_scenario(${scenario})
 endforeach()
 
+# krill formats: argument errors here, the multi-step cases in cli/formats.sh.
+krill_cli_case(help_lists_formats 0 "^  formats +compare" "" help)
+krill_cli_case(formats_help 0 "^usage: krill formats" "" formats --help)
+krill_cli_case(formats_no_matrix 2 "" "matrix file or --gen" formats)
+krill_cli_case(formats_file_and_gen 2 "" "either" formats a.mtx --gen poisson3d:4)
+krill_cli_case(formats_missing_file 2 "" "no-such.mtx" formats no-such.mtx)
+krill_cli_case(formats_bad_option 2 "" "--bogus" formats --gen poisson3d:4 --bogus)
+krill_cli_case(formats_unknown_format 2 "" "--formats.*nosuch" formats --gen poisson3d:4
+               --formats csr,nosuch)
+krill_cli_case(formats_bad_variant 2 "" "--formats.*ell:x" formats --gen poisson3d:4
+               --formats ell:x)
+krill_cli_case(formats_twice 2 "" "--formats.*twice" formats --gen poisson3d:4 --formats csr,csr)
+krill_cli_case(formats_empty_name 2 "" "--formats.*empty" formats --gen poisson3d:4
+               --formats csr,,ell)
+krill_cli_case(formats_reps_zero 2 "" "--reps" formats --gen poisson3d:4 --reps 0)
+krill_cli_case(formats_bad_reorder 2 "" "--reorder" formats --gen poisson3d:4 --reorder amd)
+krill_cli_case(formats_two_stdout 2 "" "stdout" formats --gen poisson3d:4 --json - --csv -)
+krill_cli_case(formats_unwritable 2 "" "--plot no-such-dir/f.svg" formats --gen poisson3d:4
+               --plot no-such-dir/f.svg)
+foreach(scenario table outputs stdout escape not_built reorder rectangular testdata)
+  add_test(NAME cli_formats_${scenario} COMMAND bash ${KRILL_CLI_DIR}/formats.sh
+           $<TARGET_FILE:krill_cli> ${scenario})
+  set_tests_properties(cli_formats_${scenario} PROPERTIES LABELS cli SKIP_RETURN_CODE 77
+                       ENVIRONMENT "${KRILL_CLI_ENV}")
+endforeach()
+add_test(NAME cli_formats_gpu COMMAND bash ${KRILL_CLI_DIR}/formats.sh $<TARGET_FILE:krill_cli>
+         gpu)
+set_tests_properties(cli_formats_gpu PROPERTIES LABELS "cli;gpu" SKIP_RETURN_CODE 77
+                     ENVIRONMENT "${KRILL_CLI_ENV}")
+
 # Install into a temporary prefix, build examples/ against it with find_package(krill)
 # and with pkg-config, and run it.
 set(KRILL_INSTALL_TEST_ARGS)

@@ -9,7 +9,8 @@
  *   diagonal: exactly the stored diagonal (0 where absent);
  *   update_values: then spmv against the reference with the new values;
  *   stats: sizes, bytes = (n+1)*4 + 12 nnz (32-bit offsets), row statistics, and the
- *     kernel the automatic choice must make (the rule of formats/csr.cu).
+ *     kernel the automatic choice must make (the rule of formats/csr.cu); the SpMV paper's
+ *     section 3 variants (cyclic, block, warp) report their own names.
  * Also bad variant names and injected allocation faults during build. Needs a GPU (else 77). */
 #include <dirent.h>
 #include <math.h>
@@ -22,9 +23,10 @@
 
 static krill_ctx *ctx;
 
-static const char *const variants[] = {"csr",          "csr:auto",     "csr:scalar",
-                                       "csr:vector",   "csr:vector:2", "csr:vector:4",
+static const char *const variants[] = {"csr",          "csr:auto",      "csr:scalar",
+                                       "csr:vector",   "csr:vector:2",  "csr:vector:4",
                                        "csr:vector:8", "csr:vector:16", "csr:vector:32",
+                                       "csr:cyclic",   "csr:block",     "csr:warp",
                                        "cusparse",     "cusparse:alg2"};
 #define N_VARIANTS (sizeof variants / sizeof variants[0])
 
@@ -304,6 +306,39 @@ static void check_matrix(const char *name, const krill_csr *a)
     }
 }
 
+/* The section 3 variants that run another kernel with the same per-row arithmetic give the
+ * same bits: block and cyclic as scalar (one thread per row, fused multiply-adds in entry
+ * order), warp as vector:32. */
+static void check_same_bits(const char *name, const krill_csr *a)
+{
+    static const char *const pairs[][2] = {{"csr:block", "csr:scalar"},
+                                           {"csr:cyclic", "csr:scalar"},
+                                           {"csr:warp", "csr:vector:32"}};
+    double *x = host_array(a->n_cols), *y1 = host_array(a->n_rows), *y2 = host_array(a->n_rows);
+    tu_random(x, a->n_cols, 77);
+    krill_vec *vx = vec_from(a->n_cols, x), *vy = vec_from(a->n_rows, NULL);
+    for (size_t p = 0; p < sizeof pairs / sizeof pairs[0] && vx && vy; p++) {
+        double *out[2] = {y1, y2};
+        for (int k = 0; k < 2; k++) {
+            krill_mat *m = NULL;
+            CHECK_OK(krill_mat_create(ctx, a, pairs[p][k], &m));
+            if (m) {
+                CHECK_OK(krill_mat_spmv(m, 1.5, vx, 0.0, vy));
+                CHECK_OK(krill_vec_download(vy, out[k]));
+            }
+            krill_mat_destroy(&m);
+        }
+        int same = memcmp(y1, y2, (size_t)a->n_rows * sizeof *y1) == 0;
+        CHECK(same);
+        if (!same) report(name, pairs[p][0], "bits differ from its twin kernel");
+    }
+    krill_vec_destroy(&vx);
+    krill_vec_destroy(&vy);
+    free(x);
+    free(y1);
+    free(y2);
+}
+
 /* ---- hand-made matrices ------------------------------------------------------------------ */
 
 /* A matrix from triplets where row r has len[r] entries (columns spread evenly, always
@@ -406,7 +441,8 @@ static void hand_made(void)
 static void errors(void)
 {
     static const char *const bad[] = {"csr:vector:3", "csr:vector:64", "csr:vector:", "csr:bogus",
-                                      "csr:vector:8x", "csr:scalar:2", "cusparse:alg9"};
+                                      "csr:vector:8x", "csr:scalar:2", "cusparse:alg9",
+                                      "csr:blocks", "csr:warp:2", "csr:cyclic:1"};
     int64_t len[300];
     krill_csr *a = NULL;
     for (int r = 0; r < 300; r++) len[r] = r % 5;
@@ -459,6 +495,7 @@ int main(void)
         krill_csr *a = NULL;
         CHECK_OK(krill_gen(specs[i], &a));
         if (a) check_matrix(specs[i], a);
+        if (a) check_same_bits(specs[i], a);
         krill_csr_destroy(&a);
     }
 

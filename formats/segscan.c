@@ -1,0 +1,275 @@
+/* formats/segscan.c - the segmented-scan format ("segscan", the SpMV paper's section 4): the
+ * host build that both devices share, and the CPU SpMV.
+ *
+ * Storage (krill_segscan_host, formats_impl.h). CSR's row offsets are replaced by a stream
+ * of L = nnz + (empty rows), rounded up to a warp tile of 256, elements: value (8 bytes),
+ * column (4) and a hint byte (1) each, the paper's row-head flags and per-element index
+ * computed once here. Besides: 4 bytes per warp tile (the row heads before it, from which an
+ * element's row follows), 12 bytes per span (a row with elements in two or more tiles of
+ * 2048: its row and first and last tile) and 16 bytes per tile of partial sums that every
+ * SpMV rewrites. Bytes stored: 13 L + 4 L / 256 + 12 S + 16 T for S spans and T tiles.
+ *
+ * The SpMV, y = alpha*A*x + beta*y, works tile by tile; on the CPU each thread takes tiles
+ * (static schedule) and sums every row in stream order from 0 at its HEAD, so a row inside
+ * one tile has the bits of krill_csr_spmv_ref. A row that a tile boundary cuts leaves one
+ * partial sum per tile (frag_last of the tile where it starts, frag_first of each later
+ * tile), and a second parallel loop adds them in tile order: y_r = alpha * sum + beta * y_r
+ * (beta == 0: y_r is not read). Tiles are fixed, so the bits do not depend on the thread
+ * count. The GPU (segscan.cu) uses the same stream with the paper's tree inside segments.
+ *
+ * Traffic per SpMV: 13 bytes per stream element, x gathered once per entry, y written once
+ * per row (and read when beta != 0), 8 bytes per span-cut tile boundary. */
+#include <stdio.h>
+#include <string.h>
+
+#include "formats/formats_impl.h"
+
+typedef struct segscan_cpu {
+    krill_segscan_host h;
+    double *frag_first;      /* n_tiles: partial sum of the tile's first row, when it began in
+                                an earlier tile (the whole tile when one row fills it) */
+    double *frag_last;       /* n_tiles: partial sum of the tile's last row, when it goes on
+                                into the next tile and began in this one */
+    int threads;
+} segscan_cpu;
+
+void krill_segscan_host_free(krill_segscan_host *h)
+{
+    krill_free(h->val);
+    krill_free(h->col);
+    krill_free(h->hint);
+    krill_free(h->warp_heads);
+    krill_free(h->span);
+    krill_free(h->empty_pos);
+    memset(h, 0, sizeof *h);
+}
+
+/* Row r occupies stream positions [first, last]; a span when they lie in different tiles. */
+static void note_span(krill_segscan_host *h, int32_t r, int64_t first, int64_t last)
+{
+    const int64_t a = first / KRILL_SEGSCAN_TILE, b = last / KRILL_SEGSCAN_TILE;
+    if (a == b) return;
+    h->span[3 * h->n_span] = r;
+    h->span[3 * h->n_span + 1] = (int32_t)a;
+    h->span[3 * h->n_span + 2] = (int32_t)b;
+    h->n_span++;
+}
+
+/* Run indices (distance to the run's first element: the row's HEAD or the segment's start)
+ * and the row heads before each warp tile. */
+static void index_runs(krill_segscan_host *h)
+{
+    int64_t start = 0, heads = 0;
+    for (int64_t k = 0; k < h->len; k++) {
+        if (k % KRILL_SEGSCAN_SEG == 0 || (h->hint[k] & KRILL_SEGSCAN_HEAD)) start = k;
+        h->hint[k] |= (uint8_t)(k - start);
+        if (k % KRILL_SEGSCAN_WARP_TILE == 0)
+            h->warp_heads[k / KRILL_SEGSCAN_WARP_TILE] = (int32_t)heads;
+        heads += (h->hint[k] & KRILL_SEGSCAN_HEAD) != 0;
+    }
+}
+
+krill_status krill_segscan_host_build(const krill_csr *a, krill_segscan_host *h)
+{
+    krill_status st = KRILL_OK;
+    int64_t used, pos = 0, e = 0;
+    memset(h, 0, sizeof *h);
+    h->n_rows = a->n_rows;
+    h->n_cols = a->n_cols;
+    h->nnz = a->nnz;
+    for (int32_t i = 0; i < a->n_rows; i++) h->n_empty += a->row_ptr[i + 1] == a->row_ptr[i];
+    used = a->nnz + h->n_empty;
+    h->len = (used + KRILL_SEGSCAN_WARP_TILE - 1) / KRILL_SEGSCAN_WARP_TILE *
+             KRILL_SEGSCAN_WARP_TILE;
+    h->n_tiles = (h->len + KRILL_SEGSCAN_TILE - 1) / KRILL_SEGSCAN_TILE;
+    if (h->n_tiles > INT32_MAX) {
+        st = krill_error(KRILL_ERR_UNSUPPORTED, "segscan: %lld stream elements make %lld tiles "
+                         "of %d, more than %d", (long long)h->len, (long long)h->n_tiles,
+                         KRILL_SEGSCAN_TILE, INT32_MAX);
+        goto cleanup;
+    }
+    KRILL_ALLOC(h->val, h->len);
+    KRILL_ALLOC(h->col, h->len);
+    KRILL_ALLOC(h->hint, h->len);
+    KRILL_ALLOC(h->warp_heads, h->len / KRILL_SEGSCAN_WARP_TILE);
+    KRILL_ALLOC(h->span, 3 * h->n_tiles);   /* a tile boundary cuts at most one row */
+    KRILL_ALLOC(h->empty_pos, h->n_empty);
+
+    for (int32_t i = 0; i < a->n_rows; i++) {
+        const int64_t lo = a->row_ptr[i], count = a->row_ptr[i + 1] - lo, first = pos;
+        if (count == 0) {
+            h->empty_pos[e++] = pos;
+            h->val[pos] = 0.0;
+            h->col[pos] = 0;
+            h->hint[pos++] = KRILL_SEGSCAN_HEAD | KRILL_SEGSCAN_TAIL | KRILL_SEGSCAN_PAD;
+        } else {
+            memcpy(h->val + pos, a->val + lo, (size_t)count * sizeof *h->val);
+            memcpy(h->col + pos, a->col + lo, (size_t)count * sizeof *h->col);
+            memset(h->hint + pos, 0, (size_t)count);
+            h->hint[pos] |= KRILL_SEGSCAN_HEAD;
+            h->hint[pos + count - 1] |= KRILL_SEGSCAN_TAIL;
+            pos += count;
+        }
+        note_span(h, i, first, i == a->n_rows - 1 ? h->len - 1 : pos - 1);
+    }
+    for (; pos < h->len; pos++) {   /* zeros up to a whole warp tile: the last row's */
+        h->val[pos] = 0.0;
+        h->col[pos] = 0;
+        h->hint[pos] = KRILL_SEGSCAN_PAD;
+    }
+    if (h->len > used) {
+        h->hint[used - 1] &= (uint8_t)~KRILL_SEGSCAN_TAIL;
+        h->hint[h->len - 1] |= KRILL_SEGSCAN_TAIL;
+    }
+    index_runs(h);
+
+    krill_csr_row_stats(a, &h->stats);
+    h->stats.bytes = (size_t)h->len * (sizeof(double) + sizeof(int32_t) + 1) +
+                     (size_t)(h->len / KRILL_SEGSCAN_WARP_TILE) * sizeof(int32_t) +
+                     (size_t)h->n_span * 3 * sizeof(int32_t) +
+                     (size_t)h->n_tiles * 2 * sizeof(double);
+cleanup:
+    if (st != KRILL_OK) krill_segscan_host_free(h);
+    return st;
+}
+
+void krill_segscan_host_scatter(const krill_segscan_host *h, const double *values, double *val)
+{
+    int64_t pos = 0, src = 0;
+    for (int64_t e = 0; e <= h->n_empty; e++) {
+        const int64_t stop = e < h->n_empty ? h->empty_pos[e] : h->nnz + h->n_empty;
+        if (stop > pos) memcpy(val + pos, values + src, (size_t)(stop - pos) * sizeof *val);
+        src += stop - pos;
+        pos = stop;
+        if (e < h->n_empty) val[pos++] = 0.0;
+    }
+    for (; pos < h->len; pos++) val[pos] = 0.0;
+}
+
+static void segscan_destroy(krill_ctx *ctx, void *impl)
+{
+    segscan_cpu *m = impl;
+    (void)ctx;
+    if (!m) return;
+    krill_segscan_host_free(&m->h);
+    krill_free(m->frag_first);
+    krill_free(m->frag_last);
+    krill_free(m);
+}
+
+static krill_status segscan_build(krill_ctx *ctx, const krill_csr *csr, const char *param,
+                                  void **impl)
+{
+    krill_status st = KRILL_OK;
+    segscan_cpu *m = NULL;
+    KRILL_REQUIRE(param == NULL, "format 'segscan:%s': the format takes no parameter", param);
+    KRILL_CALLOC(m, 1);
+    m->threads = ctx->threads > 0 ? ctx->threads : 1;
+    KRILL_TRY(krill_segscan_host_build(csr, &m->h));
+    KRILL_ALLOC(m->frag_first, m->h.n_tiles);
+    KRILL_ALLOC(m->frag_last, m->h.n_tiles);
+    *impl = m;
+    m = NULL;
+cleanup:
+    segscan_destroy(ctx, m);
+    return st;
+}
+
+static double y_new(double alpha, double s, double beta, double y)
+{
+    return beta == 0.0 ? alpha * s : alpha * s + beta * y;
+}
+
+/* Tile t of the stream: rows that end in it get y; a row begun in an earlier tile leaves
+ * its partial sum in frag_first[t], one going on into the next tile in frag_last[t]. The
+ * PAD zeros are skipped, never multiplied (0 * Inf would be NaN). */
+static void tile_spmv(const segscan_cpu *m, int64_t t, double alpha, const double *x,
+                      double beta, double *y)
+{
+    const krill_segscan_host *h = &m->h;
+    const uint8_t *hint = h->hint;
+    const int32_t *col = h->col;
+    const double *val = h->val;
+    const int64_t lo = t * KRILL_SEGSCAN_TILE;
+    const int64_t hi = lo + KRILL_SEGSCAN_TILE < h->len ? lo + KRILL_SEGSCAN_TILE : h->len;
+    int32_t row = h->warp_heads[lo / KRILL_SEGSCAN_WARP_TILE] - 1;   /* before the first HEAD */
+    int open = !(hint[lo] & KRILL_SEGSCAN_HEAD);
+    double s = 0.0;
+    for (int64_t k = lo; k < hi; k++) {
+        const unsigned hk = hint[k];
+        if (hk & KRILL_SEGSCAN_HEAD) {
+            row++;
+            s = 0.0;
+        }
+        if (!(hk & KRILL_SEGSCAN_PAD)) s += val[k] * x[col[k]];
+        if (hk & KRILL_SEGSCAN_TAIL) {
+            if (open) m->frag_first[t] = s;
+            else y[row] = y_new(alpha, s, beta, y[row]);
+            open = 0;
+        }
+    }
+    if (!(hint[hi - 1] & KRILL_SEGSCAN_TAIL)) {
+        if (open) m->frag_first[t] = s;
+        else m->frag_last[t] = s;
+    }
+}
+
+static krill_status segscan_spmv(krill_ctx *ctx, const void *impl, double alpha,
+                                 const double *x, double beta, double *y)
+{
+    const segscan_cpu *m = impl;
+    const krill_segscan_host *h = &m->h;
+    (void)ctx;
+#pragma omp parallel num_threads(m->threads)
+    {
+#pragma omp for schedule(static)
+        for (int64_t t = 0; t < h->n_tiles; t++) tile_spmv(m, t, alpha, x, beta, y);
+        /* the implied barrier: every tile's partial sums are written */
+#pragma omp for schedule(static)
+        for (int64_t i = 0; i < h->n_span; i++) {
+            const int32_t row = h->span[3 * i], a = h->span[3 * i + 1], b = h->span[3 * i + 2];
+            double s = m->frag_last[a];
+            for (int32_t t = a + 1; t <= b; t++) s += m->frag_first[t];
+            y[row] = y_new(alpha, s, beta, y[row]);
+        }
+    }
+    return KRILL_OK;
+}
+
+static krill_status segscan_update_values(krill_ctx *ctx, void *impl, const double *values)
+{
+    segscan_cpu *m = impl;
+    (void)ctx;
+    krill_segscan_host_scatter(&m->h, values, m->h.val);
+    return KRILL_OK;
+}
+
+static krill_status segscan_diagonal(krill_ctx *ctx, const void *impl, double *d)
+{
+    const krill_segscan_host *h = &((const segscan_cpu *)impl)->h;
+    (void)ctx;
+    int32_t row = -1;
+    for (int64_t k = 0; k < h->len; k++) {
+        if (h->hint[k] & KRILL_SEGSCAN_HEAD) d[++row] = 0.0;
+        if (!(h->hint[k] & KRILL_SEGSCAN_PAD) && h->col[k] == row) d[row] = h->val[k];
+    }
+    return KRILL_OK;
+}
+
+static void segscan_stats(const void *impl, krill_format_stats *s)
+{
+    const segscan_cpu *m = impl;
+    *s = m->h.stats;
+    snprintf(s->variant, sizeof s->variant, "tiles:%d%s", KRILL_SEGSCAN_TILE,
+             m->h.n_span > 0 ? "+spans" : "");
+}
+
+const krill_format_ops krill_segscan_cpu_ops = {
+    .name = "segscan",
+    .build = segscan_build,
+    .spmv = segscan_spmv,
+    .update_values = segscan_update_values,
+    .diagonal = segscan_diagonal,
+    .stats = segscan_stats,
+    .destroy = segscan_destroy,
+};

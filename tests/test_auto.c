@@ -1,0 +1,355 @@
+/* The `auto` chooser and krill_mat_time_spmv: auto builds a matrix that multiplies like the
+ * CSR reference and says which format it chose (the reason names it, and its byte ratio
+ * matches the formats' own stats); auto:measure keeps the fastest of what it timed; the
+ * clear-cut choices (tiny -> csr, one huge row -> no padded format, long runs -> an RBP
+ * format where one is registered); the chooser's byte estimates equal every format's own
+ * stats (formulas (1)-(6)); bad arguments fail cleanly.
+ * Built twice: CPU (label unit) and, with AUTO_TEST_GPU, GPU (label gpu). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "formats/formats_impl.h"
+#include "testutil.h"
+
+static krill_ctx *make_ctx(void)
+{
+#ifdef AUTO_TEST_GPU
+    return tu_gpu_ctx_or_skip();
+#else
+    return tu_cpu_ctx(2);
+#endif
+}
+
+static int is_gpu(void)
+{
+#ifdef AUTO_TEST_GPU
+    return 1;
+#else
+    return 0;
+#endif
+}
+
+/* 1 when `name` is registered (any device: the CPU build registers every format's CPU
+ * table; a GPU run asks the GPU context by building a 1 x 1 matrix) */
+static int registered(krill_ctx *ctx, const char *name)
+{
+    int32_t r = 0, c = 0;
+    double v = 1.0;
+    krill_csr *a = NULL;
+    krill_mat *m = NULL;
+    int found = 0;
+    for (const char *const *n = krill_format_names(); *n; n++) found |= strcmp(*n, name) == 0;
+    if (found && krill_csr_from_triplets(1, 1, 1, &r, &c, &v, &a) == KRILL_OK) {
+        found = krill_mat_create(ctx, a, name, &m) == KRILL_OK;
+        krill_mat_destroy(&m);
+    }
+    krill_csr_destroy(&a);
+    return found;
+}
+
+/* y = 1.5 A x - 0.5 y0 through m, against the reference: rows summed in another order by
+ * some formats, so within a few ulps of the largest |y| times the longest row */
+static void check_spmv(krill_ctx *ctx, const krill_csr *a, const krill_mat *m, const char *what)
+{
+    const int64_t n = a->n_rows;
+    double *x = malloc((size_t)a->n_cols * 8 + 8), *y0 = malloc((size_t)n * 8 + 8);
+    double *ref = malloc((size_t)n * 8 + 8), *got = malloc((size_t)n * 8 + 8);
+    krill_vec *vx = NULL, *vy = NULL;
+    int64_t k = 1;
+    for (int32_t i = 0; i < a->n_rows; i++)
+        if (a->row_ptr[i + 1] - a->row_ptr[i] > k) k = a->row_ptr[i + 1] - a->row_ptr[i];
+    tu_random(x, a->n_cols, 3);
+    tu_random(y0, n, 4);
+    memcpy(ref, y0, (size_t)n * 8);
+    krill_csr_spmv_ref(a, 1.5, x, -0.5, ref);
+    CHECK_OK(krill_vec_create(ctx, a->n_cols, &vx));
+    CHECK_OK(krill_vec_create(ctx, n, &vy));
+    if (vx && vy) {
+        CHECK_OK(krill_vec_upload(vx, x));
+        CHECK_OK(krill_vec_upload(vy, y0));
+        CHECK_OK(krill_mat_spmv(m, 1.5, vx, -0.5, vy));
+        CHECK_OK(krill_vec_download(vy, got));
+        const double diff = n > 0 ? tu_max_rel_diff(got, ref, n) : 0.0;
+        CHECK(diff <= 4e-16 * (double)k + 1e-15);
+        if (diff > 4e-16 * (double)k + 1e-15)
+            fprintf(stderr, "  %s (%s): max rel diff %g\n", what, krill_mat_format(m), diff);
+    }
+    krill_vec_destroy(&vx);
+    krill_vec_destroy(&vy);
+    free(x);
+    free(y0);
+    free(ref);
+    free(got);
+}
+
+/* Stored bytes of `format` on a, from the format's own stats. */
+static double stored_bytes(krill_ctx *ctx, const krill_csr *a, const char *format)
+{
+    krill_mat *m = NULL;
+    krill_format_stats s;
+    double bytes = -1.0;
+    CHECK_OK(krill_mat_create(ctx, a, format, &m));
+    if (m) {
+        krill_mat_stats(m, &s);
+        bytes = (double)s.bytes;
+    }
+    krill_mat_destroy(&m);
+    return bytes;
+}
+
+/* auto on a: a working matrix, a reason naming the format, and (model path) the estimated
+ * byte ratio to csr equal to the ratio of the two formats' own stats. Returns the format
+ * chosen (static buffer) or "" on failure. */
+static const char *check_auto(krill_ctx *ctx, const krill_csr *a, const char *what)
+{
+    static char chosen[64];
+    krill_mat *m = NULL;
+    const char *why;
+    double ratio;
+    chosen[0] = '\0';
+    CHECK_OK(krill_mat_create(ctx, a, "auto", &m));
+    if (!m) return chosen;
+    snprintf(chosen, sizeof chosen, "%s", krill_mat_format(m));
+    why = krill_mat_choice(m);
+    CHECK(why != NULL);
+    printf("  %-22s %s\n", what, why ? why : "(none)");
+    if (why) {
+        const size_t len = strlen(chosen);
+        CHECK(strncmp(why, chosen, len) == 0 && why[len] == ':');
+        const char *est = strstr(why, "estimated ");
+        if (est && sscanf(est, "estimated %lf of csr's bytes", &ratio) == 1) {
+            const double actual = stored_bytes(ctx, a, chosen) / stored_bytes(ctx, a, "csr");
+            CHECK(ratio > actual - 0.006 && ratio < actual + 0.006);
+            if (!(ratio > actual - 0.006 && ratio < actual + 0.006))
+                fprintf(stderr, "  %s: %s estimated %.3f of csr's bytes, stores %.3f\n", what,
+                        chosen, ratio, actual);
+        }
+    }
+    check_spmv(ctx, a, m, what);
+    krill_mat_destroy(&m);
+    return chosen;
+}
+
+/* n x n tridiagonal with row `full` holding every column */
+static krill_csr *one_huge_row(int32_t n, int32_t full)
+{
+    krill_csr *a = NULL;
+    int64_t nnz = 0;
+    if (krill_csr_create(n, n, 3 * (int64_t)n + n, &a) != KRILL_OK) return NULL;
+    for (int32_t i = 0; i < n; i++) {
+        const int32_t lo = i == full ? 0 : (i > 0 ? i - 1 : 0);
+        const int32_t hi = i == full ? n - 1 : (i < n - 1 ? i + 1 : n - 1);
+        for (int32_t j = lo; j <= hi; j++) {
+            a->col[nnz] = j;
+            a->val[nnz] = j == i ? 4.0 : -1.0 / (1.0 + (j + i) % 7);
+            nnz++;
+        }
+        a->row_ptr[i + 1] = nnz;
+    }
+    a->nnz = nnz;
+    return a;
+}
+
+static int padded(const char *format)
+{
+    return strcmp(format, "ell") == 0 || strcmp(format, "ellr") == 0 ||
+           strcmp(format, "rbp-ell") == 0 || strcmp(format, "rbp-ellr") == 0;
+}
+
+/* The chooser's stored-bytes estimate against each format's own stats, for every format it
+ * knows that this device has: exact, except segscan's spans (rows crossing a tile edge),
+ * which the estimate bounds by one per tile: within 12 bytes per tile of 2048 elements. */
+static void test_estimates(krill_ctx *ctx)
+{
+    static const char *formats[] = {"csr", "ell", "ellr", "rbp-csr", "rbp-ell", "rbp-ellr",
+                                    "segscan"};
+    static const char *specs[] = {"poisson3d:9", "elasticity3d:3,4,2", "band1:700", "band3:500",
+                                  "rand100:300", "band1x:3000", "convdiff3d:6,1"};
+    int32_t r[] = {1, 1, 2, 2, 2, 2, 4}, c[] = {0, 4, 0, 1, 2, 3, 1};
+    double v[] = {1, -2, 3, 4, -5, 6, -9}, bytes, seconds;
+    krill_csr *a = NULL;
+    krill_mat *m = NULL;
+    krill_format_stats s;
+    for (size_t i = 0; i <= sizeof specs / sizeof *specs; i++) {
+        if (i < sizeof specs / sizeof *specs)
+            CHECK_OK(krill_gen(specs[i], &a));
+        else   /* 6 x 5 with empty rows first, in the middle and last */
+            CHECK_OK(krill_csr_from_triplets(6, 5, 7, r, c, v, &a));
+        for (size_t f = 0; a && f < sizeof formats / sizeof *formats; f++) {
+            if (!registered(ctx, formats[f])) continue;
+            CHECK_OK(krill_auto_estimate(ctx, a, formats[f], &bytes, &seconds));
+            CHECK(seconds > 0.0);
+            if (krill_mat_create(ctx, a, formats[f], &m) != KRILL_OK) continue;  /* padding */
+            krill_mat_stats(m, &s);
+            const double slack = strcmp(formats[f], "segscan") == 0
+                                     ? 12.0 * ((double)(a->nnz + s.empty_rows) / 2048.0 + 1.0)
+                                     : 0.0;
+            const int ok = bytes >= (double)s.bytes && bytes <= (double)s.bytes + slack;
+            CHECK(ok);
+            if (!ok)
+                fprintf(stderr, "  %s on %s: estimated %.0f bytes, stores %zu\n", formats[f],
+                        i < sizeof specs / sizeof *specs ? specs[i] : "6 x 5", bytes, s.bytes);
+            krill_mat_destroy(&m);
+        }
+        krill_csr_destroy(&a);
+    }
+    CHECK_OK(krill_gen("band1:10", &a));
+    if (a) CHECK_STATUS(krill_auto_estimate(ctx, a, "cusparse", &bytes, &seconds), KRILL_ERR_ARG);
+    krill_csr_destroy(&a);
+}
+
+static void test_model(krill_ctx *ctx)
+{
+    static const char *specs[] = {"poisson3d:16", "convdiff3d:12,2", "elasticity3d:6,5,5",
+                                  "band1:20000", "band3:9000", "band101:3000", "rand1:20000",
+                                  "rand100:800", "band1x:20000"};
+    for (size_t i = 0; i < sizeof specs / sizeof *specs; i++) {
+        krill_csr *a = NULL;
+        CHECK_OK(krill_gen(specs[i], &a));
+        if (a) check_auto(ctx, a, specs[i]);
+        krill_csr_destroy(&a);
+    }
+}
+
+/* The rules: tiny -> csr; one huge row -> never a padded format; long runs of consecutive
+ * columns (band101: 101 per row) -> an RBP format, when one is registered: it stores
+ * about 8 of csr's 12 bytes per entry and the rows are all alike. */
+static void test_rules(krill_ctx *ctx)
+{
+    int32_t r = 0, c = 0;
+    double v = 2.5;
+    krill_csr *one = NULL, *empty = NULL, *small = NULL, *huge = NULL, *band = NULL;
+    const char *f;
+    CHECK_OK(krill_csr_from_triplets(1, 1, 1, &r, &c, &v, &one));
+    if (one) CHECK(strcmp(check_auto(ctx, one, "1 x 1"), "csr") == 0);
+    CHECK_OK(krill_csr_create(0, 0, 0, &empty));
+    if (empty) CHECK(strcmp(check_auto(ctx, empty, "0 x 0"), "csr") == 0);
+    CHECK_OK(krill_gen("poisson3d:5", &small));          /* 125 rows, 725 entries */
+    if (small) CHECK(strcmp(check_auto(ctx, small, "poisson3d:5"), "csr") == 0);
+
+    huge = one_huge_row(30000, 777);
+    CHECK(huge != NULL);
+    if (huge) {
+        krill_mat *m = NULL;
+        f = check_auto(ctx, huge, "one row of 30000");
+        CHECK(f[0] && !padded(f));
+        CHECK_OK(krill_mat_create(ctx, huge, "auto", &m));   /* the reason says why */
+        CHECK(m && strstr(krill_mat_choice(m), "left out: ell (padding)") != NULL);
+        krill_mat_destroy(&m);
+    }
+    CHECK_OK(krill_gen("band101:20000", &band));
+    if (band && (registered(ctx, "rbp-csr") || registered(ctx, "rbp-ell"))) {
+        f = check_auto(ctx, band, "band101:20000");
+        CHECK(strncmp(f, "rbp-", 4) == 0);
+    }
+    krill_csr_destroy(&one);
+    krill_csr_destroy(&empty);
+    krill_csr_destroy(&small);
+    krill_csr_destroy(&huge);
+    krill_csr_destroy(&band);
+}
+
+/* auto:measure: the reason lists "NAME T s" for every format it timed; the format built is
+ * the one with the least time, and the count matches. */
+static void check_measure(krill_ctx *ctx, const krill_csr *a, const char *what)
+{
+    krill_mat *m = NULL;
+    const char *why, *p;
+    char name[64], best[64] = "";
+    double t, best_t = 0.0;
+    int count = -1, listed = 0, n;
+    CHECK_OK(krill_mat_create(ctx, a, "auto:measure", &m));
+    if (!m) return;
+    why = krill_mat_choice(m);
+    CHECK(why != NULL);
+    if (!why) goto done;
+    printf("  %-22s %s\n", what, why);
+    p = strstr(why, "fastest of ");
+    CHECK(p && sscanf(p, "fastest of %d measured", &count) == 1);
+    p = strstr(why, "): ");
+    CHECK(p != NULL);
+    for (p = p ? p + 3 : NULL; p && sscanf(p, "%63s %lf s%n", name, &t, &n) == 2; p += n) {
+        CHECK(t > 0.0);
+        if (!best[0] || t < best_t) {
+            snprintf(best, sizeof best, "%s", name);
+            best_t = t;
+        }
+        listed++;
+        if (strncmp(p + n, ", ", 2) != 0) break;
+        p += 2;
+    }
+    CHECK(listed == count && listed >= 1);
+    CHECK(strcmp(best, krill_mat_format(m)) == 0);
+    CHECK(strncmp(why, krill_mat_format(m), strlen(krill_mat_format(m))) == 0);
+    check_spmv(ctx, a, m, what);
+done:
+    krill_mat_destroy(&m);
+}
+
+static void test_measure(krill_ctx *ctx)
+{
+    static const char *specs[] = {"poisson3d:16", "band1x:5000", "band101:2000"};
+    for (size_t i = 0; i < sizeof specs / sizeof *specs; i++) {
+        krill_csr *a = NULL;
+        CHECK_OK(krill_gen(specs[i], &a));
+        if (a) check_measure(ctx, a, specs[i]);
+        krill_csr_destroy(&a);
+    }
+}
+
+static void test_time_spmv(krill_ctx *ctx)
+{
+    krill_csr *a = NULL;
+    krill_mat *m = NULL;
+    double t = -1.0;
+    CHECK_OK(krill_gen("poisson3d:12", &a));
+    CHECK_OK(krill_mat_create(ctx, a, "csr", &m));
+    if (m) {
+        CHECK(krill_mat_choice(m) == NULL);                 /* not made by auto */
+        CHECK_OK(krill_mat_time_spmv(m, 1, 5, &t));
+        CHECK(t > 0.0 && t < 1.0);
+        CHECK_OK(krill_mat_time_spmv(m, 0, 4, &t));        /* even count: mean of middle two */
+        CHECK(t > 0.0);
+        CHECK_STATUS(krill_mat_time_spmv(m, 1, 0, &t), KRILL_ERR_ARG);
+        CHECK_STATUS(krill_mat_time_spmv(m, -1, 3, &t), KRILL_ERR_ARG);
+        CHECK_STATUS(krill_mat_time_spmv(m, 1, 3, NULL), KRILL_ERR_ARG);
+    }
+    CHECK_STATUS(krill_mat_time_spmv(NULL, 1, 3, &t), KRILL_ERR_ARG);
+    krill_mat_destroy(&m);
+    krill_csr_destroy(&a);
+}
+
+static void test_bad_params(krill_ctx *ctx)
+{
+    krill_csr *a = NULL, *bad = NULL;
+    krill_mat *m = NULL;
+    CHECK_OK(krill_gen("poisson3d:4", &a));
+    CHECK_STATUS(krill_mat_create(ctx, a, "auto:bogus", &m), KRILL_ERR_ARG);
+    CHECK(m == NULL && strstr(krill_last_error(), "bogus") != NULL);
+    CHECK_STATUS(krill_mat_create(ctx, a, "auto:", &m), KRILL_ERR_ARG);
+    CHECK_STATUS(krill_mat_create(ctx, a, "autox", &m), KRILL_ERR_ARG);
+    CHECK(m == NULL && strstr(krill_last_error(), "auto:measure") != NULL);
+    /* an invalid CSR is refused before auto reads its rows */
+    CHECK_OK(krill_csr_copy(a, &bad));
+    if (bad) {
+        bad->row_ptr[1] = bad->nnz + 5;
+        CHECK_STATUS(krill_mat_create(ctx, bad, "auto", &m), KRILL_ERR_ARG);
+        CHECK(m == NULL);
+    }
+    krill_csr_destroy(&bad);
+    krill_csr_destroy(&a);
+}
+
+int main(void)
+{
+    krill_ctx *ctx = make_ctx();
+    printf("auto on the %s\n", is_gpu() ? "gpu" : "cpu");
+    test_time_spmv(ctx);
+    test_bad_params(ctx);
+    test_estimates(ctx);
+    test_rules(ctx);
+    test_model(ctx);
+    test_measure(ctx);
+    krill_ctx_destroy(&ctx);
+    return tu_finish(is_gpu() ? "test_gpu_auto" : "test_auto");
+}
