@@ -69,20 +69,19 @@
  * (formats/csr.cu, measured on an H100). */
 #define GPU_ROWMAJOR_EFFICIENCY 0.5
 #define GPU_SHORT_ROWS 4.0
-/* The GPU csr kernel choice, mirrored from formats/csr.cu: lanes per row = the power of two
- * nearest mean / CSR_ENTRIES_PER_LANE in [1, 32]; rows longer than CSR_LONG_ROUNDS * lanes
- * go to the long-row path, whole blocks summing chunks of CSR_CHUNK entries (two more
- * launches), then one warp per long row adding its chunk sums. */
-#define CSR_ENTRIES_PER_LANE 3.0
+/* The GPU csr kernel choice (krill_gpu_lanes_per_row, formats/csr.c); rows longer than
+ * CSR_LONG_ROUNDS * lanes go to formats/csr.cu's long-row path, whole blocks summing chunks
+ * of CSR_CHUNK entries (two more launches), then one warp per long row adding its chunk
+ * sums. */
 #define CSR_LONG_ROUNDS 128
 #define CSR_CHUNK 4096
 #define CSR_CHUNK_STEPS 16              /* entries per thread of one chunk (4096 / 256) */
 /* segscan's bandwidth efficiency: per element it reads 13 bytes and adds five shuffle
- * steps of the halving-threshold tree, work a row-parallel kernel does not do (the SpMV
- * paper, section 4: slower than row-parallel CSR on band1, band3, band101). A guess until
- * calibrated. Its layout (formats/segscan.c, KRILL_SEGSCAN_* in formats_impl.h) gives the
+ * steps of the halving-threshold tree, work a row-parallel kernel does not do. Measured on
+ * an H100 (bench/run_formats.sh): segscan moved its bytes at 0.85-0.94 of csr's GB/s on
+ * poisson3d:160, band1, band101, and at 1.07 of it on band1x. Its layout (formats/segscan.c, KRILL_SEGSCAN_* in formats_impl.h) gives the
  * bytes exactly, see estimate_segscan. */
-#define SEGSCAN_EFFICIENCY 0.7
+#define SEGSCAN_EFFICIENCY 0.9
 
 /* ---- CPU model ----------------------------------------------------------------------- */
 
@@ -150,11 +149,9 @@ static double csr_stored(const auto_profile *p, const auto_device *d)
 }
 
 /* Lanes per row of the GPU csr kernel (formats/csr.cu's rule). */
-static int csr_lanes(double mean)
+static int csr_lanes(const krill_format_stats *s)
 {
-    int lanes = 1;
-    while (lanes < 32 && mean >= CSR_ENTRIES_PER_LANE * lanes * sqrt(2.0)) lanes *= 2;
-    return lanes;
+    return krill_gpu_lanes_per_row(s->mean_row_nnz, s->n_rows, 1);
 }
 
 static void estimate_csr(const auto_profile *p, const auto_device *d, auto_estimate *e)
@@ -165,7 +162,7 @@ static void estimate_csr(const auto_profile *p, const auto_device *d, auto_estim
     e->launches = 1;
     e->steps = k;                           /* CPU: a row is never split between threads */
     if (d->gpu) {
-        const int lanes = csr_lanes(p->s.mean_row_nnz);
+        const int lanes = csr_lanes(&p->s);
         const double long_min = (double)CSR_LONG_ROUNDS * lanes;
         e->steps = ceil(k / lanes);
         if (k > long_min) {                 /* long rows: chunked by whole blocks */
@@ -205,6 +202,17 @@ static void estimate_ellr(const auto_profile *p, const auto_device *d, auto_esti
     if (nk > INT32_MAX) e->skip = "size";          /* N K above 2^31: the build refuses */
 }
 
+/* The GPU rbp-csr sub-warp kernel (formats/rbp_csr.cu) finds each value's run by walking
+ * the row's (first, last) pairs, one dependent load per run crossed, so rows of many short
+ * runs and few lanes' worth of entries pay latency that csr does not. Measured on an H100
+ * (bench/run_formats.sh), its GB/s over csr's: 0.52 on elasticity3d:160,64,64 (runs of 9,
+ * 16 lanes), 0.48-0.64 on bcsstk13/15, 0.92 on poisson3d:160, 0.81 on band101 (runs of 101).
+ * RBP_CSR_GPU_EFFICIENCY applies when the mean run is shorter than RBP_CSR_LONG_RUN, and
+ * RBP_CSR_GPU_STEP_FACTOR scales its serial chain (two loops and the run walk per row). */
+#define RBP_CSR_GPU_EFFICIENCY 0.5
+#define RBP_CSR_LONG_RUN 32.0
+#define RBP_CSR_GPU_STEP_FACTOR 2.0
+
 /* Formula (4): 12 (N + 1) + 4 N_col + 8 N_val + 12 N_non. On the GPU (formats/rbp_csr.cu)
  * a sub-warp per row chosen by csr's rule, lanes striding over the row's run values and
  * isolated entries (coalesced); on the CPU a thread per row. */
@@ -213,9 +221,12 @@ static void estimate_rbp_csr(const auto_profile *p, const auto_device *d, auto_e
     const krill_format_stats *s = &p->s;
     e->stored = 12.0 * (double)(s->n_rows + 1) + 4.0 * (double)s->n_col +
                 8.0 * (double)s->n_val + 12.0 * (double)s->n_non;
-    e->traffic = e->stored + p->xy;
+    const double mean_run = s->n_col > 0 ? 2.0 * (double)s->n_val / (double)s->n_col : 0.0;
+    const double efficiency = d->gpu && s->n_col > 0 && mean_run < RBP_CSR_LONG_RUN
+                                  ? RBP_CSR_GPU_EFFICIENCY : 1.0;
+    e->traffic = e->stored / efficiency + p->xy;
     e->launches = 1;
-    e->steps = d->gpu ? ceil((double)s->max_row_nnz / csr_lanes(s->mean_row_nnz))
+    e->steps = d->gpu ? RBP_CSR_GPU_STEP_FACTOR * ceil((double)s->max_row_nnz / csr_lanes(s))
                       : (double)s->max_row_nnz;
     if (s->n_val > INT32_MAX || s->n_non > INT32_MAX) e->skip = "size";   /* 4-byte offsets */
 }
@@ -315,7 +326,7 @@ static void profile(const krill_csr *a, const auto_device *d, auto_profile *p)
     memset(p, 0, sizeof *p);
     krill_csr_row_stats(a, &p->s);
     krill_csr_run_stats(a, &p->s);
-    long_min = (int64_t)CSR_LONG_ROUNDS * csr_lanes(p->s.mean_row_nnz);
+    long_min = (int64_t)CSR_LONG_ROUNDS * csr_lanes(&p->s);
     for (int32_t i = 0; i < a->n_rows; i++) {
         const int64_t len = a->row_ptr[i + 1] - a->row_ptr[i];
         const double dev = (double)len - p->s.mean_row_nnz;

@@ -36,6 +36,32 @@ void krill_csr_row_stats(const krill_csr *a, krill_format_stats *s)
     s->mean_row_nnz = a->n_rows ? (double)a->nnz / a->n_rows : 0.0;
 }
 
+/* Lanes per row of the GPU row kernels (csr, rbp-csr): about 3 entries per lane keeps a few
+ * independent loads in flight per lane while few lanes idle at the ends of rows and the
+ * shuffle tree stays short; with 1-3 entries per row one thread per row reads 32
+ * neighbouring short rows per step, a few cache lines that the next steps re-read from L1.
+ * Measured on an H100 (CUDA 13.0, bench_spmv, every variant forced): poisson3d:160 and
+ * convdiff3d:128 (mean 7) ran fastest with vector:2, in 0.74x the time of vector:8;
+ * elasticity3d:100,40,40 (mean about 76), band101 and rand100 (mean 100-101) fastest with
+ * 16 or 32 lanes (within 5%); band1, band3 and rand1 (mean 1-3) with one thread per row.
+ * A small matrix cannot fill the GPU that way: while fewer than GPU_FILL_THREADS threads
+ * would run and rows are longer than the lanes, the lanes double (a quarter of an H100's
+ * 132 x 2048 resident threads; bcsstk13, 2,003 rows of mean 42, and bcsstk15, 3,948 rows
+ * of mean 30, ran in 0.81x and 0.74x the time of the mean rule's 16 and 8 lanes with 32). */
+#define GPU_ENTRIES_PER_LANE 3.0
+#define GPU_FILL_THREADS 65536
+int krill_gpu_lanes_per_row(double mean_row_nnz, int64_t n_rows, int min_lanes)
+{
+    int lanes = min_lanes;
+    /* the power of two nearest mean / 3 on a log scale: mean >= 3 sqrt(2) L to double L */
+    while (lanes < 32 && mean_row_nnz >= GPU_ENTRIES_PER_LANE * 1.4142135623730951 * lanes)
+        lanes *= 2;
+    while (lanes < 32 && lanes < mean_row_nnz && n_rows > 0 &&
+           n_rows * lanes < GPU_FILL_THREADS)
+        lanes *= 2;
+    return lanes;
+}
+
 /* Runs (Algorithm 3 of the RBP paper): within each row, a maximal stretch of two or more
  * consecutive columns is one run, stored as 2 column indices and all its values; every
  * other entry is isolated. One pass over the column indices. */

@@ -23,10 +23,11 @@
  * run-to-run exact; y_r = alpha*sum + beta*y_r is rounded as written (beta == 0: y not read).
  *
  * Choice ("csr" or "csr:auto"), from the mean row length computed at build: L lanes per row,
- * L the power of two nearest mean / CSR_ENTRIES_PER_LANE (on a log scale) in [1, 32], and
+ * (krill_gpu_lanes_per_row, formats/csr.c) L the power of two nearest mean / 3 (on a log scale) in [1, 32], and
  * L = 1 is "scalar". With 3 entries per lane: scalar below a mean of 4.24, vector:2 below
  * 8.49, vector:4 below 17, vector:8 below 34, vector:16 below 68, vector:32 from there on.
- * "csr:vector" applies the same rule with at least 2 lanes.
+ * "csr:vector" applies the same rule with at least 2 lanes. The automatic choice then gives a
+ * small matrix more lanes, up to 32, so that it still fills the GPU (CSR_FILL_THREADS).
  * In the automatic choice, rows longer than CSR_LONG_ROUNDS * L entries ("long rows", such as
  * the full first row of the paper's band1x) are skipped by the row kernel and summed by
  * whole blocks instead: each block adds one chunk of at most CSR_CHUNK entries of one long
@@ -47,17 +48,6 @@
 #include "krill/csr.h"
 
 namespace {
-
-/* Entries per lane the automatic choice aims at. About 3 keeps a few independent loads in
- * flight per lane while few lanes idle at the ends of rows and the shuffle tree stays short;
- * with 1-3 entries per row, one thread per row reads 32 neighbouring short rows per step, a
- * few cache lines that the next steps re-read from L1 (the paper's band1 and band3 case).
- * Measured on an H100 (CUDA 13.0, bench_spmv, every variant forced): poisson3d:160 and
- * convdiff3d:128 (mean 7) ran fastest with vector:2, in 0.74x the time of vector:8 and 0.75x
- * cuSPARSE's; elasticity3d:100,40,40 (mean about 76), band101 and rand100 (mean 100-101)
- * fastest with vector:32 or vector:16 (within 5%); band1, band3 and rand1 (mean 1-3) with
- * scalar, in about 0.66x cuSPARSE's time. */
-constexpr double CSR_ENTRIES_PER_LANE = 3.0;
 
 /* A row is long (automatic choice only) when its L lanes would need more than this many
  * rounds of loads for it: 128 rounds is many times the few rounds of a typical row, so one
@@ -316,16 +306,6 @@ krill_status parse_param(const char *param, int *lanes, bool *block_rows)
                        param);
 }
 
-/* Lanes per row for a mean row length: the power of two nearest mean / CSR_ENTRIES_PER_LANE
- * on a log scale, i.e. the largest L in [min_lanes, 32] with mean >= 3 sqrt(2) L / 2, or
- * min_lanes. */
-int lanes_for_mean(double mean, int min_lanes)
-{
-    int lanes = min_lanes;
-    while (lanes < 32 && mean >= CSR_ENTRIES_PER_LANE * 1.4142135623730951 * lanes) lanes *= 2;
-    return lanes;
-}
-
 void csr_cuda_destroy(krill_ctx *ctx, void *impl)
 {
     csr_gpu *m = static_cast<csr_gpu *>(impl);
@@ -423,8 +403,8 @@ krill_status csr_cuda_build(krill_ctx *ctx, const krill_csr *a, const char *para
     }
     m->mean_row_nnz = a->n_rows > 0 ? (double)a->nnz / (double)a->n_rows : 0.0;
 
-    if (forced == 0) m->lanes = lanes_for_mean(m->mean_row_nnz, 1);
-    else if (forced < 0) m->lanes = lanes_for_mean(m->mean_row_nnz, 2);
+    if (forced == 0) m->lanes = krill_gpu_lanes_per_row(m->mean_row_nnz, m->n_rows, 1);
+    else if (forced < 0) m->lanes = krill_gpu_lanes_per_row(m->mean_row_nnz, 0, 2);
     else m->lanes = forced;
     m->long_min = forced == 0 ? CSR_LONG_ROUNDS * m->lanes : INT64_MAX;
 

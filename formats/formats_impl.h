@@ -63,6 +63,10 @@ krill_status krill_mat_diagonal_raw(const krill_mat *a, double *d);
 /* Row statistics every format reports: n_rows, n_cols, nnz, max_row_nnz, mean_row_nnz,
  * empty_rows (bytes and variant are left to the format). */
 void krill_csr_row_stats(const krill_csr *csr, krill_format_stats *stats);
+/* Lanes per row of the GPU csr and rbp-csr row kernels for rows of mean length
+ * mean_row_nnz: a power of two in [min_lanes, 32] (1 = a thread per row); n_rows > 0 also
+ * gives a matrix too small to fill the GPU more lanes (formats/csr.c says how). */
+int krill_gpu_lanes_per_row(double mean_row_nnz, int64_t n_rows, int min_lanes);
 /* The RBP quantities of a CSR (n_val, n_col, n_non, kv, kc; the rest untouched): what
  * every RBP format stores and what `auto` estimates bytes from, without building. */
 void krill_csr_run_stats(const krill_csr *csr, krill_format_stats *stats);

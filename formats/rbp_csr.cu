@@ -35,10 +35,6 @@
 
 namespace {
 
-/* Entries per lane the automatic choice aims at: csr's constant (see formats/csr.cu for the
- * measurements behind it); a row's run values and isolated entries are read the same way. */
-constexpr double RBP_ENTRIES_PER_LANE = 3.0;
-
 struct rbp_csr_gpu {
     int64_t n_rows;
     int lanes;                /* 1: Algorithm 4 (scalar); 2..32: lanes per row (vector) */
@@ -188,15 +184,6 @@ krill_status parse_param(const char *param, int *lanes)
                        "vector or vector:N with N = 2, 4, 8, 16 or 32)", param);
 }
 
-/* The largest power of two L in [min_lanes, 32] with mean >= sqrt(2) * 3 * L / 2, or
- * min_lanes: the power of two nearest mean / 3 on a log scale. */
-int lanes_for_mean(double mean, int min_lanes)
-{
-    int lanes = min_lanes;
-    while (lanes < 32 && mean >= RBP_ENTRIES_PER_LANE * 1.4142135623730951 * lanes) lanes *= 2;
-    return lanes;
-}
-
 void rbp_csr_cuda_destroy(krill_ctx *ctx, void *impl)
 {
     rbp_csr_gpu *m = static_cast<rbp_csr_gpu *>(impl);
@@ -228,8 +215,8 @@ krill_status rbp_csr_cuda_build(krill_ctx *ctx, const krill_csr *csr, const char
     krill_csr_row_stats(csr, &m->stats);
     krill_csr_run_stats(csr, &m->stats);
     m->stats.bytes = krill_rbp_csr_bytes(h);
-    if (forced == 0) m->lanes = lanes_for_mean(m->stats.mean_row_nnz, 1);
-    else if (forced < 0) m->lanes = lanes_for_mean(m->stats.mean_row_nnz, 2);
+    if (forced == 0) m->lanes = krill_gpu_lanes_per_row(m->stats.mean_row_nnz, m->n_rows, 1);
+    else if (forced < 0) m->lanes = krill_gpu_lanes_per_row(m->stats.mean_row_nnz, 0, 2);
     else m->lanes = forced;
     if (m->lanes == 1) snprintf(m->stats.variant, sizeof m->stats.variant, "scalar");
     else snprintf(m->stats.variant, sizeof m->stats.variant, "vector:%d", m->lanes);
