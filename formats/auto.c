@@ -96,11 +96,18 @@
 #define CPU_LINE 64
 /* Bandwidth efficiency of the column-major (ELL-family) arrays on the CPU: a thread sums
  * a row from K streams N entries apart, one page each for large N, which the prefetchers
- * and the TLB serve worse than CSR's one stream. Measured once on the 2-core build host
- * (loaded, so rough): at equal bytes, ell took 1.85x csr's time on band101:100000, 1.6x on
- * rand100:100000 and 1.4x on elasticity3d:20,12,12; 0.6 is about their inverse. It applies
- * when rows have more than one entry (K = 1 is one stream in both layouts). */
-#define CPU_COLUMN_MAJOR_EFFICIENCY 0.6
+ * and the TLB serve worse than CSR's one stream. Measured on 16 threads of the H100 host
+ * (bench/run_formats.sh DEVICE=cpu), ell's bytes over its time relative to csr's: 0.47 on
+ * band1, 0.68 on band3, 0.3 on band101, 0.57 on rand100, 0.75 on poisson3d:160, 0.37 on
+ * elasticity3d:160,64,64. */
+#define CPU_COLUMN_MAJOR_EFFICIENCY 0.45
+/* segscan on the CPU, likewise: 0.62 on band1, 0.6 on band3, 0.5 on poisson3d:160. */
+#define CPU_SEGSCAN_EFFICIENCY 0.5
+/* rbp-csr on the CPU pays three row pointers and a run loop per row: on rows shorter than
+ * CPU_RBP_SHORT_ROWS (mean) its bytes went at 0.6 of csr's rate (band1 0.6, band3 0.55,
+ * poisson3d:160 0.8); on long rows at csr's (band101 0.95, elasticity3d 0.96). */
+#define CPU_RBP_CSR_SHORT_EFFICIENCY 0.6
+#define CPU_RBP_SHORT_ROWS 8.0
 
 /* The model's view of a device. */
 typedef struct auto_device {
@@ -174,9 +181,9 @@ static void estimate_csr(const auto_profile *p, const auto_device *d, auto_estim
 }
 
 /* Efficiency of reading a column-major (ELL-family) array (CPU_COLUMN_MAJOR_EFFICIENCY). */
-static double column_major_efficiency(const auto_profile *p, const auto_device *d)
+static double column_major_efficiency(const auto_device *d)
 {
-    return !d->gpu && p->s.max_row_nnz > 1 ? CPU_COLUMN_MAJOR_EFFICIENCY : 1.0;
+    return d->gpu ? 1.0 : CPU_COLUMN_MAJOR_EFFICIENCY;
 }
 
 /* ELL: every slot's column index is read (padding is recognised by it); values only in
@@ -185,7 +192,7 @@ static void estimate_ell(const auto_profile *p, const auto_device *d, auto_estim
 {
     const double nk = (double)p->s.n_rows * (double)p->s.max_row_nnz;
     e->stored = 12.0 * nk;
-    e->traffic = (4.0 * nk + p->touched_val) / column_major_efficiency(p, d) + p->xy;
+    e->traffic = (4.0 * nk + p->touched_val) / column_major_efficiency(d) + p->xy;
     e->launches = 1;
     e->steps = (double)p->s.max_row_nnz;
     if (nk > INT32_MAX) e->skip = "size";          /* N K above 2^31: the build refuses */
@@ -195,7 +202,7 @@ static void estimate_ellr(const auto_profile *p, const auto_device *d, auto_esti
 {
     const double n = (double)p->s.n_rows, nk = n * (double)p->s.max_row_nnz;
     e->stored = 12.0 * nk + 4.0 * n;
-    e->traffic = (p->touched_val + p->touched_col) / column_major_efficiency(p, d) + 4.0 * n +
+    e->traffic = (p->touched_val + p->touched_col) / column_major_efficiency(d) + 4.0 * n +
                  p->xy;
     e->launches = 1;
     e->steps = (double)p->s.max_row_nnz;
@@ -222,8 +229,9 @@ static void estimate_rbp_csr(const auto_profile *p, const auto_device *d, auto_e
     e->stored = 12.0 * (double)(s->n_rows + 1) + 4.0 * (double)s->n_col +
                 8.0 * (double)s->n_val + 12.0 * (double)s->n_non;
     const double mean_run = s->n_col > 0 ? 2.0 * (double)s->n_val / (double)s->n_col : 0.0;
-    const double efficiency = d->gpu && s->n_col > 0 && mean_run < RBP_CSR_LONG_RUN
-                                  ? RBP_CSR_GPU_EFFICIENCY : 1.0;
+    const double efficiency =
+        d->gpu ? (s->n_col > 0 && mean_run < RBP_CSR_LONG_RUN ? RBP_CSR_GPU_EFFICIENCY : 1.0)
+               : (s->mean_row_nnz < CPU_RBP_SHORT_ROWS ? CPU_RBP_CSR_SHORT_EFFICIENCY : 1.0);
     e->traffic = e->stored / efficiency + p->xy;
     e->launches = 1;
     e->steps = d->gpu ? RBP_CSR_GPU_STEP_FACTOR * ceil((double)s->max_row_nnz / csr_lanes(s))
@@ -249,7 +257,7 @@ static void estimate_rbp_ell_any(const auto_profile *p, const auto_device *d, in
     const double efficiency = d->gpu && isolated_per_row > GPU_SHORT_ROWS
                                   ? GPU_ROWMAJOR_EFFICIENCY : 1.0;
     e->stored = ell + csr_part + lengths;
-    e->traffic = read * ell / column_major_efficiency(p, d) + csr_part / efficiency + lengths +
+    e->traffic = read * ell / column_major_efficiency(d) + csr_part / efficiency + lengths +
                  p->xy;
     e->launches = 1;
     e->steps = (double)s->max_row_nnz;
@@ -277,9 +285,8 @@ static void estimate_segscan(const auto_profile *p, const auto_device *d, auto_e
     const double tile = KRILL_SEGSCAN_WARP_TILE;
     const double len = ceil((double)(p->s.nnz + p->s.empty_rows) / tile) * tile;
     const double tiles = ceil(len / KRILL_SEGSCAN_TILE);
-    (void)d;
     e->stored = 13.0 * len + 4.0 * (len / tile) + 16.0 * tiles + 12.0 * tiles;
-    e->traffic = e->stored / SEGSCAN_EFFICIENCY + p->xy;
+    e->traffic = e->stored / (d->gpu ? SEGSCAN_EFFICIENCY : CPU_SEGSCAN_EFFICIENCY) + p->xy;
     e->launches = p->s.max_row_nnz > 1 ? 2 : 1;
     e->steps = 0.0;
 }

@@ -142,6 +142,8 @@ krill_status krill_rbp_host_build(const krill_csr *csr, const char *format, kril
 void krill_rbp_host_scatter(const krill_rbp_host *h, const double *values, double *comp_val,
                             double *non_val);
 void krill_rbp_host_free(krill_rbp_host *h);
+/* Rows per dynamic OpenMP chunk of the CPU RBP kernels for n_rows rows on `threads`. */
+int krill_rbp_cpu_chunk(int64_t n_rows, int threads);
 
 /* RBP-ELL and RBP-ELL-R on the host (formats/rbp_ell.c; rbp_ell.cu uploads these arrays):
  * the runs in a compressed ELL, column-major like ell (entry k of row i at k * N + i); the

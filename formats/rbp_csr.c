@@ -14,14 +14,10 @@
 
 #include "formats/formats_impl.h"
 
-/* Rows per OpenMP task: rows differ in length (skewed matrices), so rows are handed out
- * in small dynamic chunks; 256 rows are still thousands of entries per chunk on FEM
- * matrices, which makes the scheduling cost negligible. */
-#define RBP_CPU_ROWS_PER_TASK 256
-
 typedef struct rbp_csr_cpu {
     krill_rbp_host h;
     int threads;
+    int chunk;                /* rows per dynamic OpenMP task (krill_rbp_cpu_chunk) */
     krill_format_stats stats;
 } rbp_csr_cpu;
 
@@ -43,6 +39,7 @@ static krill_status rbp_csr_build(krill_ctx *ctx, const krill_csr *csr, const ch
                   "format 'rbp-csr:%s': the CPU rbp-csr has no variant '%s'", param, param);
     KRILL_CALLOC(m, 1);
     m->threads = ctx->threads > 0 ? ctx->threads : 1;
+    m->chunk = krill_rbp_cpu_chunk(csr->n_rows, m->threads);
     KRILL_TRY(krill_rbp_host_build(csr, "rbp-csr", &m->h));
     krill_csr_row_stats(csr, &m->stats);
     krill_csr_run_stats(csr, &m->stats);
@@ -60,7 +57,7 @@ static krill_status rbp_csr_spmv(krill_ctx *ctx, const void *impl, double alpha,
 {
     const krill_rbp_host *h = &((const rbp_csr_cpu *)impl)->h;
     (void)ctx;
-#pragma omp parallel for schedule(dynamic, RBP_CPU_ROWS_PER_TASK) \
+#pragma omp parallel for schedule(dynamic, ((const rbp_csr_cpu *)impl)->chunk) \
     num_threads(((const rbp_csr_cpu *)impl)->threads)
     for (int64_t i = 0; i < h->n_rows; i++) {
         int64_t q = h->row_ptr[i], v = h->val_ptr[i];

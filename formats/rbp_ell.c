@@ -21,13 +21,11 @@
 
 #include "formats/formats_impl.h"
 
-/* Rows per OpenMP task (see rbp_csr.c). */
-#define RBP_CPU_ROWS_PER_TASK 256
-
 typedef struct rbp_ell_cpu {
     krill_rbp_ell_host e;
     int with_len;            /* RBP-ELL-R */
     int threads;
+    int chunk;                /* rows per dynamic OpenMP task (krill_rbp_cpu_chunk) */
     krill_format_stats stats;
 } rbp_ell_cpu;
 
@@ -127,6 +125,7 @@ static krill_status rbp_ell_build_common(krill_ctx *ctx, const krill_csr *csr, c
     KRILL_CALLOC(m, 1);
     m->with_len = with_len;
     m->threads = ctx->threads > 0 ? ctx->threads : 1;
+    m->chunk = krill_rbp_cpu_chunk(csr->n_rows, m->threads);
     KRILL_TRY(krill_rbp_ell_host_build(csr, name, &m->e));
     if (!with_len) {         /* RBP-ELL stops at the padding and stores no lengths */
         krill_free(m->e.len);
@@ -162,7 +161,7 @@ static krill_status rbp_ell_spmv(krill_ctx *ctx, const void *impl, double alpha,
     const krill_rbp_ell_host *e = &m->e;
     const int64_t n = e->n_rows;
     (void)ctx;
-#pragma omp parallel for schedule(dynamic, RBP_CPU_ROWS_PER_TASK) num_threads(m->threads)
+#pragma omp parallel for schedule(dynamic, m->chunk) num_threads(m->threads)
     for (int64_t i = 0; i < n; i++) {
         int64_t q = e->row_ptr[i], j = 0;
         const int64_t q_end = e->row_ptr[i + 1];

@@ -46,7 +46,15 @@ static int lanes_for(double mean, int min_lanes)
 }
 
 static int vector_lanes(double mean) { return lanes_for(mean, 2); }   /* "vector" */
-static int auto_lanes(double mean) { return lanes_for(mean, 1); }     /* automatic */
+
+/* automatic: then doubled while n_rows * lanes < 65536 threads (too few to fill the GPU)
+ * and lanes < mean, up to 32 */
+static int auto_lanes(double mean, int64_t n_rows)
+{
+    int lanes = lanes_for(mean, 1);
+    while (lanes < 32 && lanes < mean && n_rows * lanes < 65536) lanes *= 2;
+    return lanes;
+}
 
 /* the automatic choice's long rows: more than 128 rounds of its lanes */
 static int has_long_row(const krill_csr *a, int lanes)
@@ -63,7 +71,7 @@ static void expected_variant(const krill_csr *a, const char *name, char *out, si
     if (strncmp(name, "cusparse", 8) == 0) {
         snprintf(out, len, "%s", param ? param : "alg1");
     } else if (!param || strcmp(param, "auto") == 0) {
-        int lanes = auto_lanes(mean);
+        int lanes = auto_lanes(mean, a->n_rows);
         if (lanes == 1) snprintf(out, len, "scalar%s", has_long_row(a, 1) ? "+long" : "");
         else snprintf(out, len, "vector:%d%s", lanes, has_long_row(a, lanes) ? "+long" : "");
     } else if (strcmp(param, "scalar") == 0) {
@@ -402,8 +410,9 @@ static void hand_made(void)
     krill_csr_destroy(&a);
 
     /* short rows (automatic choice: scalar, long rows > 128 entries) with rows on both sides
-     * of the threshold and of the 4096-entry chunks */
-    enum { N1 = 20000 };
+     * of the threshold and of the 4096-entry chunks; enough rows (70,000) that the choice
+     * does not add lanes to fill the GPU */
+    enum { N1 = 70000 };
     int64_t *len = malloc(N1 * sizeof *len);
     for (int32_t r = 0; r < N1; r++) len[r] = r % 4;
     len[0] = 128;
@@ -417,8 +426,9 @@ static void hand_made(void)
     if (a) check_matrix("scalar with long rows", a);
     krill_csr_destroy(&a);
 
-    /* mean about 9 (automatic choice: vector:4, long rows > 512 entries) */
-    enum { N2 = 5000 };
+    /* mean about 9 (automatic choice: vector:4, long rows > 512 entries; 20,000 rows x 4 lanes
+     * fill the GPU) */
+    enum { N2 = 20000 };
     for (int32_t r = 0; r < N2; r++) len[r] = 8;
     len[3] = 512;
     len[4] = 513;
