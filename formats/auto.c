@@ -16,7 +16,8 @@
  * steps: the longest chain of entries that one thread sums alone (a row, for the formats
  *   that give each row to one thread): when one row is much longer than the rest, the
  *   SpMV waits for that thread however fast the others stream (the long-row case).
- * Rules on top of the model: a matrix with fewer than AUTO_TINY_NNZ entries gets csr; a
+ * Rules on top of the model: a matrix with fewer than AUTO_TINY_NNZ entries (on the CPU
+ * AUTO_CPU_SMALL_NNZ) gets csr; a
  * padded (ELL-family) format is not considered when it would store more than
  * AUTO_MAX_STORED_RATIO times csr's bytes, or more entries than its build accepts. */
 #include <math.h>
@@ -31,6 +32,11 @@
  * fork/join latency and they differ by less than one cache's worth of bytes: csr, whose
  * build is a copy, is chosen whatever the estimates say. */
 #define AUTO_TINY_NNZ 4096
+/* On the CPU the same holds up to this many entries (about 12 MB of csr, inside the last-
+ * level cache of the CPUs we time on): the SpMV is fork/join and scheduling, and csr's
+ * static nnz-balanced blocks have the least of it. Measured on 16 threads of the H100
+ * host: bcsstk13 (84k entries) csr 17 us, rbp-csr 29 us; bcsstk15 (118k) 21 vs 33 us. */
+#define AUTO_CPU_SMALL_NNZ (1 << 20)
 /* A padded format storing more than this multiple of csr's bytes is not considered: memory
  * is what the RBP formats exist to save, and ELL-R stores its padding although it does not
  * read it (a matrix with one long row would make ELL-R's N x K array enormous). */
@@ -254,8 +260,9 @@ static void estimate_rbp_ell_any(const auto_profile *p, const auto_device *d, in
     const double lengths = with_len ? 4.0 * n : 0.0;
     const double read = nk > 0 ? (p->touched_val + p->touched_col) / (12.0 * nk) : 0.0;
     const double isolated_per_row = n > 0 ? (double)s->n_non / n : 0.0;
-    const double efficiency = d->gpu && isolated_per_row > GPU_SHORT_ROWS
-                                  ? GPU_ROWMAJOR_EFFICIENCY : 1.0;
+    const double efficiency =
+        d->gpu ? (isolated_per_row > GPU_SHORT_ROWS ? GPU_ROWMAJOR_EFFICIENCY : 1.0)
+               : (s->mean_row_nnz < CPU_RBP_SHORT_ROWS ? CPU_RBP_CSR_SHORT_EFFICIENCY : 1.0);
     e->stored = ell + csr_part + lengths;
     e->traffic = read * ell / column_major_efficiency(d) + csr_part / efficiency + lengths +
                  p->xy;
@@ -431,11 +438,12 @@ static krill_status choose_by_model(krill_ctx *ctx, const krill_csr *csr, const 
     char rows[96], next_text[64] = "", left_out[128] = "";
     int best, next = -1;
     describe_rows(p, rows, sizeof rows);
-    if (p->s.nnz < AUTO_TINY_NNZ) {
+    if (p->s.nnz < (krill_on_gpu(ctx) ? AUTO_TINY_NNZ : AUTO_CPU_SMALL_NNZ)) {
         KRILL_TRY(krill_mat_create(ctx, csr, "csr", &m));
         snprintf(m->choice, sizeof m->choice, "csr: small matrix (%lld entries, under %d): "
-                 "every format costs about one launch; %s", (long long)p->s.nnz,
-                 AUTO_TINY_NNZ, rows);
+                 "every format costs about one %s; %s", (long long)p->s.nnz,
+                 krill_on_gpu(ctx) ? AUTO_TINY_NNZ : AUTO_CPU_SMALL_NNZ,
+                 krill_on_gpu(ctx) ? "launch" : "parallel region", rows);
         goto done;
     }
     best = best_estimate(est, n);

@@ -131,17 +131,17 @@ static const char *check_auto(krill_ctx *ctx, const krill_csr *a, const char *wh
 }
 
 /* n x n tridiagonal with row `full` holding every column */
-static krill_csr *one_huge_row(int32_t n, int32_t full)
+static krill_csr *one_huge_row(int32_t n, int32_t full, int32_t half_band)
 {
     krill_csr *a = NULL;
     int64_t nnz = 0;
-    if (krill_csr_create(n, n, 3 * (int64_t)n + n, &a) != KRILL_OK) return NULL;
+    if (krill_csr_create(n, n, (2 * (int64_t)half_band + 2) * n, &a) != KRILL_OK) return NULL;
     for (int32_t i = 0; i < n; i++) {
-        const int32_t lo = i == full ? 0 : (i > 0 ? i - 1 : 0);
-        const int32_t hi = i == full ? n - 1 : (i < n - 1 ? i + 1 : n - 1);
+        const int32_t lo = i == full ? 0 : (i > half_band ? i - half_band : 0);
+        const int32_t hi = i == full ? n - 1 : (i < n - 1 - half_band ? i + half_band : n - 1);
         for (int32_t j = lo; j <= hi; j++) {
             a->col[nnz] = j;
-            a->val[nnz] = j == i ? 4.0 : -1.0 / (1.0 + (j + i) % 7);
+            a->val[nnz] = j == i ? 4.0 * half_band : -1.0 / (1.0 + (j + i) % 7);
             nnz++;
         }
         a->row_ptr[i + 1] = nnz;
@@ -227,7 +227,8 @@ static void test_rules(krill_ctx *ctx)
     CHECK_OK(krill_gen("poisson3d:5", &small));          /* 125 rows, 725 entries */
     if (small) CHECK(strcmp(check_auto(ctx, small, "poisson3d:5"), "csr") == 0);
 
-    huge = one_huge_row(30000, 777);
+    /* 30,000 rows of 41 entries (past the CPU's small-matrix rule) and one full row */
+    huge = one_huge_row(30000, 777, 20);
     CHECK(huge != NULL);
     if (huge) {
         krill_mat *m = NULL;
