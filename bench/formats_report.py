@@ -158,9 +158,15 @@ def nice_ticks(vmax, count=5):
     return [i * step for i in range(n + 1)]
 
 
+def short(matrix):
+    """A matrix label for a plot: the file name without its folder and .mtx."""
+    name = matrix.rsplit("/", 1)[-1]
+    return name[:-4] if name.endswith(".mtx") else name
+
+
 def svg_panels(panels, title):
     """panels: [(subtitle, matrices, formats, {matrix: {format: gflops}})] -> SVG text."""
-    width, panel_h, top = 1100, 360, 50
+    width, panel_h, top = 1100, 400, 50
     height = top + len(panels) * (panel_h + 40) + 30
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
            f'font-family="sans-serif" font-size="12">',
@@ -169,7 +175,7 @@ def svg_panels(panels, title):
            f'{escape(title)}</text>']
     for p, (sub, mats, fmts, vals) in enumerate(panels):
         y0 = top + p * (panel_h + 40)
-        x0, plot_w, plot_h = 70, width - 260, panel_h - 80
+        x0, plot_w, plot_h = 90, width - 280, panel_h - 120
         vmax = max([v for m in vals.values() for v in m.values()] + [1e-9])
         ticks = nice_ticks(vmax)
         scale = plot_h / ticks[-1]
@@ -195,8 +201,9 @@ def svg_panels(panels, title):
                            f'width="{bar * 0.9:.1f}" height="{h:.1f}" '
                            f'fill="{COLORS[j % len(COLORS)]}"><title>{escape(m)} '
                            f'{escape(f)}: {v:.1f} GFLOP/s</title></rect>')
-            out.append(f'<text x="{x0 + (i + 0.5) * group:.1f}" y="{base + 16}" '
-                       f'text-anchor="middle">{escape(m)}</text>')
+            lx = x0 + (i + 0.5) * group
+            out.append(f'<text x="{lx:.1f}" y="{base + 14}" text-anchor="end" '
+                       f'transform="rotate(-25 {lx:.1f} {base + 14})">{escape(short(m))}</text>')
         out.append(f'<line x1="{x0}" y1="{base}" x2="{x0 + plot_w}" y2="{base}" '
                    f'stroke="black"/>')
         for j, f in enumerate(fmts):
