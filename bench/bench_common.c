@@ -249,3 +249,17 @@ void bench_json_string(FILE *f, const char *s)
     }
     fputc('"', f);
 }
+
+krill_status bench_rhs_ones(const krill_csr *a, double **b)
+{
+    krill_status st = KRILL_OK;
+    double *ones = NULL;
+    *b = NULL;
+    KRILL_ALLOC(ones, a->n_cols);
+    KRILL_ALLOC(*b, a->n_rows);
+    for (int64_t j = 0; j < a->n_cols; j++) ones[j] = 1.0;
+    krill_csr_spmv_ref(a, 1.0, ones, 0.0, *b);
+cleanup:
+    krill_free(ones);
+    return st;
+}

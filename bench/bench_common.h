@@ -35,6 +35,10 @@ const char *bench_clock_kind(const bench_clock *clock);   /* "cuda-events" or "h
  * is a krill_gen SPEC. *seconds receives the load time. */
 krill_status bench_load_matrix(const char *name, krill_csr **csr, double *seconds);
 
+/* b = A * 1 on the host (krill_csr_spmv_ref): the right-hand side every solve benchmark
+ * uses, so that the peers solve the same system. *b is allocated with krill_alloc. */
+krill_status bench_rhs_ones(const krill_csr *a, double **b);
+
 /* "cpu" / "gpu" (also "cuda") -> device; returns 0 on success, -1 for an unknown name. */
 int bench_parse_device(const char *text, krill_device *device);
 

@@ -259,21 +259,6 @@ static int parse_args(int argc, char **argv, gf_opts *o, int *n_positional)
 static const char *const default_matrices[] = {"elasticity3d:100,40,40", "poisson3d:128",
                                                "convdiff3d:128", NULL};
 
-/* b = A * ones on the host. */
-static krill_status rhs_ones(const krill_csr *a, double **b)
-{
-    krill_status st = KRILL_OK;
-    double *ones = NULL;
-    *b = NULL;
-    KRILL_ALLOC(ones, a->n_cols);
-    KRILL_ALLOC(*b, a->n_rows);
-    for (int64_t j = 0; j < a->n_cols; j++) ones[j] = 1.0;
-    krill_csr_spmv_ref(a, 1.0, ones, 0.0, *b);
-cleanup:
-    krill_free(ones);
-    return st;
-}
-
 int main(int argc, char **argv)
 {
     gf_opts o;
@@ -312,7 +297,7 @@ int main(int argc, char **argv)
         krill_csr *a = NULL;
         double *b = NULL, load_s = 0.0;
         if (bench_load_matrix(matrices[m], &a, &load_s) != KRILL_OK ||
-            rhs_ones(a, &b) != KRILL_OK || warm_up(ctx, a, b, &so, clock) != KRILL_OK) {
+            bench_rhs_ones(a, &b) != KRILL_OK || warm_up(ctx, a, b, &so, clock) != KRILL_OK) {
             printf("%-24s FAILED: %s\n", matrices[m], krill_last_error());
             failures++;
             krill_free(b);

@@ -65,21 +65,6 @@ static void usage(FILE *f)
             "default: cg:poisson3d:128 gmres:convdiff3d:128\n");
 }
 
-/* b = A * ones, on the host. */
-static krill_status rhs_ones(const krill_csr *a, double **b)
-{
-    krill_status st = KRILL_OK;
-    double *ones = NULL;
-    *b = NULL;
-    KRILL_ALLOC(ones, a->n_cols);
-    KRILL_ALLOC(*b, a->n_rows);
-    for (int64_t j = 0; j < a->n_cols; j++) ones[j] = 1.0;
-    krill_csr_spmv_ref(a, 1.0, ones, 0.0, *b);
-cleanup:
-    krill_free(ones);
-    return st;
-}
-
 static krill_status write_bin(const char *dir, const char *matrix, const krill_csr *a,
                               const double *b)
 {
@@ -188,7 +173,8 @@ static void bench_problem(krill_ctx *ctx, const char *problem, const solve_opts 
         return;
     }
     snprintf(r->solver, sizeof r->solver, "%s", type == KRILL_SOLVER_CG ? "cg" : "gmres");
-    if (bench_load_matrix(matrix, &a, &r->gen_s) != KRILL_OK || rhs_ones(a, &b) != KRILL_OK ||
+    if (bench_load_matrix(matrix, &a, &r->gen_s) != KRILL_OK ||
+        bench_rhs_ones(a, &b) != KRILL_OK ||
         (o->bin_dir && write_bin(o->bin_dir, matrix, a, b) != KRILL_OK) ||
         (!o->no_solve && run_solves(ctx, a, b, o, type, clock, r) != KRILL_OK)) {
         snprintf(r->message, sizeof r->message, "%s", krill_last_error());

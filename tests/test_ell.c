@@ -4,7 +4,6 @@
  * refusal when N*K passes 2^31, and CG/GMRES converging with each format.
  * Built twice: CPU (bitwise equal to the reference: rows summed in CSR order, padding
  * skipped) and, with ELL_TEST_GPU, GPU (label gpu; within 1e-13 of the reference). */
-#include <dirent.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -201,31 +200,15 @@ static void test_solvers(krill_ctx *ctx)
         }
 }
 
+static void check_testdata_matrix(const krill_csr *a, const char *name, void *ctx)
+{
+    if ((int64_t)a->n_rows * longest_row(a) <= 50000000) check_all(ctx, a, name);
+}
+
 static void test_testdata(krill_ctx *ctx)
 {
-    const char *dir = tu_testdata_path("mtx");
-    char dirpath[4096];
-    int tested = 0;
-    if (!dir) {
-        printf("testdata absent ($KRILL_TESTDATA): real matrices skipped\n");
-        return;
-    }
-    snprintf(dirpath, sizeof dirpath, "%s", dir);
-    DIR *d = opendir(dirpath);
-    CHECK(d != NULL);
-    for (struct dirent *e; d && (e = readdir(d));) {
-        char path[8192];
-        krill_csr *a = NULL;
-        if (!strstr(e->d_name, ".mtx")) continue;
-        snprintf(path, sizeof path, "%s/%s", dirpath, e->d_name);
-        if (krill_mm_read(path, &a, NULL) != KRILL_OK) continue;   /* refused: io tests */
-        if (a->n_rows == a->n_cols && (int64_t)a->n_rows * longest_row(a) <= 50000000) {
-            check_all(ctx, a, e->d_name);
-            tested++;
-        }
-        krill_csr_destroy(&a);
-    }
-    if (d) closedir(d);
+    int tested = tu_for_each_square_mtx(check_testdata_matrix, ctx);
+    if (tested < 0) return;
     printf("%d testdata matrices checked in ell and ellr\n", tested);
     CHECK(tested > 50);
 }

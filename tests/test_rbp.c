@@ -14,7 +14,6 @@
  * Built twice: CPU (bitwise equal to the reference: rows summed in CSR column order) and,
  * with RBP_TEST_GPU, GPU (label gpu; per row within 2 (len + 2) eps of the sum of |terms|:
  * the kernels add runs first and use fused multiply-adds). */
-#include <dirent.h>
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -592,32 +591,16 @@ static void test_solvers(krill_ctx *ctx)
 
 /* ---- every square real matrix of testdata -------------------------------------------- */
 
+static void check_testdata_matrix(const krill_csr *a, const char *name, void *ctx)
+{
+    check_all(ctx, a, name, strcmp(name, "bcsstk15.mtx") == 0 ||
+                                strcmp(name, "speaker107k.mtx") == 0);
+}
+
 static void test_testdata(krill_ctx *ctx)
 {
-    const char *dir = tu_testdata_path("mtx");
-    char dirpath[4096];
-    int tested = 0;
-    if (!dir) {
-        printf("testdata absent ($KRILL_TESTDATA): real matrices skipped\n");
-        return;
-    }
-    snprintf(dirpath, sizeof dirpath, "%s", dir);
-    DIR *d = opendir(dirpath);
-    CHECK(d != NULL);
-    for (struct dirent *e; d && (e = readdir(d));) {
-        char path[8192];
-        krill_csr *a = NULL;
-        if (!strstr(e->d_name, ".mtx")) continue;
-        snprintf(path, sizeof path, "%s/%s", dirpath, e->d_name);
-        if (krill_mm_read(path, &a, NULL) != KRILL_OK) continue;   /* refused: io tests */
-        if (a->n_rows == a->n_cols) {
-            check_all(ctx, a, e->d_name, strcmp(e->d_name, "bcsstk15.mtx") == 0 ||
-                                             strcmp(e->d_name, "speaker107k.mtx") == 0);
-            tested++;
-        }
-        krill_csr_destroy(&a);
-    }
-    if (d) closedir(d);
+    int tested = tu_for_each_square_mtx(check_testdata_matrix, ctx);
+    if (tested < 0) return;
     printf("%d testdata matrices checked in the RBP formats\n", tested);
     CHECK(tested > 50);
 }

@@ -11,7 +11,6 @@
  * (label gpu; every row within the bound). The bound for row i of length n_i:
  * |y_i - yref_i| <= 2 (n_i + 2) eps (|alpha| sum_j |a_ij x_j| + |beta y_i|), two summation
  * orders of the same products. */
-#include <dirent.h>
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -362,31 +361,15 @@ static void test_solvers(krill_ctx *ctx)
     }
 }
 
+static void check_testdata_matrix(const krill_csr *a, const char *name, void *ctx)
+{
+    check_matrix(ctx, a, name);
+}
+
 static void test_testdata(krill_ctx *ctx)
 {
-    const char *dir = tu_testdata_path("mtx");
-    char dirpath[4096];
-    int tested = 0;
-    if (!dir) {
-        printf("testdata absent ($KRILL_TESTDATA): real matrices skipped\n");
-        return;
-    }
-    snprintf(dirpath, sizeof dirpath, "%s", dir);
-    DIR *d = opendir(dirpath);
-    CHECK(d != NULL);
-    for (struct dirent *e; d && (e = readdir(d));) {
-        char path[8192];
-        krill_csr *a = NULL;
-        if (!strstr(e->d_name, ".mtx")) continue;
-        snprintf(path, sizeof path, "%s/%s", dirpath, e->d_name);
-        if (krill_mm_read(path, &a, NULL) != KRILL_OK) continue;   /* refused: io tests */
-        if (a->n_rows == a->n_cols) {
-            check_matrix(ctx, a, e->d_name);
-            tested++;
-        }
-        krill_csr_destroy(&a);
-    }
-    if (d) closedir(d);
+    int tested = tu_for_each_square_mtx(check_testdata_matrix, ctx);
+    if (tested < 0) return;
     printf("%d testdata matrices checked in segscan\n", tested);
     CHECK(tested > 50);
 }

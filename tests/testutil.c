@@ -3,7 +3,10 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
+
+#include "krill/io.h"
 
 int tu_failures = 0;
 int tu_checks = 0;
@@ -43,6 +46,36 @@ const char *tu_testdata_path(const char *rel)
     if (!dir) return NULL;
     snprintf(path, sizeof path, "%s/%s", dir, rel);
     return path;
+}
+
+int tu_for_each_square_mtx(void (*fn)(const krill_csr *a, const char *name, void *user),
+                           void *user)
+{
+    const char *dir = tu_testdata_path("mtx");
+    char dirpath[4096];
+    int count = 0;
+    DIR *d;
+    if (!dir) {
+        printf("testdata absent ($KRILL_TESTDATA): real matrices skipped\n");
+        return -1;
+    }
+    snprintf(dirpath, sizeof dirpath, "%s", dir);
+    d = opendir(dirpath);
+    CHECK(d != NULL);
+    for (struct dirent *e; d && (e = readdir(d));) {
+        char path[8192];
+        krill_csr *a = NULL;
+        if (!strstr(e->d_name, ".mtx")) continue;
+        snprintf(path, sizeof path, "%s/%s", dirpath, e->d_name);
+        if (krill_mm_read(path, &a, NULL) != KRILL_OK) continue;
+        if (a->n_rows == a->n_cols) {
+            fn(a, e->d_name, user);
+            count++;
+        }
+        krill_csr_destroy(&a);
+    }
+    if (d) closedir(d);
+    return count;
 }
 
 double tu_max_rel_diff(const double *x, const double *y, int64_t n)

@@ -58,6 +58,12 @@ const char *tu_testdata(void);
 /* Path of testdata file `rel` in a static buffer, or NULL if the folder is absent. */
 const char *tu_testdata_path(const char *rel);
 
+/* Call fn(a, file name, user) for every square matrix of testdata's mtx/ that krill reads
+ * (the ones it refuses are the io tests' business). Returns how many, or -1 after printing
+ * a message when the folder is absent. */
+int tu_for_each_square_mtx(void (*fn)(const krill_csr *a, const char *name, void *user),
+                           void *user);
+
 /* max_i |x_i - y_i| / max(max_i |y_i|, tiny) */
 double tu_max_rel_diff(const double *x, const double *y, int64_t n);
 
