@@ -1,22 +1,28 @@
 /* formats/csr.c - CSR on the CPU: y = alpha*A*x + beta*y with OpenMP.
  *
- * Rows are split into one contiguous block per thread at build time so that each block
- * holds about nnz/threads entries (balanced by nonzeros, not rows: a matrix with a few
- * long rows still spreads evenly); each row is summed by one thread in column order, so
- * the result has the same bits for any thread count. Traffic per SpMV: the CSR arrays
- * (8 (n+1) + 12 nnz bytes), x (gathered, >= 8 n bytes) and y (8 n written, + 8 n read
- * when beta != 0). */
+ * Rows are split at build time into KRILL_CSR_PARTS_PER_THREAD contiguous blocks per thread,
+ * each holding about nnz/blocks entries (balanced by nonzeros, not rows: a matrix with a few
+ * long rows still spreads evenly), and the threads take blocks dynamically: a thread slowed
+ * by a neighbour on its core (shared or oversubscribed hosts) hands its remaining blocks to
+ * the others instead of holding up the whole SpMV. Each row is summed by one thread in
+ * column order, so y has the same bits for any thread count and schedule. Traffic per SpMV:
+ * the CSR arrays (8 (n+1) + 12 nnz bytes), x (gathered, >= 8 n bytes) and y (8 n written,
+ * + 8 n read when beta != 0). */
 #include <omp.h>
 #include <string.h>
 
 #include "formats/formats_impl.h"
 
-/* Most row blocks (threads) a CPU CSR uses; spmv_dot keeps their partial sums on the stack. */
+/* Most row blocks a CPU CSR uses; spmv_dot keeps their partial sums on the stack. */
 #define KRILL_CSR_MAX_PARTS 1024
+/* Row blocks per thread: 4 keeps each block large (nnz / (4 threads) entries: the dynamic
+ * hand-out costs one atomic per block) while letting a late thread's work be taken over. */
+#define KRILL_CSR_PARTS_PER_THREAD 4
 
 typedef struct csr_cpu {
     krill_csr a;             /* own copy of the arrays */
-    int parts;               /* row blocks */
+    int threads;             /* OpenMP threads of the context */
+    int parts;               /* nnz-balanced row blocks, taken dynamically by the threads */
     int32_t *part_row;       /* parts + 1 row boundaries */
     krill_format_stats stats;
 } csr_cpu;
@@ -131,14 +137,15 @@ static krill_status csr_build(krill_ctx *ctx, const krill_csr *csr, const char *
     memcpy(m->a.row_ptr, csr->row_ptr, ((size_t)csr->n_rows + 1) * sizeof(int64_t));
     memcpy(m->a.col, csr->col, (size_t)csr->nnz * sizeof(int32_t));
     memcpy(m->a.val, csr->val, (size_t)csr->nnz * sizeof(double));
-    m->parts = ctx->threads < 1 ? 1 : ctx->threads > KRILL_CSR_MAX_PARTS ? KRILL_CSR_MAX_PARTS
-                                                                         : ctx->threads;
+    m->threads = ctx->threads < 1 ? 1 : ctx->threads;
+    m->parts = m->threads == 1 ? 1 : m->threads * KRILL_CSR_PARTS_PER_THREAD;
+    if (m->parts > KRILL_CSR_MAX_PARTS) m->parts = KRILL_CSR_MAX_PARTS;
     KRILL_ALLOC(m->part_row, (size_t)m->parts + 1);
     balance(m);
     krill_csr_row_stats(csr, &m->stats);
     m->stats.bytes = ((size_t)csr->n_rows + 1) * sizeof(int64_t) +
                      (size_t)csr->nnz * (sizeof(int32_t) + sizeof(double));
-    strcpy(m->stats.variant, "omp-nnz-balanced");
+    strcpy(m->stats.variant, m->parts > 1 ? "omp-nnz-dynamic" : "serial");
     *impl = m;
     m = NULL;
 cleanup:
@@ -169,20 +176,21 @@ static krill_status csr_spmv(krill_ctx *ctx, const void *impl, double alpha, con
 {
     const csr_cpu *m = impl;
     (void)ctx;
-#pragma omp parallel for schedule(static, 1) num_threads(m->parts)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(m->threads)
     for (int p = 0; p < m->parts; p++)
         spmv_rows(&m->a, m->part_row[p], m->part_row[p + 1], alpha, x, beta, y, 0);
     return KRILL_OK;
 }
 
-/* y = A x and x'y; per-block partial dots added in block order (deterministic). */
+/* y = A x and x'y; per-block partial dots added in block order (the same bits for a given
+ * thread count, whichever thread ran which block). */
 static krill_status csr_spmv_dot(krill_ctx *ctx, const void *impl, const double *x, double *y,
                                  double *xy)
 {
     const csr_cpu *m = impl;
     double partial[KRILL_CSR_MAX_PARTS];
     (void)ctx;
-#pragma omp parallel for schedule(static, 1) num_threads(m->parts)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(m->threads)
     for (int p = 0; p < m->parts; p++)
         partial[p] = spmv_rows(&m->a, m->part_row[p], m->part_row[p + 1], 1.0, x, 0.0, y, 1);
     double sum = 0.0;
@@ -213,6 +221,12 @@ static krill_status csr_diagonal(krill_ctx *ctx, const void *impl, double *d)
     return KRILL_OK;
 }
 
+static krill_status csr_to_csr(krill_ctx *ctx, const void *impl, krill_csr **csr)
+{
+    (void)ctx;
+    return krill_csr_copy(&((const csr_cpu *)impl)->a, csr);
+}
+
 static void csr_stats(const void *impl, krill_format_stats *s)
 {
     *s = ((const csr_cpu *)impl)->stats;
@@ -225,6 +239,7 @@ const krill_format_ops krill_csr_cpu_ops = {
     .spmv_dot = csr_spmv_dot,
     .update_values = csr_update_values,
     .diagonal = csr_diagonal,
+    .to_csr = csr_to_csr,
     .stats = csr_stats,
     .destroy = csr_destroy,
 };

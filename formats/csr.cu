@@ -495,6 +495,13 @@ krill_status csr_cuda_diagonal(krill_ctx *ctx, const void *impl, double *d)
                                              m->val, d);
 }
 
+krill_status csr_cuda_to_csr(krill_ctx *ctx, const void *impl, krill_csr **csr)
+{
+    const csr_gpu *m = static_cast<const csr_gpu *>(impl);
+    return krill_csr_cuda_download(ctx, m->n_rows, m->n_cols, m->nnz, m->row_ptr, m->wide,
+                                   m->col, 0, m->val, csr);
+}
+
 /* Bytes of matrix data on the device: offsets at their width, columns and values. The
  * long-row tables (20 bytes per chunk of 4096 entries, 12 per long row) are not counted. */
 void csr_cuda_stats(const void *impl, krill_format_stats *s)
@@ -512,7 +519,54 @@ void csr_cuda_stats(const void *impl, krill_format_stats *s)
     snprintf(s->variant, sizeof s->variant, "%s", m->variant);
 }
 
+/* count indices of type From in device memory into the host array out of type To: straight
+ * when the widths agree, else through a host staging array (To holds every value: the
+ * indices were converted from it at the build). */
+template <typename From, typename To>
+krill_status download_indices(krill_ctx *ctx, const void *src, int64_t count, To *out)
+{
+    krill_status st = KRILL_OK;
+    From *stage = NULL;
+    if constexpr (sizeof(From) == sizeof(To)) {
+        KRILL_TRY(krill_mem_download(ctx, out, src, (size_t)count * sizeof(To)));
+    } else {
+        KRILL_ALLOC(stage, count);
+        KRILL_TRY(krill_mem_download(ctx, stage, src, (size_t)count * sizeof(From)));
+        for (int64_t k = 0; k < count; k++) out[k] = (To)stage[k];
+    }
+cleanup:
+    krill_free(stage);
+    return st;
+}
+
 } /* namespace */
+
+/* The device arrays into a new krill_csr (int64_t offsets, int32_t columns); every download
+ * waits for the stream, so the host arrays are complete on return. */
+extern "C" krill_status krill_csr_cuda_download(krill_ctx *ctx, int64_t n_rows, int64_t n_cols,
+                                                int64_t nnz, const void *row_ptr,
+                                                int wide_offsets, const void *col, int wide_cols,
+                                                const double *val, krill_csr **csr)
+{
+    krill_status st = KRILL_OK;
+    krill_csr *a = NULL;
+    *csr = NULL;
+    KRILL_TRY(krill_csr_create((int32_t)n_rows, (int32_t)n_cols, nnz, &a));
+    if (wide_offsets)
+        KRILL_TRY((download_indices<int64_t, int64_t>(ctx, row_ptr, n_rows + 1, a->row_ptr)));
+    else
+        KRILL_TRY((download_indices<int32_t, int64_t>(ctx, row_ptr, n_rows + 1, a->row_ptr)));
+    if (wide_cols)
+        KRILL_TRY((download_indices<int64_t, int32_t>(ctx, col, nnz, a->col)));
+    else
+        KRILL_TRY((download_indices<int32_t, int32_t>(ctx, col, nnz, a->col)));
+    KRILL_TRY(krill_mem_download(ctx, a->val, val, (size_t)nnz * sizeof *a->val));
+    *csr = a;
+    a = NULL;
+cleanup:
+    krill_csr_destroy(&a);
+    return st;
+}
 
 extern "C" const krill_format_ops krill_csr_cuda_ops = {
     "csr",                      /* name */
@@ -521,6 +575,7 @@ extern "C" const krill_format_ops krill_csr_cuda_ops = {
     csr_cuda_spmv_dot,          /* spmv_dot */
     csr_cuda_update_values,     /* update_values */
     csr_cuda_diagonal,          /* diagonal */
+    csr_cuda_to_csr,            /* to_csr */
     csr_cuda_stats,             /* stats */
     csr_cuda_destroy,           /* destroy */
 };

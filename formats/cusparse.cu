@@ -200,6 +200,13 @@ krill_status cusparse_diagonal(krill_ctx *ctx, const void *impl, double *d)
                                              static_cast<const int32_t *>(m->col), m->val, d);
 }
 
+krill_status cusparse_to_csr(krill_ctx *ctx, const void *impl, krill_csr **csr)
+{
+    const cusparse_gpu *m = static_cast<const cusparse_gpu *>(impl);
+    return krill_csr_cuda_download(ctx, m->n_rows, m->n_cols, m->nnz, m->row_ptr, m->wide,
+                                   m->col, m->wide, m->val, csr);
+}
+
 /* Bytes of matrix data on the device (offsets, columns, values); cuSPARSE's workspace is not
  * matrix data and is not counted. */
 void cusparse_stats(const void *impl, krill_format_stats *s)
@@ -227,6 +234,7 @@ extern "C" const krill_format_ops krill_cusparse_cuda_ops = {
     NULL,                       /* spmv_dot: none; krill_mat_spmv_dot_raw does spmv + dot */
     cusparse_update_values,     /* update_values */
     cusparse_diagonal,          /* diagonal */
+    cusparse_to_csr,            /* to_csr */
     cusparse_stats,             /* stats */
     cusparse_destroy,           /* destroy */
 };

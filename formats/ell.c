@@ -75,6 +75,34 @@ void krill_ell_host_scatter(krill_ell_host *e, const double *values)
         for (int64_t j = 0; j < e->len[i]; j++) e->val[j * e->n_rows + i] = values[p++];
 }
 
+/* Row i's entries are col/val[j * N + i] for j < len[i] (the padding lies after them), in
+ * the CSR order of the build: row offsets from the lengths first, so the fill stays inside
+ * the nnz entries allocated. */
+krill_status krill_ell_host_to_csr(const krill_ell_host *e, krill_csr **csr)
+{
+    krill_status st = KRILL_OK;
+    krill_csr *a = NULL;
+    const int64_t n = e->n_rows;
+    *csr = NULL;
+    KRILL_TRY(krill_csr_create((int32_t)n, (int32_t)e->n_cols, e->nnz, &a));
+    for (int64_t i = 0; i < n; i++) a->row_ptr[i + 1] = a->row_ptr[i] + e->len[i];
+    if (a->row_ptr[n] != e->nnz) {
+        st = krill_error(KRILL_ERR_INTERNAL, "ell: the row lengths add up to %lld entries, "
+                         "the matrix has %lld", (long long)a->row_ptr[n], (long long)e->nnz);
+        goto cleanup;
+    }
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t j = 0, p = a->row_ptr[i]; j < e->len[i]; j++, p++) {
+            a->col[p] = e->col[j * n + i];
+            a->val[p] = e->val[j * n + i];
+        }
+    *csr = a;
+    a = NULL;
+cleanup:
+    krill_csr_destroy(&a);
+    return st;
+}
+
 void krill_ell_stats(const krill_ell_host *e, int with_len, krill_format_stats *s)
 {
     int64_t empty = 0;
@@ -166,6 +194,12 @@ static krill_status ell_diagonal(krill_ctx *ctx, const void *impl, double *d)
     return KRILL_OK;
 }
 
+static krill_status ell_to_csr(krill_ctx *ctx, const void *impl, krill_csr **csr)
+{
+    (void)ctx;
+    return krill_ell_host_to_csr(&((const ell_cpu *)impl)->e, csr);
+}
+
 static void ell_stats(const void *impl, krill_format_stats *s)
 {
     const ell_cpu *m = impl;
@@ -179,6 +213,7 @@ const krill_format_ops krill_ell_cpu_ops = {
     .spmv = ell_spmv,
     .update_values = ell_update_values,
     .diagonal = ell_diagonal,
+    .to_csr = ell_to_csr,
     .stats = ell_stats,
     .destroy = ell_destroy,
 };
@@ -189,6 +224,7 @@ const krill_format_ops krill_ellr_cpu_ops = {
     .spmv = ell_spmv,
     .update_values = ell_update_values,
     .diagonal = ell_diagonal,
+    .to_csr = ell_to_csr,
     .stats = ell_stats,
     .destroy = ell_destroy,
 };

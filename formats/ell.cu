@@ -154,6 +154,28 @@ krill_status ell_cuda_diagonal(krill_ctx *ctx, const void *impl, double *d)
     return krill_cuda_check_launch("ell_diagonal_kernel");
 }
 
+/* col and val downloaded into a copy of the host struct (which keeps len), then the shared
+ * host walk. */
+krill_status ell_cuda_to_csr(krill_ctx *ctx, const void *impl, krill_csr **csr)
+{
+    krill_status st = KRILL_OK;
+    const ell_gpu *m = static_cast<const ell_gpu *>(impl);
+    krill_ell_host stage = m->host;
+    const int64_t entries = m->n_rows * m->k;
+    *csr = NULL;
+    stage.col = NULL;
+    stage.val = NULL;
+    KRILL_ALLOC(stage.col, entries);
+    KRILL_ALLOC(stage.val, entries);
+    KRILL_TRY(krill_mem_download(ctx, stage.col, m->col, (size_t)entries * sizeof *stage.col));
+    KRILL_TRY(krill_mem_download(ctx, stage.val, m->val, (size_t)entries * sizeof *stage.val));
+    KRILL_TRY(krill_ell_host_to_csr(&stage, csr));
+cleanup:
+    krill_free(stage.col);
+    krill_free(stage.val);
+    return st;
+}
+
 void ell_cuda_stats(const void *impl, krill_format_stats *s)
 {
     const ell_gpu *m = static_cast<const ell_gpu *>(impl);
@@ -170,6 +192,7 @@ extern "C" const krill_format_ops krill_ell_cuda_ops = {
     NULL,                       /* spmv_dot: spmv, then a dot */
     ell_cuda_update_values,     /* update_values */
     ell_cuda_diagonal,          /* diagonal */
+    ell_cuda_to_csr,            /* to_csr */
     ell_cuda_stats,             /* stats */
     ell_cuda_destroy,           /* destroy */
 };
@@ -181,6 +204,7 @@ extern "C" const krill_format_ops krill_ellr_cuda_ops = {
     NULL,                       /* spmv_dot: spmv, then a dot */
     ell_cuda_update_values,     /* update_values */
     ell_cuda_diagonal,          /* diagonal */
+    ell_cuda_to_csr,            /* to_csr */
     ell_cuda_stats,             /* stats */
     ell_cuda_destroy,           /* destroy */
 };

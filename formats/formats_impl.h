@@ -30,6 +30,9 @@ typedef struct krill_format_ops {
     krill_status (*update_values)(krill_ctx *ctx, void *impl, const double *values);
     /* d[i] = a_ii (0 where absent), d in context memory. */
     krill_status (*diagonal)(krill_ctx *ctx, const void *impl, double *d);
+    /* The matrix back as a new host CSR (pattern and current values, the CSR order of the
+     * build): what preconditioners factor. Not in any solve loop (a GPU format downloads). */
+    krill_status (*to_csr)(krill_ctx *ctx, const void *impl, krill_csr **csr);
     void (*stats)(const void *impl, krill_format_stats *stats);
     void (*destroy)(krill_ctx *ctx, void *impl);
 } krill_format_ops;
@@ -87,6 +90,9 @@ typedef struct krill_ell_host {
 krill_status krill_ell_host_build(const krill_csr *csr, krill_ell_host *e);
 /* Scatter nnz new values (the CSR order of the build) into e->val. */
 void krill_ell_host_scatter(krill_ell_host *e, const double *values);
+/* The matrix back as a new host CSR (to_csr) from e's col, val and len, which must all be on
+ * the host (the GPU passes a copy of its host struct with the downloaded col and val). */
+krill_status krill_ell_host_to_csr(const krill_ell_host *e, krill_csr **csr);
 void krill_ell_host_free(krill_ell_host *e);
 /* Stats shared by both devices: formulas (2) ELL and (3) ELL-R of the RBP paper with
  * krill's widths: 8 N K + 4 N K (+ 4 N) bytes. */
@@ -111,6 +117,12 @@ krill_status krill_cuda_stopwatch_create(krill_ctx *ctx, void **watch);
 krill_status krill_cuda_stopwatch_start(krill_ctx *ctx, void *watch);
 krill_status krill_cuda_stopwatch_stop(krill_ctx *ctx, void *watch, double *seconds);
 void krill_cuda_stopwatch_destroy(void *watch);         /* NULL-safe */
+/* A new host CSR from CSR arrays in device memory (formats/csr.cu; the to_csr of the GPU csr
+ * and cusparse): n_rows + 1 row offsets and nnz columns, each 64-bit when its wide flag is
+ * set, else 32-bit, and nnz values. */
+krill_status krill_csr_cuda_download(krill_ctx *ctx, int64_t n_rows, int64_t n_cols, int64_t nnz,
+                                     const void *row_ptr, int wide_offsets, const void *col,
+                                     int wide_cols, const double *val, krill_csr **csr);
 #endif
 
 /* Row Block Packing (formats/rbp.c; the RBP paper, Algorithms 3-5). In each row, a run of
@@ -141,6 +153,10 @@ krill_status krill_rbp_host_build(const krill_csr *csr, const char *format, kril
  * which may be h's own arrays or others of their lengths. Uses only h's index arrays. */
 void krill_rbp_host_scatter(const krill_rbp_host *h, const double *values, double *comp_val,
                             double *non_val);
+/* The matrix back as a new host CSR (to_csr): runs and isolated entries merged by column.
+ * Reads every array of h, values included, on the host (the GPU passes a copy of its host
+ * struct with the downloaded comp_val and non_val). */
+krill_status krill_rbp_host_to_csr(const krill_rbp_host *h, krill_csr **csr);
 void krill_rbp_host_free(krill_rbp_host *h);
 /* Rows per dynamic OpenMP chunk of the CPU RBP kernels for n_rows rows on `threads`. */
 int krill_rbp_cpu_chunk(int64_t n_rows, int threads);
@@ -168,6 +184,10 @@ krill_status krill_rbp_ell_host_build(const krill_csr *csr, const char *format,
  * non_val (N_non). Uses only e's index arrays. */
 void krill_rbp_ell_host_scatter(const krill_rbp_ell_host *e, const double *values, double *val,
                                 double *non_val);
+/* The matrix back as a new host CSR (to_csr) from e's col, val, row_ptr, non_col and
+ * non_val on the host (len is not needed; the GPU passes a copy of its host struct with the
+ * downloaded val and non_val). */
+krill_status krill_rbp_ell_host_to_csr(const krill_rbp_ell_host *e, krill_csr **csr);
 void krill_rbp_ell_host_free(krill_rbp_ell_host *e);
 
 /* Stats shared by both devices: row and run statistics of the CSR the matrix was built
@@ -221,6 +241,9 @@ typedef struct krill_segscan_host {
 krill_status krill_segscan_host_build(const krill_csr *csr, krill_segscan_host *h);
 /* The stream's len values from nnz new values in CSR order (zeros at the PAD positions). */
 void krill_segscan_host_scatter(const krill_segscan_host *h, const double *values, double *val);
+/* The matrix back as a new host CSR (to_csr) from h's val, col and hint on the host (the
+ * GPU passes a copy of its host struct with the downloaded stream). */
+krill_status krill_segscan_host_to_csr(const krill_segscan_host *h, krill_csr **csr);
 void krill_segscan_host_free(krill_segscan_host *h);
 
 /* Format tables, defined in formats/NAME.c (CPU) and formats/NAME.cu (CUDA). */

@@ -123,6 +123,22 @@ cleanup:
     return st;
 }
 
+krill_status krill_mat_to_csr(const krill_mat *a, krill_csr **csr)
+{
+    krill_status st = KRILL_OK;
+    KRILL_REQUIRE(csr != NULL, "krill_mat_to_csr: csr is NULL");
+    *csr = NULL;
+    KRILL_REQUIRE(a != NULL, "krill_mat_to_csr: matrix is NULL");
+    if (a->ops->to_csr == NULL) {
+        st = krill_error(KRILL_ERR_UNSUPPORTED, "format '%s' cannot give its matrix back as "
+                         "CSR", a->name);
+        goto cleanup;
+    }
+    st = a->ops->to_csr(a->ctx, a->impl, csr);
+cleanup:
+    return st;
+}
+
 krill_status krill_mat_diagonal(const krill_mat *a, krill_vec *d)
 {
     krill_status st = KRILL_OK;

@@ -124,6 +124,51 @@ void krill_rbp_host_scatter(const krill_rbp_host *h, const double *values, doubl
     }
 }
 
+/* The inverse of the scatter: row i has val_ptr[i + 1] - val_ptr[i] run values and
+ * row_ptr[i + 1] - row_ptr[i] isolated entries (the offsets come first, so the fill stays
+ * inside the nnz entries allocated); each isolated entry goes just before the first run to
+ * its right, which puts the row back in column order, the CSR order of the build. */
+krill_status krill_rbp_host_to_csr(const krill_rbp_host *h, krill_csr **csr)
+{
+    krill_status st = KRILL_OK;
+    krill_csr *a = NULL;
+    *csr = NULL;
+    KRILL_TRY(krill_csr_create((int32_t)h->n_rows, (int32_t)h->n_cols, h->nnz, &a));
+    for (int64_t i = 0; i < h->n_rows; i++)
+        a->row_ptr[i + 1] = a->row_ptr[i] + (h->val_ptr[i + 1] - h->val_ptr[i]) +
+                            (h->row_ptr[i + 1] - h->row_ptr[i]);
+    if (a->row_ptr[h->n_rows] != h->nnz) {
+        st = krill_error(KRILL_ERR_INTERNAL, "rbp: runs and isolated entries add up to %lld "
+                         "entries, the matrix has %lld", (long long)a->row_ptr[h->n_rows],
+                         (long long)h->nnz);
+        goto cleanup;
+    }
+    for (int64_t i = 0; i < h->n_rows; i++) {
+        int64_t p = a->row_ptr[i], q = h->row_ptr[i], v = h->val_ptr[i];
+        const int64_t q_end = h->row_ptr[i + 1];
+        for (int64_t c = h->col_ptr[i]; c < h->col_ptr[i + 1]; c += 2) {
+            const int32_t first = h->comp_col[c], last = h->comp_col[c + 1];
+            for (; q < q_end && h->non_col[q] < first; q++, p++) {
+                a->col[p] = h->non_col[q];
+                a->val[p] = h->non_val[q];
+            }
+            for (int64_t j = first; j <= last; j++, p++) {
+                a->col[p] = (int32_t)j;
+                a->val[p] = h->comp_val[v++];
+            }
+        }
+        for (; q < q_end; q++, p++) {
+            a->col[p] = h->non_col[q];
+            a->val[p] = h->non_val[q];
+        }
+    }
+    *csr = a;
+    a = NULL;
+cleanup:
+    krill_csr_destroy(&a);
+    return st;
+}
+
 size_t krill_rbp_csr_bytes(const krill_rbp_host *h)
 {
     const size_t offsets = 3 * ((size_t)h->n_rows + 1) * sizeof(int32_t);

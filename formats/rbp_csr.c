@@ -102,6 +102,12 @@ static krill_status rbp_csr_diagonal(krill_ctx *ctx, const void *impl, double *d
     return KRILL_OK;
 }
 
+static krill_status rbp_csr_to_csr(krill_ctx *ctx, const void *impl, krill_csr **csr)
+{
+    (void)ctx;
+    return krill_rbp_host_to_csr(&((const rbp_csr_cpu *)impl)->h, csr);
+}
+
 static void rbp_csr_stats(const void *impl, krill_format_stats *s)
 {
     *s = ((const rbp_csr_cpu *)impl)->stats;
@@ -113,6 +119,7 @@ const krill_format_ops krill_rbp_csr_cpu_ops = {
     .spmv = rbp_csr_spmv,
     .update_values = rbp_csr_update_values,
     .diagonal = rbp_csr_diagonal,
+    .to_csr = rbp_csr_to_csr,
     .stats = rbp_csr_stats,
     .destroy = rbp_csr_destroy,
 };

@@ -306,6 +306,29 @@ krill_status rbp_csr_cuda_diagonal(krill_ctx *ctx, const void *impl, double *d)
     return krill_cuda_check_launch("rbp_csr_diagonal_kernel");
 }
 
+/* The values downloaded into a copy of the host struct (which keeps the index arrays), then
+ * the shared host merge (formats/rbp.c). */
+krill_status rbp_csr_cuda_to_csr(krill_ctx *ctx, const void *impl, krill_csr **csr)
+{
+    krill_status st = KRILL_OK;
+    const rbp_csr_gpu *m = static_cast<const rbp_csr_gpu *>(impl);
+    krill_rbp_host stage = m->host;
+    *csr = NULL;
+    stage.comp_val = NULL;
+    stage.non_val = NULL;
+    KRILL_ALLOC(stage.comp_val, stage.n_val);
+    KRILL_ALLOC(stage.non_val, stage.n_non);
+    KRILL_TRY(krill_mem_download(ctx, stage.comp_val, m->comp_val,
+                                 (size_t)stage.n_val * sizeof *stage.comp_val));
+    KRILL_TRY(krill_mem_download(ctx, stage.non_val, m->non_val,
+                                 (size_t)stage.n_non * sizeof *stage.non_val));
+    KRILL_TRY(krill_rbp_host_to_csr(&stage, csr));
+cleanup:
+    krill_free(stage.comp_val);
+    krill_free(stage.non_val);
+    return st;
+}
+
 void rbp_csr_cuda_stats(const void *impl, krill_format_stats *s)
 {
     *s = static_cast<const rbp_csr_gpu *>(impl)->stats;
@@ -320,6 +343,7 @@ extern "C" const krill_format_ops krill_rbp_csr_cuda_ops = {
     NULL,                           /* spmv_dot: spmv, then a dot */
     rbp_csr_cuda_update_values,     /* update_values */
     rbp_csr_cuda_diagonal,          /* diagonal */
+    rbp_csr_cuda_to_csr,            /* to_csr */
     rbp_csr_cuda_stats,             /* stats */
     rbp_csr_cuda_destroy,           /* destroy */
 };

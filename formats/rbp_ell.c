@@ -98,6 +98,59 @@ void krill_rbp_ell_host_scatter(const krill_rbp_ell_host *e, const double *value
     }
 }
 
+/* The inverse of the scatter. Row i's runs are its pairs up to the padding (first == last)
+ * or K_c; its length, the runs' values plus its isolated entries, is counted first, so the
+ * fill stays inside the nnz entries allocated. Each isolated entry goes just before the
+ * first run to its right: the row in column order, the CSR order of the build. */
+krill_status krill_rbp_ell_host_to_csr(const krill_rbp_ell_host *e, krill_csr **csr)
+{
+    krill_status st = KRILL_OK;
+    krill_csr *a = NULL;
+    const int64_t n = e->n_rows;
+    *csr = NULL;
+    KRILL_TRY(krill_csr_create((int32_t)n, (int32_t)e->n_cols, e->nnz, &a));
+    for (int64_t i = 0; i < n; i++) {
+        int64_t len = e->row_ptr[i + 1] - e->row_ptr[i];
+        for (int64_t c = 0; c < e->kc; c += 2) {
+            const int32_t first = e->col[c * n + i], last = e->col[(c + 1) * n + i];
+            if (first == last) break;   /* padding: the row's runs are done */
+            len += (int64_t)last - first + 1;
+        }
+        a->row_ptr[i + 1] = a->row_ptr[i] + len;
+    }
+    if (a->row_ptr[n] != e->nnz) {
+        st = krill_error(KRILL_ERR_INTERNAL, "rbp-ell: runs and isolated entries add up to "
+                         "%lld entries, the matrix has %lld", (long long)a->row_ptr[n],
+                         (long long)e->nnz);
+        goto cleanup;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        int64_t p = a->row_ptr[i], q = e->row_ptr[i], j = 0;
+        const int64_t q_end = e->row_ptr[i + 1];
+        for (int64_t c = 0; c < e->kc; c += 2) {
+            const int32_t first = e->col[c * n + i], last = e->col[(c + 1) * n + i];
+            if (first == last) break;
+            for (; q < q_end && e->non_col[q] < first; q++, p++) {
+                a->col[p] = e->non_col[q];
+                a->val[p] = e->non_val[q];
+            }
+            for (int64_t k = first; k <= last; k++, p++) {
+                a->col[p] = (int32_t)k;
+                a->val[p] = e->val[(j++) * n + i];
+            }
+        }
+        for (; q < q_end; q++, p++) {
+            a->col[p] = e->non_col[q];
+            a->val[p] = e->non_val[q];
+        }
+    }
+    *csr = a;
+    a = NULL;
+cleanup:
+    krill_csr_destroy(&a);
+    return st;
+}
+
 size_t krill_rbp_ell_bytes(const krill_rbp_ell_host *e, int with_len)
 {
     const size_t n = (size_t)e->n_rows;
@@ -208,6 +261,12 @@ static krill_status rbp_ell_diagonal(krill_ctx *ctx, const void *impl, double *d
     return KRILL_OK;
 }
 
+static krill_status rbp_ell_to_csr(krill_ctx *ctx, const void *impl, krill_csr **csr)
+{
+    (void)ctx;
+    return krill_rbp_ell_host_to_csr(&((const rbp_ell_cpu *)impl)->e, csr);
+}
+
 static void rbp_ell_stats(const void *impl, krill_format_stats *s)
 {
     *s = ((const rbp_ell_cpu *)impl)->stats;
@@ -219,6 +278,7 @@ const krill_format_ops krill_rbp_ell_cpu_ops = {
     .spmv = rbp_ell_spmv,
     .update_values = rbp_ell_update_values,
     .diagonal = rbp_ell_diagonal,
+    .to_csr = rbp_ell_to_csr,
     .stats = rbp_ell_stats,
     .destroy = rbp_ell_destroy,
 };
@@ -229,6 +289,7 @@ const krill_format_ops krill_rbp_ellr_cpu_ops = {
     .spmv = rbp_ell_spmv,
     .update_values = rbp_ell_update_values,
     .diagonal = rbp_ell_diagonal,
+    .to_csr = rbp_ell_to_csr,
     .stats = rbp_ell_stats,
     .destroy = rbp_ell_destroy,
 };

@@ -224,6 +224,29 @@ krill_status rbp_ell_cuda_diagonal(krill_ctx *ctx, const void *impl, double *d)
     return krill_cuda_check_launch("rbp_ell_diagonal_kernel");
 }
 
+/* The values downloaded into a copy of the host struct (which keeps the pairs and the CSR
+ * part's indices), then the shared host merge (formats/rbp_ell.c). */
+krill_status rbp_ell_cuda_to_csr(krill_ctx *ctx, const void *impl, krill_csr **csr)
+{
+    krill_status st = KRILL_OK;
+    const rbp_ell_gpu *m = static_cast<const rbp_ell_gpu *>(impl);
+    krill_rbp_ell_host stage = m->host;
+    const int64_t entries = m->n_rows * m->kv;
+    *csr = NULL;
+    stage.val = NULL;
+    stage.non_val = NULL;
+    KRILL_ALLOC(stage.val, entries);
+    KRILL_ALLOC(stage.non_val, stage.n_non);
+    KRILL_TRY(krill_mem_download(ctx, stage.val, m->val, (size_t)entries * sizeof *stage.val));
+    KRILL_TRY(krill_mem_download(ctx, stage.non_val, m->non_val,
+                                 (size_t)stage.n_non * sizeof *stage.non_val));
+    KRILL_TRY(krill_rbp_ell_host_to_csr(&stage, csr));
+cleanup:
+    krill_free(stage.val);
+    krill_free(stage.non_val);
+    return st;
+}
+
 void rbp_ell_cuda_stats(const void *impl, krill_format_stats *s)
 {
     *s = static_cast<const rbp_ell_gpu *>(impl)->stats;
@@ -238,6 +261,7 @@ extern "C" const krill_format_ops krill_rbp_ell_cuda_ops = {
     NULL,                           /* spmv_dot: spmv, then a dot */
     rbp_ell_cuda_update_values,     /* update_values */
     rbp_ell_cuda_diagonal,          /* diagonal */
+    rbp_ell_cuda_to_csr,            /* to_csr */
     rbp_ell_cuda_stats,             /* stats */
     rbp_ell_cuda_destroy,           /* destroy */
 };
@@ -249,6 +273,7 @@ extern "C" const krill_format_ops krill_rbp_ellr_cuda_ops = {
     NULL,                           /* spmv_dot: spmv, then a dot */
     rbp_ell_cuda_update_values,     /* update_values */
     rbp_ell_cuda_diagonal,          /* diagonal */
+    rbp_ell_cuda_to_csr,            /* to_csr */
     rbp_ell_cuda_stats,             /* stats */
     rbp_ell_cuda_destroy,           /* destroy */
 };

@@ -146,6 +146,43 @@ void krill_segscan_host_scatter(const krill_segscan_host *h, const double *value
     for (; pos < h->len; pos++) val[pos] = 0.0;
 }
 
+/* The stream back to CSR: a HEAD starts the next row, every element that is not PAD is an
+ * entry of the current row, in stream order (the CSR order of the build). Rows and entries
+ * are counted against n_rows and nnz as they come, so a stream that does not match its
+ * sizes is an internal error, never a write past the arrays. */
+krill_status krill_segscan_host_to_csr(const krill_segscan_host *h, krill_csr **csr)
+{
+    krill_status st = KRILL_OK;
+    krill_csr *a = NULL;
+    int64_t row = -1, p = 0, k = 0;
+    *csr = NULL;
+    KRILL_TRY(krill_csr_create((int32_t)h->n_rows, (int32_t)h->n_cols, h->nnz, &a));
+    for (; k < h->len; k++) {
+        const unsigned hk = h->hint[k];
+        if (hk & KRILL_SEGSCAN_HEAD) {
+            if (row + 1 == h->n_rows) break;   /* one row too many */
+            a->row_ptr[++row] = p;
+        }
+        if (hk & KRILL_SEGSCAN_PAD) continue;
+        if (row < 0 || p == h->nnz) break;     /* an entry before the first row, or too many */
+        a->col[p] = h->col[k];
+        a->val[p++] = h->val[k];
+    }
+    if (k != h->len || row + 1 != h->n_rows || p != h->nnz) {
+        st = krill_error(KRILL_ERR_INTERNAL, "segscan: the stream gave %lld rows and %lld "
+                         "entries up to position %lld of %lld, the matrix has %lld and %lld",
+                         (long long)(row + 1), (long long)p, (long long)k, (long long)h->len,
+                         (long long)h->n_rows, (long long)h->nnz);
+        goto cleanup;
+    }
+    a->row_ptr[h->n_rows] = p;
+    *csr = a;
+    a = NULL;
+cleanup:
+    krill_csr_destroy(&a);
+    return st;
+}
+
 static void segscan_destroy(krill_ctx *ctx, void *impl)
 {
     segscan_cpu *m = impl;
@@ -256,6 +293,12 @@ static krill_status segscan_diagonal(krill_ctx *ctx, const void *impl, double *d
     return KRILL_OK;
 }
 
+static krill_status segscan_to_csr(krill_ctx *ctx, const void *impl, krill_csr **csr)
+{
+    (void)ctx;
+    return krill_segscan_host_to_csr(&((const segscan_cpu *)impl)->h, csr);
+}
+
 static void segscan_stats(const void *impl, krill_format_stats *s)
 {
     const segscan_cpu *m = impl;
@@ -270,6 +313,7 @@ const krill_format_ops krill_segscan_cpu_ops = {
     .spmv = segscan_spmv,
     .update_values = segscan_update_values,
     .diagonal = segscan_diagonal,
+    .to_csr = segscan_to_csr,
     .stats = segscan_stats,
     .destroy = segscan_destroy,
 };

@@ -376,6 +376,31 @@ cleanup:
     return st;
 }
 
+/* The stream (values, columns, hints) downloaded into a copy of the host struct, then the
+ * shared host walk (formats/segscan.c). */
+krill_status segscan_cuda_to_csr(krill_ctx *ctx, const void *impl, krill_csr **csr)
+{
+    krill_status st = KRILL_OK;
+    const segscan_gpu *m = static_cast<const segscan_gpu *>(impl);
+    krill_segscan_host stage = m->host;
+    *csr = NULL;
+    stage.val = NULL;
+    stage.col = NULL;
+    stage.hint = NULL;
+    KRILL_ALLOC(stage.val, stage.len);
+    KRILL_ALLOC(stage.col, stage.len);
+    KRILL_ALLOC(stage.hint, stage.len);
+    KRILL_TRY(krill_mem_download(ctx, stage.val, m->val, (size_t)stage.len * sizeof *stage.val));
+    KRILL_TRY(krill_mem_download(ctx, stage.col, m->col, (size_t)stage.len * sizeof *stage.col));
+    KRILL_TRY(krill_mem_download(ctx, stage.hint, m->hint, (size_t)stage.len));
+    KRILL_TRY(krill_segscan_host_to_csr(&stage, csr));
+cleanup:
+    krill_free(stage.val);
+    krill_free(stage.col);
+    krill_free(stage.hint);
+    return st;
+}
+
 void segscan_cuda_stats(const void *impl, krill_format_stats *s)
 {
     const segscan_gpu *m = static_cast<const segscan_gpu *>(impl);
@@ -393,6 +418,7 @@ extern "C" const krill_format_ops krill_segscan_cuda_ops = {
     NULL,                       /* spmv_dot: spmv, then a dot */
     segscan_cuda_update_values, /* update_values */
     segscan_cuda_diagonal,      /* diagonal */
+    segscan_cuda_to_csr,        /* to_csr */
     segscan_cuda_stats,         /* stats */
     segscan_cuda_destroy,       /* destroy */
 };

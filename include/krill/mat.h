@@ -52,6 +52,11 @@ krill_status krill_mat_spmv(const krill_mat *mat, double alpha, const krill_vec 
  * matrix was created from. No re-analysis. Non-finite values are refused. */
 krill_status krill_mat_update_values(krill_mat *mat, const double *values);
 
+/* The matrix as a new host CSR (its current values; free with krill_csr_destroy): what it
+ * was created from, whatever the format and device. Costs a pass over the matrix (and a
+ * download on the GPU): for setup, never for a solve loop. */
+krill_status krill_mat_to_csr(const krill_mat *mat, krill_csr **csr);
+
 /* The diagonal into d (a vector of n_rows on the same context); missing entries are 0. */
 krill_status krill_mat_diagonal(const krill_mat *mat, krill_vec *d);
 
