@@ -107,10 +107,11 @@ typedef struct cli_solve_report {
     krill_format_stats stats;
     const char *format;
     const char *device;          /* krill_ctx_describe */
-    const char *solver;          /* "cg" or "gmres" */
+    const char *solver;          /* "gmres", "cg", "fgmres" or "bicgstab" */
     const char *solver_why;      /* why that solver was chosen */
-    const char *precond;
-    const char *ortho;           /* GMRES only, else NULL */
+    const char *precond;         /* as asked (--precond), "none" by default */
+    const char *precond_built;   /* krill_pc_describe of the one built; NULL for none */
+    const char *ortho;           /* GMRES and FGMRES only, else NULL */
     const char *rhs;             /* how b was made */
     krill_solver_opts opts;
     krill_solve_info info;

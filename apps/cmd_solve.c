@@ -18,8 +18,10 @@
 /* Seed of the deterministic random right-hand side (--rhs random). */
 #define RANDOM_RHS_SEED 0x9E3779B97F4A7C15ull
 
-static const char *const solver_names[] = { "gmres", "cg", NULL };
-static const krill_solver_type solver_types[] = { KRILL_SOLVER_GMRES, KRILL_SOLVER_CG };
+static const char *const solver_names[] = { "gmres", "cg", "fgmres", "bicgstab", NULL };
+static const krill_solver_type solver_types[] = { KRILL_SOLVER_GMRES, KRILL_SOLVER_CG,
+                                                  KRILL_SOLVER_FGMRES, KRILL_SOLVER_BICGSTAB };
+enum { SOLVER_GMRES, SOLVER_CG };          /* indices in solver_names */
 static const char *const ortho_names[] = { "cgs2", "mgs", NULL };
 static const krill_ortho ortho_types[] = { KRILL_ORTHO_CGS2, KRILL_ORTHO_MGS };
 static const char *const device_names[] = { "auto", "cpu", "gpu", NULL };
@@ -30,6 +32,7 @@ enum { REORDER_NONE, REORDER_RCM };        /* indices in reorder_names */
 
 static void solve_usage(FILE *out)
 {
+    const char *const *pc_names = krill_pc_names();
     fprintf(out,
             "usage: krill solve [A.mtx] [options]\n"
             "\n"
@@ -44,11 +47,19 @@ static void solve_usage(FILE *out)
             "                      error is reported), deterministic random b in [-1, 1), or b\n"
             "                      read from a Matrix Market vector file\n"
             "solver\n"
-            "  --solver gmres|cg   default: cg for the default problem and when A is symmetric\n"
-            "                      with a positive diagonal, gmres otherwise\n"
-            "  --restart M         GMRES restart length (default 30)\n"
-            "  --ortho cgs2|mgs    GMRES orthogonalization (default cgs2)\n"
-            "  --precond NAME      none (default) or jacobi\n"
+            "  --solver gmres|fgmres|cg|bicgstab\n"
+            "                      default: cg for the default problem and when A is symmetric\n"
+            "                      with a positive diagonal, gmres otherwise. fgmres: flexible\n"
+            "                      GMRES (keeps M^-1 v_j); bicgstab: 2 SpMVs per iteration\n"
+            "  --restart M         GMRES / FGMRES restart length (default 30)\n"
+            "  --ortho cgs2|mgs    GMRES / FGMRES orthogonalization (default cgs2)\n"
+            "  --precond NAME[:PARAM]\n"
+            "                      preconditioner (default none), one of:",
+            DEFAULT_PROBLEM);
+    for (int k = 0; pc_names[k]; k++) fprintf(out, "%s %s", k ? "," : "", pc_names[k]);
+    fprintf(out,
+            "\n"
+            "                      e.g. bjacobi:3 (3 x 3 blocks)\n"
             "  --rtol X            stop when ||b - Ax|| <= X ||b|| (default 1e-8)\n"
             "  --atol X            or when ||b - Ax|| <= X (default 0)\n"
             "  --maxit N           at most N iterations (default 10000)\n"
@@ -66,8 +77,7 @@ static void solve_usage(FILE *out)
             "  --quiet             no summary and no progress line (the exit code tells)\n"
             "\n"
             "exit codes: 0 converged, 1 not converged, 2 bad usage or bad input,\n"
-            "            3 krill or the device failed\n",
-            DEFAULT_PROBLEM);
+            "            3 krill or the device failed\n");
 }
 
 typedef struct solve_args {
@@ -80,7 +90,7 @@ typedef struct solve_args {
     int solver;                  /* index in solver_names, -1 = choose from A */
     int ortho;                   /* index in ortho_names */
     int device;                  /* index in device_names */
-    int precond;                 /* index in krill_pc_names(), -1 = none */
+    const char *precond;         /* --precond NAME[:PARAM]; NULL = none */
     int reorder;                 /* index in reorder_names */
     int threads;                 /* 0 = OpenMP's default */
     int json, monitor, quiet, help;
@@ -94,7 +104,6 @@ static int parse_solve_args(int argc, char **argv, solve_args *args)
     memset(args, 0, sizeof *args);
     args->rhs = "ones";
     args->solver = -1;
-    args->precond = -1;
     krill_solver_opts_default(&args->opts);
     const cli_option options[] = {
         { .name = "--help", .kind = CLI_FLAG, .flag = &args->help },
@@ -110,8 +119,7 @@ static int parse_solve_args(int argc, char **argv, solve_args *args)
           .choices = ortho_names },
         { .name = "--device", .kind = CLI_CHOICE, .integer = &args->device,
           .choices = device_names },
-        { .name = "--precond", .kind = CLI_CHOICE, .integer = &args->precond,
-          .choices = krill_pc_names() },
+        { .name = "--precond", .kind = CLI_STRING, .string = &args->precond },
         { .name = "--reorder", .kind = CLI_CHOICE, .integer = &args->reorder,
           .choices = reorder_names },
         { .name = "--restart", .kind = CLI_INT, .integer = &args->opts.restart, .min = 1,
@@ -188,24 +196,27 @@ static void choose_solver(const solve_args *args, const krill_csr *a, cli_solve_
     if (index >= 0) {
         report->solver_why = "as asked";
     } else if (!args->matrix_path && !args->gen_spec) {
-        index = 1;
+        index = SOLVER_CG;
         report->solver_why = "the default problem is SPD";
     } else if (!krill_csr_is_symmetric(a)) {
-        index = 0;
+        index = SOLVER_GMRES;
         report->solver_why = "A is not symmetric";
     } else if (!diagonal_positive(a)) {
-        index = 0;
+        index = SOLVER_GMRES;
         report->solver_why = "A is symmetric but has a zero or negative diagonal entry, so it is "
                              "not positive definite";
     } else {
-        index = 1;
+        index = SOLVER_CG;
         report->solver_why = "A is symmetric with a positive diagonal; if it is not positive "
                              "definite use --solver gmres";
     }
     report->solver = solver_names[index];
     report->opts.solver = solver_types[index];
     report->opts.ortho = ortho_types[args->ortho];
-    report->ortho = report->opts.solver == KRILL_SOLVER_GMRES ? ortho_names[args->ortho] : NULL;
+    report->ortho = report->opts.solver == KRILL_SOLVER_GMRES ||
+                            report->opts.solver == KRILL_SOLVER_FGMRES
+                        ? ortho_names[args->ortho]
+                        : NULL;
 }
 
 /* b on the host: A*1 (then x_true = 1 is known), deterministic random in [-1, 1), or read
@@ -334,7 +345,7 @@ static int solve_run(int argc, char **argv)
         goto cleanup;
     }
     report.opts = args.opts;
-    report.precond = args.precond >= 0 ? krill_pc_names()[args.precond] : "none";
+    report.precond = args.precond ? args.precond : "none";
 
     rc = load_matrix(&args, &report, &csr);
     if (rc != CLI_EXIT_OK) goto cleanup;
@@ -362,8 +373,12 @@ static int solve_run(int argc, char **argv)
     t0 = cli_seconds();
     CLI_TRY(krill_mat_create(ctx, csr, args.format, &mat));
     krill_csr_destroy(&csr);       /* the matrix holds its own copy: free the host one early */
-    if (strcmp(report.precond, "none") != 0)
+    /* every name but a plain "none" is built: krill_pc_create checks the name (the
+     * message lists the known ones) and its parameter */
+    if (strcmp(report.precond, "none") != 0) {
         CLI_TRY(krill_pc_create(mat, report.precond, &pc));
+        report.precond_built = krill_pc_describe(pc);
+    }
     report.build_seconds = cli_seconds() - t0;
     krill_mat_stats(mat, &report.stats);
     report.format = krill_mat_format(mat);

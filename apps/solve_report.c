@@ -80,6 +80,7 @@ void cli_report_human(FILE *out, const cli_solve_report *r)
             r->opts.atol, r->opts.maxit);
     if (r->ortho) fprintf(out, ", restart %d, ortho %s", r->opts.restart, r->ortho);
     fprintf(out, "\n");
+    if (r->precond_built) fprintf(out, "          %s\n", r->precond_built);
     fprintf(out, "rhs       %s\n", r->rhs);
     fprintf(out, "result    %s after %d iterations\n", krill_reason_string(r->info.reason),
             r->info.iterations);
@@ -141,6 +142,7 @@ void cli_report_json(FILE *out, const cli_solve_report *r)
     cli_json_string(&json, "device", r->device);
     cli_json_string(&json, "solver", r->solver);
     cli_json_string(&json, "precond", r->precond);
+    cli_json_string(&json, "precond_detail", r->precond_built);
     cli_json_string(&json, "ortho", r->ortho);
     if (r->ortho)
         cli_json_int(&json, "restart", r->opts.restart);

@@ -1,23 +1,31 @@
 /* bench/bench_solve.c - time krill_solve: iterations, time per iteration and its breakdown.
  *
- *   bench_solve [--device cpu|gpu] [--threads N] [--format NAME] [--rtol R] [--maxit N]
- *               [--restart M] [--runs K] [--write-bin DIR] [--no-solve]
- *               [--csv FILE] [--json FILE] [SOLVER:MATRIX ...]
+ *   bench_solve [--device cpu|gpu] [--threads N] [--format NAME] [--precond LIST]
+ *               [--rtol R] [--maxit N] [--restart M] [--runs K] [--write-bin DIR]
+ *               [--no-solve] [--csv FILE] [--json FILE] [SOLVER:MATRIX ...]
  *
- * SOLVER is cg or gmres; MATRIX a krill_gen SPEC or a .mtx file. With none:
+ * SOLVER is cg, gmres, fgmres or bicgstab; MATRIX a krill_gen SPEC or a .mtx file. With none:
  * cg:poisson3d:128 and gmres:convdiff3d:128. The system is the one the issue fixes for
  * every side of the comparison: b = A*1 (computed on the host by krill_csr_spmv_ref),
- * x0 = 0, no preconditioner, rtol relative to ||b|| (default 1e-8), GMRES restart 30.
+ * x0 = 0, rtol relative to ||b|| (default 1e-8), GMRES restart 30.
+ *
+ * --precond LIST: comma-separated preconditioner names as krill_pc_create takes them
+ * (default none; e.g. none,jacobi,bjacobi:3,ic0): every problem is solved with each, the
+ * matrix loaded once. A name krill refuses (unknown, or a zero pivot it reports) makes that
+ * row FAILED with krill's message; the other rows still run.
  *
  * --write-bin DIR writes DIR/NAME.A.bin and DIR/NAME.b.bin (bench_common.h's binary dump;
  * NAME from bench_safe_name) so that the peers (cupy_solve.py, bench_petsc) solve exactly
  * this system. --no-solve only writes them.
  *
- * Timing: one warm-up solve capped at one restart cycle (module loading, handles and
- * workspaces stay out of the numbers), then K solves from x0 = 0, each timed as a whole with
- * bench_clock (CUDA events on the GPU). Reported: the median solve time, time per iteration
- * = that / iterations (the figure compared with the peers, whose totals also include their
- * own setup), and the breakdown krill_solve measured in the median run. */
+ * Timing: one warm-up (preconditioner build and a solve capped at one restart cycle:
+ * module loading, handles and workspaces stay out of the numbers), then K runs from x0 = 0,
+ * each timed as a whole with bench_clock (CUDA events on the GPU): the preconditioner's
+ * build (krill_pc_create: factorization, level analysis, block inverses) and the solve.
+ * Reported: the median build time (pc_setup_s), the median solve time, time per iteration =
+ * that / iterations (the figure compared with the peers, whose totals also include their
+ * own setup), time to solution = build + solve medians (t_total_s), and the breakdown
+ * krill_solve measured in the median run. The matrix's own build (format) is not counted. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,11 +36,28 @@
 #include "krill/solver.h"
 
 #define MAX_RUNS 32
+#define MAX_PRECONDS 16
+
+/* The solvers a SOLVER:MATRIX problem may name. */
+typedef struct solver_name {
+    const char *name;
+    krill_solver_type type;
+} solver_name;
+
+static const solver_name solver_names[] = {
+    {.name = "cg", .type = KRILL_SOLVER_CG},
+    {.name = "gmres", .type = KRILL_SOLVER_GMRES},
+    {.name = "fgmres", .type = KRILL_SOLVER_FGMRES},
+    {.name = "bicgstab", .type = KRILL_SOLVER_BICGSTAB},
+};
 
 typedef struct solve_opts {
     krill_device device;
     int threads;
     const char *format;
+    char *precond_list;               /* --precond, split in place at the commas */
+    const char *preconds[MAX_PRECONDS];
+    int n_preconds;
     double rtol;
     int maxit, restart, runs;
     const char *bin_dir;
@@ -42,13 +67,15 @@ typedef struct solve_opts {
 
 typedef struct solve_result {
     char problem[96];
-    char solver[8];
+    char solver[16];
+    char precond[32];
     int64_t n, nnz;
     int runs;
     int iterations;
     krill_reason reason;
     double relres;
     double t_med, t_min, t_max;       /* whole solve, seconds, over the runs */
+    double pc_setup;                  /* preconditioner build, median over the runs */
     krill_solve_times times;          /* krill's breakdown in the median run */
     double gen_s;                     /* matrix generation / reading */
     int ok;
@@ -58,10 +85,12 @@ typedef struct solve_result {
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: bench_solve [--device cpu|gpu] [--threads N] [--format NAME] [--rtol R]\n"
-            "                   [--maxit N] [--restart M] [--runs K] [--write-bin DIR]\n"
-            "                   [--no-solve] [--csv FILE] [--json FILE] [SOLVER:MATRIX ...]\n"
-            "SOLVER: cg | gmres; MATRIX: a krill_gen SPEC or a .mtx file\n"
+            "usage: bench_solve [--device cpu|gpu] [--threads N] [--format NAME]\n"
+            "                   [--precond LIST] [--rtol R] [--maxit N] [--restart M]\n"
+            "                   [--runs K] [--write-bin DIR] [--no-solve] [--csv FILE]\n"
+            "                   [--json FILE] [SOLVER:MATRIX ...]\n"
+            "SOLVER: cg | gmres | fgmres | bicgstab; MATRIX: a krill_gen SPEC or a .mtx file\n"
+            "LIST: comma-separated preconditioners, e.g. none,jacobi,bjacobi:3 (default none)\n"
             "default: cg:poisson3d:128 gmres:convdiff3d:128\n");
 }
 
@@ -82,30 +111,45 @@ cleanup:
 }
 
 /* One solve from x0 = 0, timed by the clock. */
-static krill_status timed_solve(const krill_mat *a, const krill_vec *b, krill_vec *x,
-                                const krill_solver_opts *so, bench_clock *clock,
+static krill_status timed_solve(const krill_mat *a, const krill_pc *pc, const krill_vec *b,
+                                krill_vec *x, const krill_solver_opts *so, bench_clock *clock,
                                 krill_solve_info *info, double *seconds)
 {
     krill_status st = KRILL_OK;
     KRILL_TRY(krill_vec_fill(x, 0.0));
     KRILL_TRY(bench_clock_start(clock));
-    KRILL_TRY(krill_solve(a, NULL, b, x, so, info));
+    KRILL_TRY(krill_solve(a, pc, b, x, so, info));
+    KRILL_TRY(bench_clock_stop(clock, seconds));
+cleanup:
+    return st;
+}
+
+/* The preconditioner `name` built from a, timed by the clock ("none": *pc = NULL, 0 s). */
+static krill_status timed_pc_build(const krill_mat *a, const char *name, bench_clock *clock,
+                                   krill_pc **pc, double *seconds)
+{
+    krill_status st = KRILL_OK;
+    *seconds = 0.0;
+    if (strcmp(name, "none") == 0) goto cleanup;
+    KRILL_TRY(bench_clock_start(clock));
+    KRILL_TRY(krill_pc_create(a, name, pc));
     KRILL_TRY(bench_clock_stop(clock, seconds));
 cleanup:
     return st;
 }
 
 static krill_status run_solves(krill_ctx *ctx, const krill_csr *csr, const double *bh,
-                               const solve_opts *o, krill_solver_type type, bench_clock *clock,
-                               solve_result *r)
+                               const solve_opts *o, krill_solver_type type, const char *precond,
+                               bench_clock *clock, solve_result *r)
 {
     krill_status st = KRILL_OK;
     krill_mat *a = NULL;
+    krill_pc *pc = NULL;
     krill_vec *b = NULL, *x = NULL;
     krill_solver_opts so;
     krill_solve_info info;
     krill_solve_times run_times[MAX_RUNS];
-    double t[MAX_RUNS], warm_s = 0.0;
+    double t[MAX_RUNS], t_pc[MAX_RUNS], warm_s = 0.0;
     int median_run = 0;
     memset(&info, 0, sizeof info);
     KRILL_TRY(krill_mat_create(ctx, csr, o->format, &a));
@@ -117,11 +161,15 @@ static krill_status run_solves(krill_ctx *ctx, const krill_csr *csr, const doubl
     so.rtol = o->rtol;
     so.restart = o->restart;
     so.maxit = o->restart < o->maxit ? o->restart : o->maxit;   /* warm-up: one cycle */
-    KRILL_TRY(timed_solve(a, b, x, &so, clock, &info, &warm_s));
+    KRILL_TRY(timed_pc_build(a, precond, clock, &pc, &warm_s));
+    KRILL_TRY(timed_solve(a, pc, b, x, &so, clock, &info, &warm_s));
     krill_solve_info_free(&info);
+    krill_pc_destroy(&pc);
     so.maxit = o->maxit;
     for (int k = 0; k < o->runs; k++) {
-        KRILL_TRY(timed_solve(a, b, x, &so, clock, &info, &t[k]));
+        KRILL_TRY(timed_pc_build(a, precond, clock, &pc, &t_pc[k]));
+        KRILL_TRY(timed_solve(a, pc, b, x, &so, clock, &info, &t[k]));
+        krill_pc_destroy(&pc);
         run_times[k] = info.times;
         r->iterations = info.iterations;
         r->reason = info.reason;
@@ -131,59 +179,71 @@ static krill_status run_solves(krill_ctx *ctx, const krill_csr *csr, const doubl
     r->t_med = bench_median(t, o->runs);
     r->t_min = bench_min(t, o->runs);
     r->t_max = bench_max(t, o->runs);
+    r->pc_setup = bench_median(t_pc, o->runs);
     for (int k = 1; k < o->runs; k++)
         if (fabs(t[k] - r->t_med) < fabs(t[median_run] - r->t_med)) median_run = k;
     r->times = run_times[median_run];
     r->runs = o->runs;
 cleanup:
     krill_solve_info_free(&info);
+    krill_pc_destroy(&pc);
     krill_vec_destroy(&x);
     krill_vec_destroy(&b);
     krill_mat_destroy(&a);
     return st;
 }
 
-/* Parse "cg:SPEC" / "gmres:SPEC"; 0 on success. */
-static int parse_problem(const char *text, krill_solver_type *type, const char **matrix)
+/* Parse "SOLVER:SPEC" with SOLVER from solver_names; the entry, or NULL. */
+static const solver_name *parse_problem(const char *text, const char **matrix)
 {
-    if (strncmp(text, "cg:", 3) == 0) {
-        *type = KRILL_SOLVER_CG;
-        *matrix = text + 3;
-        return 0;
-    }
-    if (strncmp(text, "gmres:", 6) == 0) {
-        *type = KRILL_SOLVER_GMRES;
-        *matrix = text + 6;
-        return 0;
-    }
-    return -1;
+    const char *colon = strchr(text, ':');
+    for (size_t i = 0; colon && i < sizeof solver_names / sizeof solver_names[0]; i++)
+        if (strlen(solver_names[i].name) == (size_t)(colon - text) &&
+            strncmp(text, solver_names[i].name, (size_t)(colon - text)) == 0) {
+            *matrix = colon + 1;
+            return &solver_names[i];
+        }
+    return NULL;
 }
 
+/* One problem with every preconditioner of the list: res[0 .. o->n_preconds - 1]. */
 static void bench_problem(krill_ctx *ctx, const char *problem, const solve_opts *o,
-                          bench_clock *clock, solve_result *r)
+                          bench_clock *clock, solve_result *res)
 {
-    krill_solver_type type = KRILL_SOLVER_GMRES;
-    const char *matrix = NULL;
+    const solver_name *solver = NULL;
+    const char *matrix = NULL, *failed = NULL;
     krill_csr *a = NULL;
-    double *b = NULL;
-    snprintf(r->problem, sizeof r->problem, "%s", problem);
-    if (parse_problem(problem, &type, &matrix) != 0) {
-        snprintf(r->message, sizeof r->message, "'%s' is not cg:MATRIX or gmres:MATRIX",
-                 problem);
-        return;
+    double *b = NULL, gen_s = 0.0;
+    char why[200] = "";
+    solver = parse_problem(problem, &matrix);
+    if (!solver) {
+        snprintf(why, sizeof why, "'%s' is not SOLVER:MATRIX with SOLVER cg, gmres, fgmres "
+                 "or bicgstab", problem);
+        failed = why;
+    } else if (bench_load_matrix(matrix, &a, &gen_s) != KRILL_OK ||
+               bench_rhs_ones(a, &b) != KRILL_OK ||
+               (o->bin_dir && write_bin(o->bin_dir, matrix, a, b) != KRILL_OK)) {
+        failed = krill_last_error();
     }
-    snprintf(r->solver, sizeof r->solver, "%s", type == KRILL_SOLVER_CG ? "cg" : "gmres");
-    if (bench_load_matrix(matrix, &a, &r->gen_s) != KRILL_OK ||
-        bench_rhs_ones(a, &b) != KRILL_OK ||
-        (o->bin_dir && write_bin(o->bin_dir, matrix, a, b) != KRILL_OK) ||
-        (!o->no_solve && run_solves(ctx, a, b, o, type, clock, r) != KRILL_OK)) {
-        snprintf(r->message, sizeof r->message, "%s", krill_last_error());
-    } else {
-        r->ok = 1;
-    }
-    if (a) {
-        r->n = a->n_rows;
-        r->nnz = a->nnz;
+    for (int p = 0; p < o->n_preconds; p++) {
+        solve_result *r = &res[p];
+        snprintf(r->problem, sizeof r->problem, "%s", problem);
+        snprintf(r->precond, sizeof r->precond, "%s", o->preconds[p]);
+        snprintf(r->solver, sizeof r->solver, "%s", solver ? solver->name : "?");
+        r->gen_s = gen_s;
+        if (a) {
+            r->n = a->n_rows;
+            r->nnz = a->nnz;
+        }
+        if (failed)
+            snprintf(r->message, sizeof r->message, "%s", failed);
+        else if (!o->no_solve &&
+                 run_solves(ctx, a, b, o, solver->type, o->preconds[p], clock, r) != KRILL_OK)
+            snprintf(r->message, sizeof r->message, "%s", krill_last_error());
+        else
+            r->ok = 1;
+        printf("# %s, precond %s: %s\n", problem, o->preconds[p], r->ok ? "done" : r->message);
+        fflush(stdout);
     }
     krill_free(b);
     krill_csr_destroy(&a);
@@ -193,28 +253,29 @@ static void bench_problem(krill_ctx *ctx, const char *problem, const solve_opts 
 
 static void print_header(void)
 {
-    printf("%-26s %9s %10s %6s %-18s %9s %10s %10s %7s %9s %9s %9s %9s\n", "problem", "n",
-           "nnz", "iters", "reason", "relres", "total_s", "ms/iter", "spread", "spmv_s",
-           "ortho_s", "other_s", "setup_s");
+    printf("%-26s %-10s %9s %10s %6s %-18s %9s %9s %10s %10s %7s %9s %9s %9s %9s %9s\n",
+           "problem", "precond", "n", "nnz", "iters", "reason", "relres", "pc_setup", "solve_s",
+           "ms/iter", "spread", "spmv_s", "precond_s", "ortho_s", "other_s", "setup_s");
 }
 
 static void print_row(const solve_result *r, int no_solve)
 {
     if (!r->ok) {
-        printf("%-26s FAILED: %s\n", r->problem, r->message);
+        printf("%-26s %-10s FAILED: %s\n", r->problem, r->precond, r->message);
         return;
     }
     if (no_solve) {
-        printf("%-26s %9lld %10lld (written, not solved)\n", r->problem, (long long)r->n,
-               (long long)r->nnz);
+        printf("%-26s %-10s %9lld %10lld (written, not solved)\n", r->problem, "-",
+               (long long)r->n, (long long)r->nnz);
         return;
     }
-    printf("%-26s %9lld %10lld %6d %-18s %9.2e %10.4f %10.4f %6.1f%% %9.4f %9.4f %9.4f %9.4f\n",
-           r->problem, (long long)r->n, (long long)r->nnz, r->iterations,
-           krill_reason_string(r->reason), r->relres, r->t_med,
+    printf("%-26s %-10s %9lld %10lld %6d %-18s %9.2e %9.4f %10.4f %10.4f %6.1f%% %9.4f %9.4f "
+           "%9.4f %9.4f %9.4f\n",
+           r->problem, r->precond, (long long)r->n, (long long)r->nnz, r->iterations,
+           krill_reason_string(r->reason), r->relres, r->pc_setup, r->t_med,
            r->iterations > 0 ? 1e3 * r->t_med / r->iterations : 0.0,
            r->t_med > 0 ? 100.0 * (r->t_max - r->t_min) / r->t_med : 0.0, r->times.spmv,
-           r->times.ortho, r->times.other, r->times.setup);
+           r->times.precond, r->times.ortho, r->times.other, r->times.setup);
 }
 
 static double per_iter(const solve_result *r)
@@ -227,18 +288,18 @@ static int write_csv(const char *path, const solve_result *res, int n, const cha
 {
     FILE *f = fopen(path, "w");
     if (!f) return -1;
-    fprintf(f, "problem,solver,n,nnz,device,threads,format,runs,iterations,reason,relres,"
-               "t_median_s,t_min_s,t_max_s,t_per_iter_s,setup_s,spmv_s,precond_s,ortho_s,"
-               "other_s,krill_total_s,ok,message\n");
+    fprintf(f, "problem,solver,precond,n,nnz,device,threads,format,runs,iterations,reason,"
+               "relres,pc_setup_s,t_median_s,t_min_s,t_max_s,t_per_iter_s,t_total_s,setup_s,"
+               "spmv_s,precond_s,ortho_s,other_s,krill_total_s,ok,message\n");
     for (int i = 0; i < n; i++) {
         const solve_result *r = &res[i];
-        fprintf(f, "\"%s\",%s,%lld,%lld,%s,%d,%s,%d,%d,\"%s\",%.3e,%.6e,%.6e,%.6e,%.6e,"
-                   "%.6e,%.6e,%.6e,%.6e,%.6e,%.6e,%d,\"%s\"\n",
-                r->problem, r->solver, (long long)r->n, (long long)r->nnz, device, threads,
-                format, r->runs, r->iterations, krill_reason_string(r->reason), r->relres,
-                r->t_med, r->t_min, r->t_max, per_iter(r), r->times.setup, r->times.spmv,
-                r->times.precond, r->times.ortho, r->times.other, r->times.total, r->ok,
-                r->message);
+        fprintf(f, "\"%s\",%s,\"%s\",%lld,%lld,%s,%d,%s,%d,%d,\"%s\",%.3e,%.6e,%.6e,%.6e,"
+                   "%.6e,%.6e,%.6e,%.6e,%.6e,%.6e,%.6e,%.6e,%.6e,%d,\"%s\"\n",
+                r->problem, r->solver, r->precond, (long long)r->n, (long long)r->nnz, device,
+                threads, format, r->runs, r->iterations, krill_reason_string(r->reason),
+                r->relres, r->pc_setup, r->t_med, r->t_min, r->t_max, per_iter(r),
+                r->pc_setup + r->t_med, r->times.setup, r->times.spmv, r->times.precond,
+                r->times.ortho, r->times.other, r->times.total, r->ok, r->message);
     }
     return fclose(f) == 0 ? 0 : -1;
 }
@@ -267,16 +328,20 @@ static int write_json(const char *path, const solve_result *res, int n, krill_ct
         const solve_result *r = &res[i];
         fprintf(f, "  {\"problem\": ");
         bench_json_string(f, r->problem);
-        fprintf(f, ", \"solver\": \"%s\", \"n\": %lld, \"nnz\": %lld, \"runs\": %d, "
-                   "\"iterations\": %d, \"reason\": ",
-                r->solver, (long long)r->n, (long long)r->nnz, r->runs, r->iterations);
+        fprintf(f, ", \"solver\": \"%s\", \"precond\": ", r->solver);
+        bench_json_string(f, r->precond);
+        fprintf(f, ", \"n\": %lld, \"nnz\": %lld, \"runs\": %d, \"iterations\": %d, "
+                   "\"reason\": ",
+                (long long)r->n, (long long)r->nnz, r->runs, r->iterations);
         bench_json_string(f, krill_reason_string(r->reason));
         fprintf(f, ", \"converged\": %s", r->reason > 0 ? "true" : "false");
         json_num(f, "relres", r->relres);
+        json_num(f, "pc_setup_s", r->pc_setup);
         json_num(f, "t_median_s", r->t_med);
         json_num(f, "t_min_s", r->t_min);
         json_num(f, "t_max_s", r->t_max);
         json_num(f, "t_per_iter_s", per_iter(r));
+        json_num(f, "t_total_s", r->pc_setup + r->t_med);
         json_num(f, "setup_s", r->times.setup);
         json_num(f, "spmv_s", r->times.spmv);
         json_num(f, "precond_s", r->times.precond);
@@ -332,6 +397,8 @@ static int parse_args(int argc, char **argv, solve_opts *o, int *n_positional)
             o->threads = atoi(v);
         } else if (strcmp(a, "--format") == 0) {
             o->format = v;
+        } else if (strcmp(a, "--precond") == 0) {
+            o->precond_list = argv[i + 1];   /* split in place */
         } else if (strcmp(a, "--rtol") == 0) {
             o->rtol = atof(v);
         } else if (strcmp(a, "--maxit") == 0) {
@@ -359,6 +426,20 @@ static int parse_args(int argc, char **argv, solve_opts *o, int *n_positional)
                         "--restart >= 1, 1 <= --runs <= %d\n", MAX_RUNS);
         return -1;
     }
+    o->n_preconds = 0;
+    if (!o->precond_list) o->preconds[o->n_preconds++] = "none";
+    for (char *save = NULL, *tok = o->precond_list ? strtok_r(o->precond_list, ",", &save) : NULL;
+         tok; tok = strtok_r(NULL, ",", &save)) {
+        if (o->n_preconds == MAX_PRECONDS) {
+            fprintf(stderr, "bench_solve: --precond: at most %d names\n", MAX_PRECONDS);
+            return -1;
+        }
+        o->preconds[o->n_preconds++] = tok;
+    }
+    if (o->n_preconds == 0) {
+        fprintf(stderr, "bench_solve: --precond: no name given\n");
+        return -1;
+    }
     *n_positional = n_pos - 1;
     return 0;
 }
@@ -373,15 +454,16 @@ int main(int argc, char **argv)
     bench_clock *clock = NULL;
     solve_result *res = NULL;
     const char *const *problems;
-    int n_problems = 0, failures = 0, rc = 2;
+    int n_problems = 0, n_results = 0, failures = 0, rc = 2;
 
     if (parse_args(argc, argv, &o, &n_problems) != 0) goto cleanup;
     problems = n_problems > 0 ? (const char *const *)&argv[1] : default_problems;
     if (n_problems == 0)
         while (default_problems[n_problems]) n_problems++;
+    n_results = n_problems * o.n_preconds;
     if (bench_ctx_create(o.device, o.threads, &ctx) != KRILL_OK) goto cleanup;
     if (bench_clock_create(ctx, &clock) != KRILL_OK ||
-        krill_calloc((void **)&res, sizeof *res * (size_t)n_problems, "results") != KRILL_OK) {
+        krill_calloc((void **)&res, sizeof *res * (size_t)n_results, "results") != KRILL_OK) {
         fprintf(stderr, "bench_solve: %s\n", krill_last_error());
         goto cleanup;
     }
@@ -389,24 +471,23 @@ int main(int argc, char **argv)
            "%d timed runs\n",
            krill_ctx_describe(ctx), bench_clock_kind(clock), o.format, o.rtol, o.restart,
            o.maxit, o.runs);
-    for (int p = 0; p < n_problems; p++) {
-        bench_problem(ctx, problems[p], &o, clock, &res[p]);
-        if (!res[p].ok) failures++;
-        printf("# %s: %s\n", problems[p], res[p].ok ? "done" : res[p].message);
-        fflush(stdout);
-    }
+    for (int p = 0; p < n_problems; p++)
+        bench_problem(ctx, problems[p], &o, clock, &res[p * o.n_preconds]);
+    for (int i = 0; i < n_results; i++)
+        if (!res[i].ok) failures++;
     print_header();
-    for (int p = 0; p < n_problems; p++) print_row(&res[p], o.no_solve);
-    printf("# total_s: median whole-solve time over the runs; ms/iter = total / iterations; "
-           "spread = (max - min) / median; the breakdown columns are krill's own timers\n");
-    if (o.csv_path && write_csv(o.csv_path, res, n_problems,
+    for (int i = 0; i < n_results; i++) print_row(&res[i], o.no_solve);
+    printf("# pc_setup: median preconditioner build; solve_s: median whole-solve time over the "
+           "runs; ms/iter = solve / iterations; spread = (max - min) / median; the breakdown "
+           "columns are krill's own timers\n");
+    if (o.csv_path && write_csv(o.csv_path, res, n_results,
                                 o.device == KRILL_DEVICE_CUDA ? "gpu" : "cpu",
                                 krill_ctx_threads(ctx), o.format) != 0) {
         fprintf(stderr, "bench_solve: cannot write %s\n", o.csv_path);
         failures++;
     }
     if (o.json_path &&
-        write_json(o.json_path, res, n_problems, ctx, &o, bench_clock_kind(clock)) != 0) {
+        write_json(o.json_path, res, n_results, ctx, &o, bench_clock_kind(clock)) != 0) {
         fprintf(stderr, "bench_solve: cannot write %s\n", o.json_path);
         failures++;
     }

@@ -2,18 +2,39 @@
 """bench/cupy_solve.py - the Python peers of bench_solve: CuPy (GPU) or SciPy (CPU).
 
     cupy_solve.py --A NAME.A.bin --b NAME.b.bin --solver cg|gmres [--backend cupy|scipy]
-                  [--rtol 1e-8] [--restart 30] [--maxit 10000] [--runs 3]
-                  [--spmv-reps 100] [--problem LABEL] [--json FILE]
+                  [--precond none|jacobi|bjacobi:B|ilu0|ic0] [--rtol 1e-8] [--restart 30]
+                  [--maxit 10000] [--runs 3] [--spmv-reps 100] [--problem LABEL]
+                  [--json FILE]
 
 Reads the binary dump of `bench_solve --write-bin` (format in bench_common.h), so the
-peer solves exactly krill's system (b = A*1, x0 = 0, no preconditioner), and runs
+peer solves exactly krill's system (b = A*1, x0 = 0), and runs
 cupyx.scipy.sparse.linalg.cg / gmres(restart) or scipy.sparse.linalg.cg / gmres with the
 tolerance relative to ||b|| (the keyword is `rtol` in new versions, `tol` in old ones; the
 script asks the function's signature) and atol = 0.
 
-Timing: one warm-up solve capped at one restart cycle, then --runs solves, each timed as a
-whole (CuPy: cupy.cuda.Event pair on the current stream; SciPy: time.perf_counter); the
-median is reported, and time per iteration = median / iterations. Iterations are counted
+Preconditioners (M ~ A^{-1}, passed as the solvers' M; cg is PCG, gmres applies M on the
+right, as krill does):
+  - jacobi: z = D^{-1} r, an element-wise product (LinearOperator);
+  - bjacobi:B: the inverses of the B x B diagonal blocks (gathered from A's COO form and
+    inverted as one batch by xp.linalg.inv on the device) stored as a block-diagonal CSR
+    matrix (B entries a row): one SpMV per apply. Neither library has a block Jacobi; this
+    is the plain way to write one;
+  - ilu0 (CuPy only): cupyx.scipy.sparse.linalg.spilu(A, fill_factor=1), which computes
+    ILU(0) on the GPU (cuSPARSE csrilu02, no fill, no pivoting) and applies it with two
+    cuSPARSE triangular solves;
+  - ic0 (CuPy only): CuPy has no incomplete Cholesky; on a symmetric A, ILU(0) gives
+    L U = L D L^T, the same M as IC(0), so it stands in (the same spilu call), at the cost
+    of IC(0)'s two triangular solves.
+  SciPy has no zero-fill ILU (its spilu is SuperLU's threshold ILU, another method), so
+  ilu0 and ic0 are refused with --backend scipy. A preconditioner that cannot be built (a
+  zero diagonal entry, a singular block, a zero pivot) prints a JSON object with ok: false
+  and the reason, and exits 1.
+
+Timing: one warm-up (preconditioner build and a solve capped at one restart cycle), then
+--runs times: the preconditioner's build and the solve, each timed as a whole (CuPy:
+cupy.cuda.Event pair on the current stream, which includes host work between them; SciPy:
+time.perf_counter); the medians are reported (pc_setup_s, t_median_s), time per
+iteration = median solve / iterations, time to solution t_total_s = the sum. Iterations are counted
 with the callback:
   - cg (both): called once per iteration;
   - CuPy gmres: called once per restart cycle, and a cycle always runs all `restart`
@@ -117,7 +138,59 @@ class Backend:
         return out, time.perf_counter() - t0
 
 
-def solve_once(be, A, b, solver, rtol, restart, maxit):
+def block_diagonal_inverse(be, A, bs):
+    """The inverses of the bs x bs diagonal blocks of A as a block-diagonal CSR matrix on A's
+    device (bs entries a row); ValueError naming the first singular block."""
+    xp, n = be.xp, A.shape[0]
+    if bs < 1 or n % bs:
+        raise ValueError(f"bjacobi:{bs}: {n} rows are not a multiple of the block size")
+    coo = A.tocoo()
+    inside = coo.row // bs == coo.col // bs
+    r, c = coo.row[inside], coo.col[inside]
+    blocks = xp.zeros((n // bs, bs, bs))
+    blocks[r // bs, r % bs, c % bs] = coo.data[inside]
+    try:
+        inv = xp.linalg.inv(blocks)          # numpy raises on a singular block, CuPy gives inf
+        bad = xp.flatnonzero(~xp.isfinite(inv).all(axis=(1, 2)))
+    except np.linalg.LinAlgError:
+        bad = xp.flatnonzero(xp.linalg.det(blocks) == 0)
+    if len(bad):
+        k = int(bad[0])
+        raise ValueError(f"bjacobi:{bs}: diagonal block {k} (rows {k * bs}..{k * bs + bs - 1}) "
+                         "is singular")
+    indptr = np.arange(0, n * bs + 1, bs, dtype=np.int64)
+    indices = ((np.arange(n) // bs * bs)[:, None] + np.arange(bs)).ravel().astype(np.int32)
+    return be.matrix(n, n, indptr, indices, inv.reshape(n * bs))
+
+
+def build_precond(be, name, A):
+    """(M for the solvers or None, a line saying what it is)."""
+    xp, n = be.xp, A.shape[0]
+    if name == "none":
+        return None, "none"
+    if name == "jacobi":
+        d = A.diagonal()
+        zero = xp.flatnonzero((d == 0) | ~xp.isfinite(d))
+        if len(zero):
+            raise ValueError(f"jacobi: the diagonal entry of row {int(zero[0])} is zero")
+        dinv = 1.0 / d
+        return (be.la.LinearOperator((n, n), matvec=lambda r: dinv * r, dtype=np.float64),
+                "z = D^-1 r, element-wise")
+    if name.startswith("bjacobi:"):
+        return (block_diagonal_inverse(be, A, int(name.split(":", 1)[1])),
+                "inverted diagonal blocks as a block-diagonal CSR matrix, one SpMV per apply")
+    if name in ("ilu0", "ic0"):
+        if be.name != "cupy":
+            raise ValueError(f"{name}: SciPy has no zero-fill incomplete factorization")
+        lu = be.la.spilu(A, fill_factor=1)
+        what = "cupyx spilu(fill_factor=1): cuSPARSE csrilu02, two triangular solves"
+        if name == "ic0":
+            what += " (ILU(0) of the symmetric A = the IC(0) M; CuPy has no IC)"
+        return be.la.LinearOperator((n, n), matvec=lu.solve, dtype=np.float64), what
+    raise ValueError(f"unknown preconditioner {name}")
+
+
+def solve_once(be, A, b, solver, rtol, restart, maxit, M=None):
     """(x, info, iterations) of one solve from x0 = 0."""
     count = [0]
 
@@ -126,17 +199,17 @@ def solve_once(be, A, b, solver, rtol, restart, maxit):
 
     if solver == "cg":
         fn = be.la.cg
-        x, info = fn(A, b, x0=be.xp.zeros_like(b), maxiter=maxit, callback=callback,
+        x, info = fn(A, b, x0=be.xp.zeros_like(b), maxiter=maxit, M=M, callback=callback,
                      **tolerance_kwargs(fn, rtol))
         return x, int(info), count[0]
     fn = be.la.gmres
     kw = tolerance_kwargs(fn, rtol)
     if be.name == "cupy":
-        x, info = fn(A, b, x0=be.xp.zeros_like(b), restart=restart, maxiter=maxit,
+        x, info = fn(A, b, x0=be.xp.zeros_like(b), restart=restart, maxiter=maxit, M=M,
                      callback=callback, callback_type="pr_norm", **kw)
         return x, int(info), count[0] * restart
     x, info = fn(A, b, x0=be.xp.zeros_like(b), restart=restart,
-                 maxiter=max(1, math.ceil(maxit / restart)), callback=callback,
+                 maxiter=max(1, math.ceil(maxit / restart)), M=M, callback=callback,
                  callback_type="pr_norm", **kw)
     return x, int(info), count[0]
 
@@ -164,6 +237,8 @@ def main():
     ap.add_argument("--b", required=True, help="NAME.b.bin (KRILLVEC dump)")
     ap.add_argument("--solver", choices=("cg", "gmres"), required=True)
     ap.add_argument("--backend", choices=("cupy", "scipy"), default="cupy")
+    ap.add_argument("--precond", default="none",
+                    help="none, jacobi, bjacobi:B, ilu0 or ic0 (the last two: CuPy only)")
     ap.add_argument("--rtol", type=float, default=1e-8)
     ap.add_argument("--restart", type=int, default=30)
     ap.add_argument("--maxit", type=int, default=10000)
@@ -174,6 +249,9 @@ def main():
     a = ap.parse_args()
     if a.runs < 1 or a.maxit < 1 or a.restart < 1:
         ap.error("--runs, --maxit and --restart must be >= 1")
+    if not (a.precond in ("none", "jacobi", "ilu0", "ic0") or
+            (a.precond.startswith("bjacobi:") and a.precond[8:].isdigit())):
+        ap.error(f"--precond: {a.precond} is not none, jacobi, bjacobi:B, ilu0 or ic0")
 
     be = Backend(a.backend)
     n_rows, n_cols, row_ptr, col, val = read_csr(a.A)
@@ -184,35 +262,50 @@ def main():
     A = be.matrix(n_rows, n_cols, row_ptr, col, val)
     b = be.xp.asarray(b_host)
     del row_ptr, col, val
+    out = {
+        "library": a.backend, "version": be.version, "device": be.device,
+        "problem": a.problem, "solver": a.solver, "precond": a.precond,
+        "restart": a.restart if a.solver == "gmres" else None,
+        "n": n_rows, "nnz": nnz, "rtol": a.rtol, "maxit": a.maxit, "runs": a.runs,
+    }
 
-    solve_once(be, A, b, a.solver, a.rtol, a.restart, min(a.restart, a.maxit))  # warm-up
-    times, iters, info, x = [], 0, 0, None
+    try:                                                             # warm-up
+        M, out["precond_impl"] = build_precond(be, a.precond, A)
+    except Exception as e:      # noqa: BLE001  (any failure of the peer is a reported result)
+        out.update(ok=False, converged=False, message=f"{type(e).__name__}: {e}")
+        emit(out, a.json)
+        return 1
+    solve_once(be, A, b, a.solver, a.rtol, a.restart, min(a.restart, a.maxit), M)
+    times, setups, iters, info, x = [], [], 0, 0, None
     for _ in range(a.runs):
+        M, t = be.timed(lambda: build_precond(be, a.precond, A)[0])
+        setups.append(t)
         (x, info, iters), t = be.timed(
-            lambda: solve_once(be, A, b, a.solver, a.rtol, a.restart, a.maxit))
+            lambda: solve_once(be, A, b, a.solver, a.rtol, a.restart, a.maxit, M))
         times.append(t)
     r = b - A @ x
     relres = float(be.xp.linalg.norm(r) / be.xp.linalg.norm(b))
-    med = float(np.median(times))
-    out = {
-        "library": a.backend, "version": be.version, "device": be.device,
-        "problem": a.problem, "solver": a.solver,
-        "restart": a.restart if a.solver == "gmres" else None,
-        "n": n_rows, "nnz": nnz, "rtol": a.rtol, "maxit": a.maxit, "runs": a.runs,
+    med, setup = float(np.median(times)), float(np.median(setups))
+    out.update({
         "iterations": iters, "info": info, "converged": info == 0, "relres": relres,
-        "t_median_s": med, "t_min_s": min(times), "t_max_s": max(times),
-        "t_per_iter_s": med / iters if iters else None,
-    }
+        "pc_setup_s": setup, "t_median_s": med, "t_min_s": min(times), "t_max_s": max(times),
+        "t_per_iter_s": med / iters if iters else None, "t_total_s": setup + med, "ok": True,
+    })
     if a.backend == "cupy" and a.spmv_reps > 0:
         t = spmv_time(be, A, n_cols, a.spmv_reps)
         moved = 12.0 * nnz + 4.0 * (n_rows + 1) + 8.0 * (n_rows + n_cols)
         out.update({"spmv_s": t, "spmv_gb_per_s": moved / t * 1e-9})
+    emit(out, a.json)
+    return 0
+
+
+def emit(out, path):
+    """Print the JSON object, and write it to path when given."""
     text = json.dumps(out)
     print(text)
-    if a.json:
-        with open(a.json, "w") as f:
+    if path:
+        with open(path, "w") as f:
             f.write(text + "\n")
-    return 0
 
 
 if __name__ == "__main__":

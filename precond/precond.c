@@ -64,11 +64,14 @@ const krill_pc_ops krill_pc_none_ops = {
 static const krill_pc_ops *const pc_registry[] = {
     &krill_pc_none_ops,
     &krill_pc_jacobi_ops,
+    &krill_pc_bjacobi_ops,
+    &krill_pc_ilu0_ops,
+    &krill_pc_ic0_ops,
 };
 
 #define PC_COUNT (sizeof pc_registry / sizeof pc_registry[0])
 
-static const char *const pc_name_list[] = { "none", "jacobi", NULL };
+static const char *const pc_name_list[] = { "none", "jacobi", "bjacobi", "ilu0", "ic0", NULL };
 _Static_assert(sizeof pc_name_list / sizeof pc_name_list[0] == PC_COUNT + 1,
                "pc_name_list must list the registry's names, in order");
 
@@ -172,6 +175,12 @@ cleanup:
 }
 
 const char *krill_pc_name(const krill_pc *pc) { return pc ? pc->name : "none"; }
+
+const char *krill_pc_describe(const krill_pc *pc)
+{
+    if (pc == NULL) return krill_pc_none_ops.summary;
+    return pc->ops->describe ? pc->ops->describe(pc->impl) : pc->ops->summary;
+}
 
 /* ---- for the solvers ----------------------------------------------------------------- */
 

@@ -34,6 +34,9 @@ typedef struct krill_pc_ops {
     const double *(*inverse_diagonal)(const void *impl);
     int is_identity;                     /* 1 when M = I: solvers skip apply altogether */
     void (*destroy)(krill_ctx *ctx, void *impl);  /* NULL-safe on impl */
+    /* Optional (NULL: krill_pc_describe gives the summary): one line saying what was built,
+     * e.g. the block size bjacobi detected. Owned by impl. */
+    const char *(*describe)(const void *impl);
 } krill_pc_ops;
 
 struct krill_pc {
@@ -48,6 +51,14 @@ struct krill_pc {
 /* Preconditioner tables, one per file. */
 extern const krill_pc_ops krill_pc_none_ops;     /* precond.c */
 extern const krill_pc_ops krill_pc_jacobi_ops;   /* jacobi.c */
+extern const krill_pc_ops krill_pc_bjacobi_ops;  /* bjacobi.c */
+extern const krill_pc_ops krill_pc_ilu0_ops;     /* ilu.c (internals: ilu_impl.h) */
+extern const krill_pc_ops krill_pc_ic0_ops;      /* ilu.c */
+#ifdef KRILL_HAVE_CUDA
+/* bjacobi.cu: z = blockdiag(Binv_k) r on the device, n rows, b x b row-major blocks. */
+krill_status krill_bjacobi_cuda_apply(krill_ctx *ctx, int64_t n, int b, const double *binv,
+                                      const double *r, double *z);
+#endif
 
 /* z = M^{-1} r on raw pointers in the preconditioner's context memory (no checks: the
  * solvers validated everything once; pc is not NULL). */

@@ -1,9 +1,9 @@
-/* solver/gmres.c - restarted GMRES(m) with right preconditioning.
+/* solver/gmres.c - restarted GMRES(m) and flexible GMRES(m), with right preconditioning.
  *
  * Reference: Y. Saad, Iterative Methods for Sparse Linear Systems, 2nd ed., SIAM 2003:
- * Algorithm 6.9 (GMRES), 6.5 (restarts), 9.5 (right preconditioning); Algorithm 1 of
- * Kawamura et al. (papers/003) is the unpreconditioned cycle. Solves A M^{-1} u = b,
- * x = M^{-1} u, so the residual it minimizes is the true one, b - A x.
+ * Algorithm 6.9 (GMRES), 6.5 (restarts), 9.5 (right preconditioning), 9.6 (FGMRES);
+ * Algorithm 1 of Kawamura et al. (papers/003) is the unpreconditioned cycle. Solves
+ * A M^{-1} u = b, x = M^{-1} u, so the residual it minimizes is the true one, b - A x.
  *
  *   r = b - A x, beta = ||r||; stop if beta <= tol = max(rtol ||b||, atol)
  *   cycle:  v_0 = r / beta, g = beta e_0
@@ -20,6 +20,13 @@
  *     r = b - A x (the true residual, at every restart and at the end): converged if
  *     ||r|| <= tol, else the next cycle, unless maxit, breakdown or NaN ended this one.
  *
+ * FGMRES (the same code, ws->flexible): z_j = M_j^{-1} v_j is kept as column j of Z
+ * (n x m), w = A z_j, and the update is x += Z_k y. Then A Z_k = V_{k+1} H holds whatever
+ * M_j was, so y still minimizes the true residual over x0 + span(Z_k) and |g_k| is its
+ * norm; GMRES instead applies one M^{-1} to V_k y, which is right only when every M_j is
+ * the same. With a fixed M both give the same iterates (in exact arithmetic); FGMRES
+ * costs m more vectors and saves one preconditioner application per cycle.
+ *
  * Orthogonalization. CGS2 (classical Gram-Schmidt, twice): h1 = V^T w, w -= V h1,
  * h2 = V^T w, w -= V h2, h = h1 + h2, h_{j+1,j} = ||w||. The four GEMV-shaped products
  * take three passes over the contiguous block V (krill_fused_cgs_pass): row i of
@@ -34,13 +41,16 @@
  *         w -= V h2 with ||w||^2 (j+2 reads, 1 write), v_{j+1} = w / h (2) = 3j + 10
  *   MGS:  v_0'w (2), j fused steps (v_i, w, v_{i+1} read, w written: 4), the last step
  *         (3), v_{j+1} = w / h (2)                                     = 4j + 7
- *   preconditioner (not M = I): z = M^{-1} v_j, Jacobi: 3 (v_j, dinv read, z written).
- * Per cycle of k steps: V y (k reads, 1 write), M^{-1} (3), x += (3), the true residual
- * (SpMV, copy b 2, norm 1). On the GPU the host reads h and ||w|| once per iteration (one
- * synchronization: 2j+3 doubles for CGS2, j+2 for MGS) and does the Givens work itself.
+ *   preconditioner (not M = I): z = M^{-1} v_j, Jacobi: 3 (v_j, dinv read, z written);
+ *         FGMRES writes z_j into Z instead of the one z: the same traffic.
+ * Per cycle of k steps: GMRES: V y (k reads, 1 write), M^{-1} (3), x += (3); FGMRES:
+ * x += Z y (k + 1 reads, 1 write); then the true residual (SpMV, copy b 2, norm 1). On the
+ * GPU the host reads h and ||w|| once per iteration (one synchronization: 2j+3 doubles for
+ * CGS2, j+2 for MGS) and does the Givens work itself.
  *
- * Workspace, allocated once: V (n x (m+1)), z (n, only with a preconditioner), 3m+3 doubles
- * of context memory, O(m^2) host doubles, and (CPU) the GEMV partial sums. */
+ * Workspace, allocated once: V (n x (m+1)), z (n, only with a preconditioner; FGMRES:
+ * Z, n x m), 3m+3 doubles of context memory, O(m^2) host doubles, and (CPU) the GEMV
+ * partial sums. */
 #include <math.h>
 #include <string.h>
 
@@ -67,8 +77,10 @@ typedef enum cycle_end {
 
 typedef struct gmres_ws {
     int m;                   /* restart length */
+    int flexible;            /* FGMRES: z holds Z = [M^{-1} v_0, ..., M^{-1} v_{m-1}] */
     double *v;               /* context memory, n x (m+1), column-major: the Krylov basis */
-    double *z;               /* context memory, n: M^{-1} v_j (NULL when M = I) */
+    double *z;               /* context memory, n: M^{-1} v_j (NULL when M = I); FGMRES:
+                              * n x m, column j = M^{-1} v_j */
     double *dev;             /* context memory: [0] ||w|| (MGS: ||w||^2), [1..] h (CGS2: h1
                               * then h2), [2m+3..] y; 3m+3 doubles */
     double *hread;           /* host copy of dev's first 2m+3 */
@@ -105,8 +117,11 @@ static krill_status gmres_ws_create(const krill_solve_problem *p, gmres_ws *ws)
     if (m < 1) m = 1;
     memset(ws, 0, sizeof *ws);
     ws->m = m;
+    /* without a preconditioner FGMRES is GMRES: Z would be V */
+    ws->flexible = p->opts.solver == KRILL_SOLVER_FGMRES && !krill_pc_is_identity(p->pc);
     KRILL_MEM_ALLOC(ctx, ws->v, (size_t)p->n * (size_t)(m + 1));
-    if (!krill_pc_is_identity(p->pc)) KRILL_MEM_ALLOC(ctx, ws->z, p->n);
+    if (!krill_pc_is_identity(p->pc))
+        KRILL_MEM_ALLOC(ctx, ws->z, (size_t)p->n * (size_t)(ws->flexible ? m : 1));
     KRILL_MEM_ALLOC(ctx, ws->dev, 3 * (size_t)m + 3);
     KRILL_ALLOC(ws->hread, 2 * (size_t)m + 3);
     KRILL_CALLOC(ws->hess, (size_t)(m + 1) * (size_t)m);
@@ -152,7 +167,8 @@ cleanup:
 }
 
 /* w = A M^{-1} v_j into V[:, j+1], orthogonalized: h into column j of the Hessenberg
- * matrix, *hn = h_{j+1,j}, *wnorm = ||A M^{-1} v_j||. */
+ * matrix, *hn = h_{j+1,j}, *wnorm = ||A M^{-1} v_j||. M^{-1} v_j goes to z (FGMRES: to
+ * column j of Z, kept for the update). */
 static krill_status arnoldi_step(const krill_solve_problem *p, gmres_ws *ws, int j,
                                  double *hn, double *wnorm)
 {
@@ -163,9 +179,10 @@ static krill_status arnoldi_step(const krill_solve_problem *p, gmres_ws *ws, int
     double ss = 0.0, scale;
     int finite;
     if (ws->z) {
+        double *zj = ws->z + (ws->flexible ? (size_t)j * (size_t)n : 0);
         KRILL_TRY(krill_timer_phase(p->timer, KRILL_PHASE_PRECOND));
-        KRILL_TRY(krill_pc_apply_raw(p->pc, vj, ws->z));
-        vj = ws->z;
+        KRILL_TRY(krill_pc_apply_raw(p->pc, vj, zj));
+        vj = zj;
     }
     KRILL_TRY(krill_timer_phase(p->timer, KRILL_PHASE_SPMV));
     KRILL_TRY(krill_mat_spmv_raw(p->a, 1.0, vj, 0.0, w));
@@ -211,9 +228,9 @@ static int givens(gmres_ws *ws, int j, double hn, double wnorm)
     return 0;
 }
 
-/* x += M^{-1} V_k y with R y = g (k x k, back substitution on the host). When y is not
- * finite (R too ill-conditioned: the division overflowed), x is left as it was and *end
- * becomes END_NAN. */
+/* x += M^{-1} V_k y (FGMRES: x += Z_k y) with R y = g (k x k, back substitution on the
+ * host). When y is not finite (R too ill-conditioned: the division overflowed), x is left
+ * as it was and *end becomes END_NAN. */
 static krill_status update_solution(const krill_solve_problem *p, gmres_ws *ws, int k,
                                     cycle_end *end)
 {
@@ -237,6 +254,8 @@ static krill_status update_solution(const krill_solve_problem *p, gmres_ws *ws, 
     KRILL_TRY(krill_scalars_write(ctx, ydev, ws->y, k));
     if (ws->z == NULL) {
         KRILL_TRY(krill_fused_gemv_n(ctx, n, k, 1.0, ws->v, n, ydev, 1.0, p->x));
+    } else if (ws->flexible) {
+        KRILL_TRY(krill_fused_gemv_n(ctx, n, k, 1.0, ws->z, n, ydev, 1.0, p->x));
     } else {
         double *u = ws->v + (size_t)k * (size_t)n;   /* column k is free: only 0..k-1 are used */
         KRILL_TRY(krill_fused_gemv_n(ctx, n, k, 1.0, ws->v, n, ydev, 0.0, u));

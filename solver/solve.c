@@ -1,5 +1,6 @@
 /* solver/solve.c - krill_solve: option defaults, argument checks, the right-hand side's norm
- * (b = 0 answers x = 0 at once), the history buffer and the timer, then GMRES or CG.
+ * (b = 0 answers x = 0 at once), the history buffer and the timer, then GMRES / FGMRES, CG
+ * or BiCGStab.
  *
  * Decisions:
  * - NaN or Inf in b, or in the initial residual b - A x0 (NaN/Inf in x0), is bad input:
@@ -89,15 +90,17 @@ cleanup:
 static krill_status check_options(const krill_solver_opts *o)
 {
     krill_status st = KRILL_OK;
-    KRILL_REQUIRE(o->solver == KRILL_SOLVER_GMRES || o->solver == KRILL_SOLVER_CG,
-                  "krill_solve: unknown solver %d (KRILL_SOLVER_GMRES = 0, KRILL_SOLVER_CG = 1)",
-                  (int)o->solver);
+    const int gmres_like = o->solver == KRILL_SOLVER_GMRES || o->solver == KRILL_SOLVER_FGMRES;
+    KRILL_REQUIRE(gmres_like || o->solver == KRILL_SOLVER_CG ||
+                  o->solver == KRILL_SOLVER_BICGSTAB,
+                  "krill_solve: unknown solver %d (KRILL_SOLVER_GMRES = 0, KRILL_SOLVER_CG = 1, "
+                  "KRILL_SOLVER_FGMRES = 2, KRILL_SOLVER_BICGSTAB = 3)", (int)o->solver);
     KRILL_REQUIRE(o->rtol >= 0.0 && krill_is_finite(o->rtol),
                   "krill_solve: rtol = %g; it must be finite and >= 0", o->rtol);
     KRILL_REQUIRE(o->atol >= 0.0 && krill_is_finite(o->atol),
                   "krill_solve: atol = %g; it must be finite and >= 0", o->atol);
     KRILL_REQUIRE(o->maxit >= 0, "krill_solve: maxit = %d; it must be >= 0", o->maxit);
-    if (o->solver == KRILL_SOLVER_GMRES) {
+    if (gmres_like) {
         KRILL_REQUIRE(o->restart >= 1, "krill_solve: restart = %d; GMRES needs restart >= 1",
                       o->restart);
         KRILL_REQUIRE(o->ortho == KRILL_ORTHO_CGS2 || o->ortho == KRILL_ORTHO_MGS,
@@ -192,6 +195,7 @@ krill_status krill_solve(const krill_mat *a, const krill_pc *pc, const krill_vec
     p.tol = p.opts.rtol * p.bnorm > p.opts.atol ? p.opts.rtol * p.bnorm : p.opts.atol;
 
     if (p.opts.solver == KRILL_SOLVER_CG) KRILL_TRY(krill_cg_run(&p, info));
+    else if (p.opts.solver == KRILL_SOLVER_BICGSTAB) KRILL_TRY(krill_bicgstab_run(&p, info));
     else KRILL_TRY(krill_gmres_run(&p, info));
 cleanup:
     if (p.ctx) krill_mem_free(p.ctx, bnorm_dev);

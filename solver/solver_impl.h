@@ -41,8 +41,10 @@ typedef struct krill_solve_problem {
     struct krill_phase_timer *timer;  /* started by krill_solve; the solver sets it up */
 } krill_solve_problem;
 
+/* GMRES, and FGMRES when p->opts.solver is KRILL_SOLVER_FGMRES (gmres.c) */
 krill_status krill_gmres_run(const krill_solve_problem *p, krill_solve_info *info);
 krill_status krill_cg_run(const krill_solve_problem *p, krill_solve_info *info);
+krill_status krill_bicgstab_run(const krill_solve_problem *p, krill_solve_info *info);
 
 /* Reason for a true residual norm that meets the tolerance (RTOL before ATOL), or
  * KRILL_REASON_NONE when it does not. */

@@ -44,8 +44,16 @@ krill_cli_case(help_gen 0 "^usage: krill gen" "" help gen)
 krill_cli_case(no_command 2 "" "usage" )
 krill_cli_case(unknown_command 2 "" "frobnicate" frobnicate)
 
-foreach(scenario json maxit malformed default_solver gen_solve out history gmres rhs_length no_gpu
-                 rectangular complex)
+krill_cli_case(solve_fgmres 0 "^solver +fgmres" "" solve --gen convdiff3d:6 --solver fgmres
+               --precond jacobi)
+krill_cli_case(solve_bicgstab 0 "^result +converged" "" solve --gen convdiff3d:6 --solver bicgstab)
+krill_cli_case(bad_precond 2 "" "unknown preconditioner \"nosuch\" \\(known: none, jacobi" solve
+               --gen poisson3d:4 --precond nosuch)
+krill_cli_case(bad_precond_param 2 "" "jacobi.*parameter" solve --gen poisson3d:4
+               --precond jacobi:3)
+krill_cli_case(help_solve_preconds 0 "one of: none, jacobi" "" solve --help)
+foreach(scenario json maxit malformed default_solver gen_solve out history gmres solvers rhs_length
+                 no_gpu rectangular complex)
   krill_cli_scenario(${scenario})
 endforeach()
 

@@ -1,7 +1,17 @@
-# tests of area solver: CG and GMRES on the CPU against independent references (the CSR
-# reference SpMV for the true residual, a banded Cholesky for condition numbers), the
-# preconditioners, and the same systems on the GPU compared with the CPU.
+# tests of area solver: CG, GMRES, FGMRES and BiCGStab on the CPU against independent
+# references (the CSR reference SpMV for the true residual, a banded Cholesky for condition
+# numbers, a host BiCGStab), the preconditioners, and the same systems on the GPU compared
+# with the CPU.
 krill_test(test_cg test_cg.c LABELS unit)
 krill_test(test_gmres test_gmres.c LABELS data)
 krill_test(test_precond test_precond.c LABELS unit)
 krill_test(test_solver_gpu test_solver_gpu.c LABELS gpu)
+krill_test(test_bjacobi test_bjacobi.c LABELS unit)
+krill_test(test_gpu_bjacobi test_bjacobi.c LABELS gpu)
+target_compile_definitions(test_gpu_bjacobi PRIVATE BJACOBI_TEST_GPU)
+krill_test(test_bicgstab test_bicgstab.c LABELS data)
+# ilu0 / ic0 against the KIJ reference, on the CPU (bitwise) and the GPU
+krill_test(test_ilu test_ilu.c LABELS data)
+krill_test(test_gpu_ilu test_ilu.c LABELS gpu)
+target_compile_definitions(test_gpu_ilu PRIVATE ILU_TEST_GPU)
+krill_test(test_fgmres test_fgmres.c LABELS data)

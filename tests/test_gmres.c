@@ -155,7 +155,8 @@ static void test_breakdown(krill_ctx *ctx)
     krill_vec_destroy(&x);
 }
 
-/* Entries of 1e308 overflow A v: NaN/Inf in the iteration is a reason, x stays finite. */
+/* Entries of 1e308 overflow A v: NaN/Inf in the iteration is a reason, x stays finite (every
+ * solver). */
 static void test_overflow(krill_ctx *ctx)
 {
     int32_t rows[16], cols[16];
@@ -174,7 +175,7 @@ static void test_overflow(krill_ctx *ctx)
     CHECK_OK(krill_vec_create(ctx, 4, &b));
     CHECK_OK(krill_vec_create(ctx, 4, &x));
     CHECK_OK(krill_vec_upload(b, ones));
-    for (int solver = KRILL_SOLVER_GMRES; solver <= KRILL_SOLVER_CG; solver++) {
+    for (int solver = KRILL_SOLVER_GMRES; solver <= KRILL_SOLVER_BICGSTAB; solver++) {
         krill_solver_opts o = gmres_opts(KRILL_ORTHO_CGS2, 30, 1e-8);
         o.solver = (krill_solver_type)solver;
         CHECK_OK(krill_vec_fill(x, 0.0));

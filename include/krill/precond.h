@@ -2,7 +2,14 @@
  *
  * A preconditioner M approximates A; the solvers apply z = M^{-1} r. Built from a matrix
  * on the same context by name: "none" or "jacobi" (z_i = r_i / a_ii; a zero or non-finite
- * diagonal entry is refused with KRILL_ERR_NUMERIC naming the row). */
+ * diagonal entry is refused with KRILL_ERR_NUMERIC naming the row), "bjacobi:B" (point-block
+ * Jacobi, dense B x B diagonal blocks inverted, B in 1..16, n % B == 0; a singular block is
+ * refused with KRILL_ERR_NUMERIC naming it) or "bjacobi" (B detected from a uniform block
+ * pattern, the largest in 6..2, else 1: krill_pc_describe says which), "ilu0" (incomplete LU
+ * on A's pattern, A ~ L U) or "ic0" (incomplete Cholesky of a symmetric A, A ~ L L^T; a
+ * nonsymmetric A is KRILL_ERR_ARG). ilu0 and ic0 need every a_ii stored; a zero, tiny
+ * (|pivot| <= 1e-12 x the row's largest |a_ij|) or non-finite pivot, a non-positive one for
+ * ic0, or a non-finite factor entry is refused with KRILL_ERR_NUMERIC naming the row. */
 #ifndef KRILL_PRECOND_H
 #define KRILL_PRECOND_H
 
@@ -24,6 +31,9 @@ krill_status krill_pc_apply(const krill_pc *pc, const krill_vec *r, krill_vec *z
 krill_status krill_pc_update(krill_pc *pc);
 
 const char *krill_pc_name(const krill_pc *pc);
+/* One line saying what was built, e.g. "bjacobi: 3x3 blocks (detected), 23120 blocks"; for
+ * preconditioners with nothing to report, their summary. NULL pc: "none"'s summary. */
+const char *krill_pc_describe(const krill_pc *pc);
 const char *const *krill_pc_names(void);                 /* NULL-terminated */
 
 #ifdef __cplusplus

@@ -1,8 +1,10 @@
 /* krill/solver.h - Krylov solvers.
  *
- * krill_solve runs restarted GMRES(m) (right-preconditioned) or CG/PCG on A x = b, with
- * x holding the initial guess on entry and the solution on return. The return status
- * says whether the call worked; whether the method converged is info->reason. */
+ * krill_solve runs restarted GMRES(m) or FGMRES(m) (right-preconditioned; FGMRES allows a
+ * preconditioner that changes from one application to the next), CG/PCG, or BiCGStab
+ * (right-preconditioned) on A x = b, with x holding the initial guess on entry and the
+ * solution on return. The return status says whether the call worked; whether the method
+ * converged is info->reason. */
 #ifndef KRILL_SOLVER_H
 #define KRILL_SOLVER_H
 
@@ -14,7 +16,12 @@
 extern "C" {
 #endif
 
-typedef enum krill_solver_type { KRILL_SOLVER_GMRES = 0, KRILL_SOLVER_CG = 1 } krill_solver_type;
+typedef enum krill_solver_type {
+    KRILL_SOLVER_GMRES = 0,
+    KRILL_SOLVER_CG = 1,
+    KRILL_SOLVER_FGMRES = 2,     /* flexible GMRES: keeps M^{-1} v_j (m more vectors) */
+    KRILL_SOLVER_BICGSTAB = 3    /* BiCGStab: two SpMVs per iteration */
+} krill_solver_type;
 
 typedef enum krill_ortho {
     KRILL_ORTHO_CGS2 = 0,    /* classical Gram-Schmidt, applied twice: two GEMV-shaped passes */
@@ -27,7 +34,10 @@ typedef enum krill_reason {
     KRILL_CONVERGED_ATOL = 2,         /* ||r|| <= atol */
     KRILL_CONVERGED_ZERO_RHS = 3,     /* b == 0: x = 0 is the answer */
     KRILL_DIVERGED_MAXIT = -1,        /* maxit iterations without converging */
-    KRILL_DIVERGED_BREAKDOWN = -2,    /* the Krylov process broke down without a solution */
+    KRILL_DIVERGED_BREAKDOWN = -2,    /* the Krylov process broke down without a solution
+                                         (GMRES: singular R; BiCGStab: r0'A M^-1 p, t's or
+                                         r0'r ~ 0 in the first iteration after a (re)start:
+                                         later ones restart from the true residual) */
     KRILL_DIVERGED_INDEFINITE = -3,   /* CG met p'Ap <= 0 or a non-positive r'z */
     KRILL_DIVERGED_NAN = -4           /* a NaN or Inf appeared in the iteration */
 } krill_reason;
@@ -40,9 +50,10 @@ typedef struct krill_solver_opts {
     krill_solver_type solver;
     double rtol;             /* relative to ||b||; default 1e-8 */
     double atol;             /* absolute; default 0 */
-    int maxit;               /* total iterations (SpMVs past the initial one); default 10000 */
-    int restart;             /* GMRES restart length m; default 30 */
-    krill_ortho ortho;       /* default CGS2 */
+    int maxit;               /* total iterations; default 10000. An iteration is one SpMV
+                                past the initial one (GMRES, FGMRES, CG), or two (BiCGStab) */
+    int restart;             /* GMRES / FGMRES restart length m; default 30 */
+    krill_ortho ortho;       /* GMRES / FGMRES; default CGS2 */
     krill_monitor_fn monitor;
     void *monitor_data;
 } krill_solver_opts;
@@ -53,7 +64,8 @@ typedef struct krill_solve_times {    /* seconds */
     double setup;            /* workspace, initial residual */
     double spmv;
     double precond;
-    double ortho;            /* orthogonalization (GMRES) and dot products / norms (CG) */
+    double ortho;            /* orthogonalization (GMRES, FGMRES) and dot products / norms
+                                (CG, BiCGStab) */
     double other;            /* vector updates, host-side least squares, synchronization */
     double total;
 } krill_solve_times;
@@ -64,7 +76,9 @@ typedef struct krill_solve_info {
     double relres;           /* true ||b - A x|| / ||b||, recomputed at the end */
     double resnorm;          /* true ||b - A x|| */
     double bnorm;
-    double *history;         /* estimated residual norm per iteration, [0] = initial */
+    double *history;         /* estimated residual norm per iteration, [0] = initial
+                                (BiCGStab: after each full iteration, or its half step when
+                                that one converged) */
     int history_len;
     krill_solve_times times;
 } krill_solve_info;

@@ -9,6 +9,7 @@ FIELDS = {
     "converged": bool, "reason": str, "iterations": int, "relres": NUMBER,
     "error": NUMBER + (type(None),), "times": dict, "format": str, "device": str,
     "n": int, "nnz": int, "solver": str, "precond": str, "rtol": NUMBER,
+    "precond_detail": (str, type(None)),
 }
 TIMES = ("setup", "spmv", "precond", "ortho", "other", "total")
 

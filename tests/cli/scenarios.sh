@@ -82,6 +82,23 @@ gmres)       # a nonsymmetric matrix gets GMRES, and it converges
   run 0 solve --gen convdiff3d:8 --json
   python3 "$here/check_json.py" out converged=true solver='"gmres"' || fail "bad JSON"
   ;;
+solvers)     # fgmres and bicgstab converge and say so; a preconditioner with a parameter
+  need_python
+  run 0 solve --gen convdiff3d:8,2 --solver fgmres --precond jacobi --restart 10 --json
+  python3 "$here/check_json.py" out converged=true solver='"fgmres"' precond='"jacobi"' \
+    ortho='"cgs2"' restart=10 || fail "bad JSON for fgmres"
+  run 0 solve --gen convdiff3d:8,2 --solver bicgstab --json
+  python3 "$here/check_json.py" out converged=true solver='"bicgstab"' precond='"none"' \
+    ortho=null restart=null precond_detail=null || fail "bad JSON for bicgstab"
+  run 0 solve --gen elasticity3d:4,2,2 --solver cg --precond bjacobi:3 --json
+  python3 "$here/check_json.py" out converged=true precond='"bjacobi:3"' || fail "bad JSON"
+  python3 -c 'import json, sys; d = json.load(open("out"))
+sys.exit(0 if isinstance(d["precond_detail"], str) and d["precond_detail"] else 1)' \
+    || fail "no precond_detail for bjacobi:3"
+  run 0 solve --gen convdiff3d:6 --solver bicgstab --precond jacobi
+  grep -Eq '^solver +bicgstab \(as asked\)' out || { cat out; fail "no bicgstab line"; }
+  grep -Eq '^ +precond jacobi, ' out || { cat out; fail "no precond line"; }
+  ;;
 rhs_length)  # a right-hand side of the wrong length is refused
   run 0 gen poisson3d:3 -o small.mtx
   run 0 solve small.mtx --out x27.mtx --quiet

@@ -1,0 +1,376 @@
+/* precond/ilu_host.c - ILU(0) / IC(0) on the host: the analysis both devices share (pattern,
+ * diagonal positions, transpose map, level sets), the CPU factorization, which is also the
+ * plain C reference of the GPU's, and the CPU triangular solves. Layout, pivot rule and
+ * dependency graph: precond/ilu_impl.h.
+ *
+ * Factorization of row i (rows in order; `pos` maps a column of row i to its position):
+ *   ilu0 (IKJ): for k in the strictly lower columns of row i, ascending:
+ *                 a_ik = a_ik / u_kk;  a_ij -= a_ik * u_kj  for j > k in both row k and row i.
+ *   ic0 (up-looking, row i of L from the finished rows above it):
+ *                 for k < i in row i, ascending:
+ *                   l_ik = a_ik / l_kk;  d_i -= l_ik^2;
+ *                   a_ij -= l_ik * l_jk  for k < j < i in row i, l_jk read at (k, j): row j's
+ *                   lower part was copied to its transposed places when row j finished;
+ *                 l_ii = sqrt(d_i), d_i = a_ii - sum_k l_ik^2; then L's row i is copied to
+ *                 the upper places (k, i) (L^T).
+ * Every entry gets its updates in ascending k, like the textbook KIJ loops, so the bits are
+ * theirs (products and differences rounded as written: -ffp-contract=off).
+ *
+ * Solves: forward y_i = (r_i - sum_{j<i} a_ij y_j) [/ l_ii], backward z_i = (y_i -
+ * sum_{j>i} a_ij z_j) / a_ii, each row summed in column order. Serially in row order (y in
+ * z), or, when krill_ilu_cpu_parallel says so, level by level (one OpenMP loop and barrier
+ * per level) on the permuted copies of krill_ilu_perm (ilu_impl.h says why); the same bits
+ * either way. Memory traffic of an apply, serial: every stored entry once (12 bytes: value
+ * and column), the row offsets and diagonal positions (16 bytes per row and solve), r read,
+ * y written and read, z written (32 bytes per row), plus the gathers of y and z. Level by
+ * level: the entries and 8-byte row offsets of the copies, the diagonals (8 bytes per row
+ * and solve), and three permutation passes (r gathered, y moved, z scattered: about 24
+ * bytes per row each, plus the 4-byte maps), the level vectors streaming in between.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "precond/ilu_impl.h"
+
+void krill_ilu_host_free(krill_ilu_host *h)
+{
+    krill_free(h->row_ptr);
+    krill_free(h->col);
+    krill_free(h->diag);
+    krill_free(h->transpose);
+    krill_free(h->row_max);
+    krill_free(h->lower.level_ptr);
+    krill_free(h->lower.rows);
+    krill_free(h->upper.level_ptr);
+    krill_free(h->upper.rows);
+    memset(h, 0, sizeof *h);
+}
+
+/* Level sets of the forward (upper = 0: columns j < i) or backward (columns j > i) graph. */
+static krill_status build_levels(const krill_ilu_host *h, int upper, krill_ilu_levels *lv)
+{
+    krill_status st = KRILL_OK;
+    const int32_t n = h->n;
+    int32_t *level = NULL, *next = NULL, top = -1;
+    KRILL_ALLOC(level, n);
+    for (int32_t step = 0; step < n; step++) {
+        const int32_t i = upper ? n - 1 - step : step;
+        const int64_t lo = upper ? h->diag[i] + 1 : h->row_ptr[i];
+        const int64_t hi = upper ? h->row_ptr[i + 1] : h->diag[i];
+        int32_t l = 0;
+        for (int64_t p = lo; p < hi; p++)
+            if (level[h->col[p]] + 1 > l) l = level[h->col[p]] + 1;
+        level[i] = l;
+        if (l > top) top = l;
+    }
+    lv->n_levels = top + 1;
+    KRILL_CALLOC(lv->level_ptr, (size_t)lv->n_levels + 1);
+    KRILL_ALLOC(lv->rows, n);
+    KRILL_ALLOC(next, (size_t)lv->n_levels + 1);
+    for (int32_t i = 0; i < n; i++) lv->level_ptr[level[i] + 1]++;
+    for (int32_t l = 0; l < lv->n_levels; l++) lv->level_ptr[l + 1] += lv->level_ptr[l];
+    memcpy(next, lv->level_ptr, ((size_t)lv->n_levels + 1) * sizeof *next);
+    for (int32_t i = 0; i < n; i++) lv->rows[next[level[i]]++] = i;
+cleanup:
+    krill_free(level);
+    krill_free(next);
+    return st;
+}
+
+krill_status krill_ilu_analyze(const krill_csr *a, krill_ilu_kind kind, const char *name,
+                               krill_ilu_host *h)
+{
+    krill_status st = KRILL_OK;
+    int64_t *cursor = NULL;
+    const int32_t n = a->n_rows;
+    memset(h, 0, sizeof *h);
+    if (kind == KRILL_ILU_KIND_IC0 && !krill_csr_is_symmetric(a)) {
+        st = krill_error(KRILL_ERR_ARG, "%s: the matrix is not symmetric (pattern and values); "
+                         "IC(0) factors symmetric matrices: use ilu0", name);
+        goto cleanup;
+    }
+    h->kind = kind;
+    h->n = n;
+    h->nnz = a->nnz;
+    KRILL_ALLOC(h->row_ptr, (size_t)n + 1);
+    KRILL_ALLOC(h->col, a->nnz);
+    KRILL_ALLOC(h->diag, n);
+    KRILL_CALLOC(h->row_max, n);
+    memcpy(h->row_ptr, a->row_ptr, ((size_t)n + 1) * sizeof *h->row_ptr);
+    memcpy(h->col, a->col, (size_t)a->nnz * sizeof *h->col);
+    for (int32_t i = 0; i < n; i++) {
+        int64_t p = a->row_ptr[i];
+        while (p < a->row_ptr[i + 1] && a->col[p] < i) p++;
+        if (p == a->row_ptr[i + 1] || a->col[p] != i) {
+            st = krill_error(KRILL_ERR_NUMERIC, "%s: row %d (0-based) has no diagonal entry in "
+                             "its pattern; the factorization keeps A's pattern and needs every "
+                             "a_ii stored", name, i);
+            goto cleanup;
+        }
+        h->diag[i] = p;
+        h->lower_nnz += p - a->row_ptr[i];
+    }
+    if (kind == KRILL_ILU_KIND_IC0) {
+        /* the pattern is symmetric: column j's rows, ascending, are row j's columns in order */
+        KRILL_ALLOC(h->transpose, a->nnz);
+        KRILL_ALLOC(cursor, n);
+        memcpy(cursor, a->row_ptr, (size_t)n * sizeof *cursor);
+        for (int32_t i = 0; i < n; i++)
+            for (int64_t p = a->row_ptr[i]; p < a->row_ptr[i + 1]; p++)
+                h->transpose[p] = cursor[a->col[p]]++;
+    }
+    KRILL_TRY(build_levels(h, 0, &h->lower));
+    KRILL_TRY(build_levels(h, 1, &h->upper));
+cleanup:
+    krill_free(cursor);
+    if (st != KRILL_OK) krill_ilu_host_free(h);
+    return st;
+}
+
+krill_status krill_ilu_check_same(const krill_ilu_host *h, const krill_csr *a, const char *name)
+{
+    krill_status st = KRILL_OK;
+    KRILL_REQUIRE(a->n_rows == h->n && a->nnz == h->nnz &&
+                  memcmp(a->row_ptr, h->row_ptr, ((size_t)h->n + 1) * sizeof *h->row_ptr) == 0 &&
+                  memcmp(a->col, h->col, (size_t)h->nnz * sizeof *h->col) == 0,
+                  "%s: update: the matrix's pattern is not the one the preconditioner was "
+                  "built from; create a new preconditioner", name);
+    KRILL_REQUIRE(h->kind != KRILL_ILU_KIND_IC0 || krill_csr_is_symmetric(a),
+                  "%s: update: the new values are not symmetric; IC(0) factors symmetric "
+                  "matrices: use ilu0", name);
+cleanup:
+    return st;
+}
+
+void krill_ilu_set_row_max(krill_ilu_host *h, const double *a_val)
+{
+    for (int32_t i = 0; i < h->n; i++) {
+        double m = 0.0;
+        for (int64_t p = h->row_ptr[i]; p < h->row_ptr[i + 1]; p++)
+            if (fabs(a_val[p]) > m) m = fabs(a_val[p]);
+        h->row_max[i] = m;
+    }
+}
+
+/* The entries of row i that the factorization wrote: the whole row for ilu0, the lower part
+ * with the diagonal for ic0 (its upper part still holds A's values). */
+static int64_t written_end(const krill_ilu_host *h, int32_t i)
+{
+    return h->kind == KRILL_ILU_KIND_IC0 ? h->diag[i] + 1 : h->row_ptr[i + 1];
+}
+
+/* 1 when the pivot candidate (u_ii, or d_i for ic0) passes the rule of ilu_impl.h */
+static int pivot_ok(const krill_ilu_host *h, int32_t i, double pivot)
+{
+    const double m = krill_ilu_pivot_min(h, i);
+    if (!isfinite(pivot)) return 0;
+    return h->kind == KRILL_ILU_KIND_IC0 ? pivot > m : fabs(pivot) > m;
+}
+
+static int row_ok(const krill_ilu_host *h, int32_t i, const double *val)
+{
+    if (!pivot_ok(h, i, val[h->diag[i]])) return 0;
+    for (int64_t p = h->row_ptr[i]; p < written_end(h, i); p++)
+        if (!isfinite(val[p])) return 0;
+    return 1;
+}
+
+krill_status krill_ilu_row_failure(const krill_ilu_host *h, const char *name, int32_t row,
+                                   const double *row_val)
+{
+    const int64_t begin = h->row_ptr[row];
+    const double pivot = row_val[h->diag[row] - begin], scale = h->row_max[row];
+    if (!pivot_ok(h, row, pivot)) {
+        if (h->kind == KRILL_ILU_KIND_IC0 && pivot <= 0.0)
+            return krill_error(KRILL_ERR_NUMERIC, "%s: pivot d = %.6g <= 0 in row %d (0-based): "
+                               "the matrix is not SPD enough for IC(0); use jacobi or bjacobi",
+                               name, pivot, row);
+        if (!isfinite(pivot))
+            return krill_error(KRILL_ERR_NUMERIC, "%s: pivot %s = %g in row %d (0-based) is not "
+                               "finite (growth in the factorization); use jacobi or bjacobi, "
+                               "or reorder the matrix", name,
+                               h->kind == KRILL_ILU_KIND_IC0 ? "d" : "u_ii", pivot, row);
+        return krill_error(KRILL_ERR_NUMERIC, "%s: zero or tiny pivot %s = %.6g in row %d "
+                           "(0-based): |pivot| <= %g x %g (the row's largest |a_ij|); the "
+                           "factorization would divide by it. Use jacobi or bjacobi, or reorder "
+                           "the matrix", name, h->kind == KRILL_ILU_KIND_IC0 ? "d" : "u_ii",
+                           pivot, row, KRILL_ILU_PIVOT_TOL, scale);
+    }
+    for (int64_t p = begin; p < written_end(h, row); p++)
+        if (!isfinite(row_val[p - begin]))
+            return krill_error(KRILL_ERR_NUMERIC, "%s: the factor entry (%d, %d) is %g, not "
+                               "finite, in row %d (0-based) (growth in the factorization); use "
+                               "jacobi or bjacobi, or reorder the matrix", name, row,
+                               h->col[p], row_val[p - begin], row);
+    return krill_error(KRILL_ERR_INTERNAL, "%s: row %d (0-based) was reported as failed but its "
+                       "pivot and entries are fine", name, row);
+}
+
+krill_status krill_ilu_factor_cpu(const krill_ilu_host *h, const char *name, double *val)
+{
+    krill_status st = KRILL_OK;
+    const int64_t *rp = h->row_ptr, *diag = h->diag;
+    const int32_t *col = h->col;
+    const int ic = h->kind == KRILL_ILU_KIND_IC0;
+    int64_t *pos = NULL;
+    KRILL_ALLOC(pos, h->n);
+    for (int32_t j = 0; j < h->n; j++) pos[j] = -1;
+    for (int32_t i = 0; i < h->n; i++) {
+        double d = val[diag[i]];
+        for (int64_t p = rp[i]; p < rp[i + 1]; p++) pos[col[p]] = p;
+        for (int64_t p = rp[i]; p < diag[i]; p++) {
+            const int32_t k = col[p];
+            const double lik = val[p] / val[diag[k]];
+            val[p] = lik;
+            if (ic) {
+                d -= lik * lik;
+                for (int64_t q = diag[k] + 1; q < rp[k + 1] && col[q] < i; q++)
+                    if (pos[col[q]] >= 0) val[pos[col[q]]] -= lik * val[q];
+            } else {
+                for (int64_t q = diag[k] + 1; q < rp[k + 1]; q++)
+                    if (pos[col[q]] >= 0) val[pos[col[q]]] -= lik * val[q];
+            }
+        }
+        for (int64_t p = rp[i]; p < rp[i + 1]; p++) pos[col[p]] = -1;
+        if (ic) val[diag[i]] = d;
+        if (!row_ok(h, i, val)) {
+            st = krill_ilu_row_failure(h, name, i, val + rp[i]);
+            goto cleanup;
+        }
+        if (ic) {
+            val[diag[i]] = sqrt(d);
+            for (int64_t p = rp[i]; p < diag[i]; p++) val[h->transpose[p]] = val[p];
+        }
+    }
+cleanup:
+    krill_free(pos);
+    return st;
+}
+
+int krill_ilu_cpu_parallel(const krill_ilu_host *h, int threads)
+{
+    const int32_t levels = h->lower.n_levels > h->upper.n_levels ? h->lower.n_levels
+                                                                 : h->upper.n_levels;
+    return threads > 1 && levels > 0 && (int64_t)h->n >= (int64_t)KRILL_ILU_CPU_LEVEL_ROWS * levels;
+}
+
+void krill_ilu_solve_serial(const krill_ilu_host *h, const double *val, const double *r,
+                            double *z)
+{
+    const int ic = h->kind == KRILL_ILU_KIND_IC0;
+    for (int32_t i = 0; i < h->n; i++) {
+        double s = r[i];
+        for (int64_t p = h->row_ptr[i]; p < h->diag[i]; p++) s -= val[p] * z[h->col[p]];
+        z[i] = ic ? s / val[h->diag[i]] : s;
+    }
+    for (int32_t i = h->n - 1; i >= 0; i--) {
+        double s = z[i];
+        for (int64_t p = h->diag[i] + 1; p < h->row_ptr[i + 1]; p++) s -= val[p] * z[h->col[p]];
+        z[i] = s / val[h->diag[i]];
+    }
+}
+
+void krill_ilu_perm_free(krill_ilu_perm *q)
+{
+    krill_free(q->lower_ptr);
+    krill_free(q->lower_col);
+    krill_free(q->lower_val);
+    krill_free(q->lower_diag);
+    krill_free(q->upper_ptr);
+    krill_free(q->upper_col);
+    krill_free(q->upper_val);
+    krill_free(q->upper_diag);
+    krill_free(q->mid);
+    krill_free(q->work);
+    memset(q, 0, sizeof *q);
+}
+
+krill_status krill_ilu_perm_build(const krill_ilu_host *h, krill_ilu_perm *q)
+{
+    krill_status st = KRILL_OK;
+    const int32_t n = h->n;
+    const int64_t upper_nnz = h->nnz - n - h->lower_nnz;
+    const int32_t *fwd = h->lower.rows, *bwd = h->upper.rows;
+    int32_t *pos_f = NULL, *pos_b = NULL;
+    memset(q, 0, sizeof *q);
+    KRILL_ALLOC(pos_f, n);
+    KRILL_ALLOC(pos_b, n);
+    KRILL_ALLOC(q->lower_ptr, (size_t)n + 1);
+    KRILL_ALLOC(q->lower_col, h->lower_nnz);
+    KRILL_ALLOC(q->lower_val, h->lower_nnz);
+    if (h->kind == KRILL_ILU_KIND_IC0) KRILL_ALLOC(q->lower_diag, n);
+    KRILL_ALLOC(q->upper_ptr, (size_t)n + 1);
+    KRILL_ALLOC(q->upper_col, upper_nnz);
+    KRILL_ALLOC(q->upper_val, upper_nnz);
+    KRILL_ALLOC(q->upper_diag, n);
+    KRILL_ALLOC(q->mid, n);
+    KRILL_ALLOC(q->work, n);
+    for (int32_t p = 0; p < n; p++) {
+        pos_f[fwd[p]] = p;
+        pos_b[bwd[p]] = p;
+    }
+    q->lower_ptr[0] = q->upper_ptr[0] = 0;
+    for (int32_t p = 0; p < n; p++) {
+        const int32_t i = fwd[p], b = bwd[p];
+        int64_t k = q->lower_ptr[p], m = q->upper_ptr[p];
+        for (int64_t e = h->row_ptr[i]; e < h->diag[i]; e++) q->lower_col[k++] = pos_f[h->col[e]];
+        for (int64_t e = h->diag[b] + 1; e < h->row_ptr[b + 1]; e++)
+            q->upper_col[m++] = pos_b[h->col[e]];
+        q->lower_ptr[p + 1] = k;
+        q->upper_ptr[p + 1] = m;
+        q->mid[p] = pos_f[b];
+    }
+cleanup:
+    krill_free(pos_f);
+    krill_free(pos_b);
+    if (st != KRILL_OK) krill_ilu_perm_free(q);
+    return st;
+}
+
+void krill_ilu_perm_values(const krill_ilu_host *h, const double *val, krill_ilu_perm *q)
+{
+    for (int32_t p = 0; p < h->n; p++) {
+        const int32_t i = h->lower.rows[p], b = h->upper.rows[p];
+        const int64_t lo = h->diag[i] - h->row_ptr[i], up = h->row_ptr[b + 1] - h->diag[b] - 1;
+        memcpy(q->lower_val + q->lower_ptr[p], val + h->row_ptr[i], (size_t)lo * sizeof *val);
+        memcpy(q->upper_val + q->upper_ptr[p], val + h->diag[b] + 1, (size_t)up * sizeof *val);
+        if (q->lower_diag) q->lower_diag[p] = val[h->diag[i]];
+        q->upper_diag[p] = val[h->diag[b]];
+    }
+}
+
+void krill_ilu_solve_levels(const krill_ilu_host *h, const krill_ilu_perm *q, int threads,
+                            const double *r, double *z)
+{
+    const krill_ilu_levels *lo = &h->lower, *up = &h->upper;
+    const int32_t n = h->n;
+    double *w = q->work;
+    /* z serves as the forward-ordered r, then y; w as the backward-ordered y, then z */
+#pragma omp parallel num_threads(threads)
+    {
+#pragma omp for schedule(static)
+        for (int32_t p = 0; p < n; p++) z[p] = r[lo->rows[p]];
+        for (int32_t l = 0; l < lo->n_levels; l++) {
+#pragma omp for schedule(static)
+            for (int32_t p = lo->level_ptr[l]; p < lo->level_ptr[l + 1]; p++) {
+                double s = z[p];
+                for (int64_t k = q->lower_ptr[p]; k < q->lower_ptr[p + 1]; k++)
+                    s -= q->lower_val[k] * z[q->lower_col[k]];
+                z[p] = q->lower_diag ? s / q->lower_diag[p] : s;
+            }
+        }
+#pragma omp for schedule(static)
+        for (int32_t p = 0; p < n; p++) w[p] = z[q->mid[p]];
+        for (int32_t l = 0; l < up->n_levels; l++) {
+#pragma omp for schedule(static)
+            for (int32_t p = up->level_ptr[l]; p < up->level_ptr[l + 1]; p++) {
+                double s = w[p];
+                for (int64_t k = q->upper_ptr[p]; k < q->upper_ptr[p + 1]; k++)
+                    s -= q->upper_val[k] * w[q->upper_col[k]];
+                w[p] = s / q->upper_diag[p];
+            }
+        }
+#pragma omp for schedule(static)
+        for (int32_t p = 0; p < n; p++) z[up->rows[p]] = w[p];
+    }
+}

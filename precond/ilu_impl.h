@@ -1,0 +1,179 @@
+/* precond/ilu_impl.h - ILU(0) and IC(0) internals, shared by precond/ilu.c (the two tables),
+ * precond/ilu_host.c (analysis, CPU factorization and solves) and precond/ilu.cu (GPU), and
+ * the accessor the tests and bench/bench_trsv use to reach the factors.
+ *
+ * Storage, one layout for both preconditioners and both devices: the factors overwrite the
+ * values of A's own CSR pattern (row offsets, sorted columns), nothing is added.
+ *   ilu0: A ~ L U. The strictly lower part holds L (unit diagonal, not stored), the diagonal
+ *         and the strictly upper part hold U (u_ii included).
+ *   ic0:  A ~ L L^T (A symmetric). The lower part, diagonal included, holds L; the strictly
+ *         upper part holds L^T explicitly (entry (i, j), j > i, is l_ji): both triangular
+ *         solves then read rows, L's from the lower part, L^T's from the upper part.
+ * So z = M^{-1} r is always a forward solve on the lower part (unit diagonal for ilu0, l_ii
+ * for ic0) and a backward solve on the upper part with the stored diagonal:
+ *   y_i = (r_i - sum_{j<i} a_ij y_j) [/ a_ii for ic0],  z_i = (y_i - sum_{j>i} a_ij z_j) / a_ii.
+ *
+ * Dependencies. Row i of the forward solve needs y_j for the columns j < i of its row; the
+ * ILU(0)/IC(0) factorization of row i needs the finished rows k < i of the same columns:
+ * one dependency graph, whose level sets (level(i) = 1 + max level(j) over those j, 0 when
+ * there is none) are computed once at build on the host. The backward solve has the mirror
+ * graph (columns j > i, levels from the last row up).
+ *
+ * Pivots. A pivot is refused (KRILL_ERR_NUMERIC naming the row and the value) when it is not
+ * finite or when |u_ii| <= KRILL_ILU_PIVOT_TOL * max_j |a_ij| over row i of A (ilu0), or, for
+ * ic0, when d_i = a_ii - sum_{k<i} l_ik^2 <= KRILL_ILU_PIVOT_TOL * max_j |a_ij| (d_i <= 0: not
+ * SPD enough for IC(0)). A factor entry that is not finite (growth) is refused the same way.
+ * There is no shift: the messages suggest jacobi / bjacobi or a reordering instead. */
+#ifndef KRILL_ILU_IMPL_H
+#define KRILL_ILU_IMPL_H
+
+#include "precond/precond_impl.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Relative pivot threshold: u_ii (ilu0) or d_i (ic0) must exceed it times the row's largest
+ * |a_ij|. 1e-12 is PETSc's zero-pivot tolerance (-pc_factor_zeropivot) made scale-free: a
+ * pivot that small is cancellation noise, and its inverse would amplify r by 1e12 or more. */
+#define KRILL_ILU_PIVOT_TOL 1e-12
+
+typedef enum krill_ilu_kind { KRILL_ILU_KIND_ILU0 = 0, KRILL_ILU_KIND_IC0 = 1 } krill_ilu_kind;
+
+/* Level sets of one triangular dependency graph. */
+typedef struct krill_ilu_levels {
+    int32_t n_levels;
+    int32_t *level_ptr;      /* n_levels + 1: level l is rows[level_ptr[l] .. level_ptr[l+1]) */
+    int32_t *rows;           /* the n rows sorted by level (ascending row inside a level) */
+} krill_ilu_levels;
+
+/* The analysis: A's pattern and everything derived from it only (values excepted), computed
+ * once at build and kept by both devices (the update checks new matrices against it). */
+typedef struct krill_ilu_host {
+    krill_ilu_kind kind;
+    int32_t n;
+    int64_t nnz;
+    int64_t *row_ptr;        /* n + 1 (a copy of A's) */
+    int32_t *col;            /* nnz, sorted within each row */
+    int64_t *diag;           /* n: position of a_ii in row i */
+    int64_t *transpose;      /* ic0: nnz, position of (j, i) for the entry (i, j); ilu0: NULL */
+    double *row_max;         /* n: max_j |a_ij| of the values last factored
+                                (krill_ilu_set_row_max); the pivot threshold's scale */
+    int64_t lower_nnz;       /* strictly lower entries */
+    krill_ilu_levels lower;  /* forward solve and factorization: columns j < i */
+    krill_ilu_levels upper;  /* backward solve: columns j > i */
+} krill_ilu_host;
+
+/* The analysis of a square CSR a (validated). A row without a stored diagonal entry is
+ * KRILL_ERR_NUMERIC naming it; for ic0 a matrix that is not symmetric (pattern and values,
+ * exactly) is KRILL_ERR_ARG. `name` ("ilu0", "ic0") starts the messages. */
+krill_status krill_ilu_analyze(const krill_csr *a, krill_ilu_kind kind, const char *name,
+                               krill_ilu_host *h);
+void krill_ilu_host_free(krill_ilu_host *h);
+
+/* KRILL_OK when a has h's pattern (and, for ic0, is still symmetric), else KRILL_ERR_ARG. */
+krill_status krill_ilu_check_same(const krill_ilu_host *h, const krill_csr *a, const char *name);
+
+/* h->row_max from A's values (nnz, in h's CSR order). */
+void krill_ilu_set_row_max(krill_ilu_host *h, const double *a_val);
+
+/* The smallest pivot row i accepts (strictly above it): the same bits on both devices. */
+static inline double krill_ilu_pivot_min(const krill_ilu_host *h, int32_t i)
+{
+    return KRILL_ILU_PIVOT_TOL * h->row_max[i];
+}
+
+/* In place: val holds A's values on entry and the factors on return (the layout above), by
+ * rows in order, IKJ (ILU(0)) / up-looking (IC(0)) with a column-position lookup per row.
+ * Each entry receives its updates in ascending k, the order of the textbook KIJ loops, so
+ * the result has their bits. Fails at the first row whose pivot or entries are refused. */
+krill_status krill_ilu_factor_cpu(const krill_ilu_host *h, const char *name, double *val);
+
+/* The failure of row `row`, whose factored values (pivot candidate in the diagonal slot: u_ii,
+ * or d_i before its square root for ic0) are row_val[0 .. row length): KRILL_ERR_NUMERIC with
+ * the message. Shared by the CPU and the GPU so that both say the same thing. Returns
+ * KRILL_ERR_INTERNAL when nothing in the row is wrong. */
+krill_status krill_ilu_row_failure(const krill_ilu_host *h, const char *name, int32_t row,
+                                   const double *row_val);
+
+/* z = U^{-1} L^{-1} r on the host, serially, in row order, with the factors val (r and z
+ * distinct; z holds y between the two solves). */
+void krill_ilu_solve_serial(const krill_ilu_host *h, const double *val, const double *r,
+                            double *z);
+
+/* 1 when the CPU solves run level by level on `threads` threads: more than one thread and at
+ * least KRILL_ILU_CPU_LEVEL_ROWS rows per level on average in both graphs. */
+int krill_ilu_cpu_parallel(const krill_ilu_host *h, int threads);
+
+/* Rows per level, on average, below which the CPU solves run serially: a level ends in a
+ * barrier (about 1-2 us on 16 threads), the price of ~200 rows of 7-27 entries; below that
+ * the threads wait more than they work. */
+#define KRILL_ILU_CPU_LEVEL_ROWS 256
+
+/* The factors rearranged for the level-scheduled CPU solves. Walking the rows of a level in
+ * A's order jumps through memory (poisson3d's levels are the planes x + y + z = const:
+ * consecutive rows of a level lie a grid line apart), which measured 5-8x slower than the
+ * serial solve on one thread. So the forward solve runs in forward-level order, the
+ * backward solve in backward-level order, each on its own copy of its triangle whose rows
+ * are stored in that order and whose columns are renumbered to positions in it: every level
+ * is a contiguous range of rows and of the vector. An apply gathers r into forward order,
+ * solves, moves y to backward order, solves, and scatters z back: three permutation passes
+ * besides the two streaming solves (measured on poisson3d:128, one thread: the permuted
+ * forward solve 13 ms against 26 ms in A's order, each permutation pass 17-21 ms; on
+ * elasticity3d, whose levels are runs of neighbouring rows, about 1 ms). Each row keeps its
+ * entries in A's order, so the sums, and the bits, are the serial solve's. */
+typedef struct krill_ilu_perm {
+    int64_t *lower_ptr;      /* n + 1: forward position p's row: [lower_ptr[p], lower_ptr[p+1]) */
+    int32_t *lower_col;      /* strictly lower entries, columns as forward positions */
+    double *lower_val;
+    double *lower_diag;      /* n: ic0: l_ii by forward position; ilu0: NULL (unit) */
+    int64_t *upper_ptr;      /* n + 1: backward position q's row */
+    int32_t *upper_col;      /* strictly upper entries, columns as backward positions */
+    double *upper_val;
+    double *upper_diag;      /* n: u_ii (l_ii for ic0) by backward position */
+    int32_t *mid;            /* n: backward position q -> forward position of the same row */
+    double *work;            /* n: y, then z, in backward order during an apply */
+} krill_ilu_perm;
+
+/* The permuted pattern (values: krill_ilu_perm_values). */
+krill_status krill_ilu_perm_build(const krill_ilu_host *h, krill_ilu_perm *q);
+/* The values of the factors val (A's CSR order) into q. */
+void krill_ilu_perm_values(const krill_ilu_host *h, const double *val, krill_ilu_perm *q);
+void krill_ilu_perm_free(krill_ilu_perm *q);
+/* z = U^{-1} L^{-1} r level by level on `threads` OpenMP threads; the serial solve's bits.
+ * Uses q->work: one apply at a time per preconditioner. */
+void krill_ilu_solve_levels(const krill_ilu_host *h, const krill_ilu_perm *q, int threads,
+                            const double *r, double *z);
+
+/* The factors of an ilu0 or ic0 preconditioner, for tests and benchmarks. */
+typedef struct krill_ilu_factors {
+    int64_t n, nnz;
+    int unit_lower;          /* 1: ilu0 (L has a unit diagonal); 0: ic0 (L's is stored) */
+    const double *val;       /* nnz factor values in A's CSR order, context memory */
+    const int32_t *dev_row_ptr; /* GPU: n + 1 row offsets in device memory; CPU: NULL */
+    const int32_t *dev_col;     /* GPU: nnz columns in device memory; CPU: NULL */
+    const krill_ilu_host *host; /* the analysis (pattern with int64 offsets, levels) */
+} krill_ilu_factors;
+
+/* KRILL_ERR_ARG unless pc is an ilu0 or ic0 preconditioner whose last factorization
+ * succeeded. */
+krill_status krill_pc_ilu_factors(const krill_pc *pc, krill_ilu_factors *f);
+
+#ifdef KRILL_HAVE_CUDA
+/* The GPU half (ilu.cu). create uploads the pattern, levels and work arrays (n and nnz up to
+ * 2^31 - 33, else KRILL_ERR_UNSUPPORTED); factor uploads A's values (and the pivot
+ * thresholds) and factors on the device, reporting a refused row like the CPU; apply queues
+ * both solves on the context's stream (one apply at a time per preconditioner: they share
+ * the ready flags). */
+krill_status krill_ilu_cuda_create(krill_ctx *ctx, const krill_ilu_host *h, void **dev);
+krill_status krill_ilu_cuda_factor(krill_ctx *ctx, void *dev, const krill_ilu_host *h,
+                                   const char *name, const double *a_val);
+krill_status krill_ilu_cuda_apply(krill_ctx *ctx, const void *dev, const double *r, double *z);
+void krill_ilu_cuda_factors(const void *dev, krill_ilu_factors *f);
+void krill_ilu_cuda_destroy(krill_ctx *ctx, void *dev);     /* NULL-safe */
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+#endif
