@@ -5,12 +5,16 @@
  * Scheme: sync-free in level order. The level sets are computed once at build on the host;
  * the device keeps, per graph, the rows sorted by level (`order`). One kernel launch does a
  * whole solve (or the whole factorization): a sub-warp of LANES threads takes one row; blocks
- * draw a ticket from an atomic counter when they start and take the rows at positions
+ * draw a ticket from an atomic counter and take the rows at positions
  * [ticket * rows_per_block, ...) of the order, so rows start in level order whatever order
- * the hardware schedules blocks in. A row's sub-warp spins on the ready flags of the rows it
- * reads (all in earlier levels, hence in blocks that started earlier and are resident, or in
- * its own block: no deadlock; sub-warps of one warp progress independently on sm_70+), then
- * computes, then publishes its result with a release store of its flag. Why not one launch
+ * the hardware schedules blocks in (a solve's blocks are persistent: a block draws its next
+ * ticket when its rows are done; ILU_SOLVE_BLOCKS_PER_SM). A row's sub-warp spins on the
+ * ready flags of the rows it reads (all in earlier levels, hence in blocks that drew earlier
+ * tickets and are running, or in its own block: no deadlock; sub-warps of one warp progress
+ * independently on sm_70+), then computes, then publishes its result with a release store of
+ * its flag. Speed (H100, bench/run_trsv.sh): 3.7x cuSPARSE's cusparseSpSV time on
+ * poisson3d:128 (382 levels: ~8 us a level on the critical path: poll, fence, gather,
+ * release), 2.5x on elasticity3d: the issue's target (at most 1x) is not met. Why not one launch
  * per level: poisson3d:128 has 382 levels per solve, and a launch plus a grid-wide drain
  * costs a few microseconds each, more than the work of most levels; sync-free keeps the GPU
  * busy across level boundaries and costs one launch per solve.
@@ -48,6 +52,13 @@ namespace {
 /* Threads per block: 8 warps, as the other kernels (KRILL_CUDA_THREADS). */
 constexpr int ILU_BLOCK = KRILL_CUDA_THREADS;
 
+/* Blocks per SM of a solve: the solve's blocks are persistent (each takes the next ticket
+ * when its rows are done), so this caps the rows in flight, and with them the threads that
+ * poll flags ahead of the frontier. Measured on an H100 (bench/run_trsv.sh, poisson3d:128
+ * ilu0 apply): 1 block per SM 6.1 ms, 2: 6.8, 4: 8.6, 8: 15.6; one block per 256 rows (all
+ * resident at once): 15.7-19.8. */
+constexpr unsigned int ILU_SOLVE_BLOCKS_PER_SM = 1;
+
 /* No refused row (the initial value of fail_row). */
 constexpr int32_t ILU_NO_FAILURE = INT32_MAX;
 
@@ -72,11 +83,21 @@ struct ilu_gpu {
 
 /* ---- device helpers ------------------------------------------------------------------ */
 
-__device__ __forceinline__ int32_t load_acquire(const int32_t *p)
+/* A flag as it is in L2 now, without ordering: the polling load. (Polling with acquire loads
+ * orders, and on sm_70+ invalidates the SM's L1, at every poll of every waiting thread; the
+ * one acquire a row needs is the fence after its last wait, acquire_fence.) */
+__device__ __forceinline__ int32_t load_relaxed(const int32_t *p)
 {
     int32_t v;
-    asm volatile("ld.acquire.gpu.global.b32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    asm volatile("ld.relaxed.gpu.global.b32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
     return v;
+}
+
+/* With the relaxed loads before it that read release-stored flags, an acquire: what the
+ * rows behind those flags wrote before their release is visible to the loads after it. */
+__device__ __forceinline__ void acquire_fence()
+{
+    asm volatile("fence.acq_rel.gpu;" : : : "memory");
 }
 
 __device__ __forceinline__ void store_release(int32_t *p, int32_t v)
@@ -84,11 +105,21 @@ __device__ __forceinline__ void store_release(int32_t *p, int32_t v)
     asm volatile("st.release.gpu.global.b32 [%0], %1;" : : "l"(p), "r"(v) : "memory");
 }
 
-/* Wait until row j is finished in this epoch. The acquire load pairs with the release store
- * of row j's flag: what row j wrote before it is visible to this thread's later loads. */
+/* Back-off of a waiting thread: the first and the longest pause between two looks at a flag
+ * (ns). Without it the rows ahead of the frontier (every resident block's: a few hundred
+ * thousand threads) poll L2 flat out and slow the rows that are working; pauses up to a
+ * quarter of a microsecond add at most that much per level to the critical path. */
+constexpr unsigned int ILU_WAIT_NS_FIRST = 32;
+constexpr unsigned int ILU_WAIT_NS_MAX = 256;
+
+/* Wait until row j is finished in this epoch. Its flag was release-stored after row j's
+ * results; the caller's acquire_fence after its last wait makes those results visible. */
 __device__ __forceinline__ void wait_row(const int32_t *flags, int32_t j, int32_t epoch)
 {
-    while (load_acquire(flags + j) != epoch) {
+    unsigned int pause = ILU_WAIT_NS_FIRST;
+    while (load_relaxed(flags + j) != epoch) {
+        __nanosleep(pause);
+        if (pause < ILU_WAIT_NS_MAX) pause *= 2;
     }
 }
 
@@ -158,17 +189,24 @@ trsv_kernel(int32_t n, const int32_t *__restrict__ order, const int32_t *__restr
             unsigned int *counters, int32_t epoch)
 {
     constexpr int ROWS = ILU_BLOCK / LANES;
-    const unsigned int ticket = block_ticket(counters);
+    __shared__ unsigned int ticket;
     const int lane = (int)(threadIdx.x % LANES);
-    const int64_t pos = (int64_t)ticket * ROWS + threadIdx.x / LANES;
-    if (pos < n) {
-        const unsigned int mask = subwarp_mask<LANES>();
+    const unsigned int mask = subwarp_mask<LANES>();
+    for (;;) {
+        __syncthreads();                  /* every thread has read the previous ticket */
+        if (threadIdx.x == 0) ticket = atomicAdd(&counters[0], 1u);
+        __syncthreads();
+        const int64_t first = (int64_t)ticket * ROWS;
+        if (first >= n) break;
+        const int64_t pos = first + threadIdx.x / LANES;
+        if (pos >= n) continue;
         const int32_t i = order[pos];
         const int32_t d = diag[i];
         const int32_t lo = UPPER ? d + 1 : row_ptr[i];
         const int32_t hi = UPPER ? row_ptr[i + 1] : d;
         double s = 0.0;
         for (int32_t p = lo + lane; p < hi; p += LANES) wait_row(flags, col[p], epoch);
+        acquire_fence();
         for (int32_t p = lo + lane; p < hi; p += LANES) s = fma(val[p], __ldcg(x + col[p]), s);
         s = subwarp_sum<LANES>(s, mask);
         if (lane == 0) {
@@ -203,7 +241,7 @@ factor_kernel(int32_t n, const int32_t *__restrict__ order, const int32_t *__res
         /* ic0 updates only the lower part (j < i); ilu0 the rest of the row */
         const int32_t update_end = IC ? di : end;
         for (int32_t p = begin + lane; p < di; p += LANES) wait_row(flags, col[p], epoch);
-        __threadfence();    /* with the barrier: every lane sees what every lane acquired */
+        acquire_fence();    /* with the barrier: every lane sees what every lane waited for */
         __syncwarp(mask);
         double d = __ldcg(val + di);   /* ic0: a_ii - sum l_ik^2, kept by every lane */
         for (int32_t p = begin; p < di; p++) {
@@ -269,7 +307,9 @@ krill_status launch_trsv_lanes(krill_ctx *ctx, const ilu_gpu *g, const int32_t *
                                const double *rhs, double *x, int32_t epoch)
 {
     const cudaStream_t stream = krill_cuda_stream(ctx);
-    trsv_kernel<LANES, UPPER, UNIT><<<grid_for(g->n, LANES), ILU_BLOCK, 0, stream>>>(
+    const unsigned int cap = (unsigned int)ctx->cuda->sm_count * ILU_SOLVE_BLOCKS_PER_SM;
+    const unsigned int grid = grid_for(g->n, LANES) < cap ? grid_for(g->n, LANES) : cap;
+    trsv_kernel<LANES, UPPER, UNIT><<<grid, ILU_BLOCK, 0, stream>>>(
         g->n, order, g->row_ptr, g->col, g->diag, g->val, rhs, x, g->flags, g->counters, epoch);
     return krill_cuda_check_launch(UPPER ? "ilu backward solve (trsv_kernel)"
                                          : "ilu forward solve (trsv_kernel)");
