@@ -322,4 +322,37 @@ static inline int su_monitor_fn(int iteration, double residual_norm, void *user)
     return m->stop_at > 0 && iteration >= m->stop_at;
 }
 
+/* The k-th allocation of a solve of `spec` (b = A x_true, seed) fails, for every k the
+ * solve makes (at least min_calls): each gives a clean allocation error and no history (ASan
+ * sees any leak); then the same solve converges. pc_name NULL: no preconditioner. */
+static inline void su_check_alloc_faults(krill_ctx *ctx, const char *spec, uint64_t seed,
+                                         const char *pc_name, const krill_solver_opts *o,
+                                         long min_calls)
+{
+    su_system s;
+    krill_pc *pc = NULL;
+    krill_solve_info info;
+    long before, calls;
+    su_system_make(&s, ctx, su_gen(spec), NULL, seed);
+    if (pc_name) CHECK_OK(krill_pc_create(s.a, pc_name, &pc));
+    before = krill_alloc_calls();
+    CHECK_OK(su_solve(&s, pc, o, &info));
+    calls = krill_alloc_calls() - before;
+    krill_solve_info_free(&info);
+    CHECK(calls >= min_calls);
+    for (long k = 1; k <= calls; k++) {
+        CHECK_OK(krill_vec_fill(s.x, 0.0));
+        krill_fault_alloc_after(k);
+        krill_status st = krill_solve(s.a, pc, s.b, s.x, o, &info);
+        krill_fault_alloc_after(0);
+        CHECK(st == KRILL_ERR_ALLOC || st == KRILL_ERR_DEVICE_ALLOC);
+        CHECK(info.history == NULL);
+    }
+    CHECK_OK(su_solve(&s, pc, o, &info));   /* and everything still works */
+    CHECK(info.reason == KRILL_CONVERGED_RTOL);
+    krill_solve_info_free(&info);
+    krill_pc_destroy(&pc);
+    su_system_free(&s);
+}
+
 #endif

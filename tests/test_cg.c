@@ -207,31 +207,8 @@ static void test_threads(void)
 /* The k-th allocation of a solve fails, for every k: a clean error, no leak (ASan). */
 static void test_faults(krill_ctx *ctx, const char *pc_name)
 {
-    su_system s;
-    krill_pc *pc = NULL;
-    krill_solve_info info;
     krill_solver_opts o = cg_opts(1e-8);
-    long before, calls;
-    su_system_make(&s, ctx, su_gen("poisson3d:6"), NULL, 4);
-    if (pc_name) CHECK_OK(krill_pc_create(s.a, pc_name, &pc));
-    before = krill_alloc_calls();
-    CHECK_OK(su_solve(&s, pc, &o, &info));
-    calls = krill_alloc_calls() - before;
-    krill_solve_info_free(&info);
-    CHECK(calls >= 4);
-    for (long k = 1; k <= calls; k++) {
-        CHECK_OK(krill_vec_fill(s.x, 0.0));
-        krill_fault_alloc_after(k);
-        krill_status st = krill_solve(s.a, pc, s.b, s.x, &o, &info);
-        krill_fault_alloc_after(0);
-        CHECK(st == KRILL_ERR_ALLOC || st == KRILL_ERR_DEVICE_ALLOC);
-        CHECK(info.history == NULL);
-    }
-    CHECK_OK(su_solve(&s, pc, &o, &info));   /* and everything still works */
-    CHECK(info.reason == KRILL_CONVERGED_RTOL);
-    krill_solve_info_free(&info);
-    krill_pc_destroy(&pc);
-    su_system_free(&s);
+    su_check_alloc_faults(ctx, "poisson3d:6", 4, pc_name, &o, 4);
 }
 
 int main(void)
