@@ -5,7 +5,7 @@
 
 Reads DIR/precond/*.json: bench_solve --json (krill, one result per preconditioner),
 cupy_solve.py --json (CuPy or SciPy) and bench_petsc -json (PETSc; its pc / bs are mapped
-back to krill's names: pbjacobi -bs B = bjacobi:B, ilu = ilu0, icc = ic0), and stubs that
+back to krill's names: pbjacobi -bs B = bjacobi:B, ilu = ilu0, icc = ic0), and the failure records that
 run_precond.sh writes for a step that left no result (timed out, crashed). Writes
 DIR/precond.md and DIR/precond.csv: per problem and preconditioner, every library's
 iterations, preconditioner build time, solve time, time per iteration and time to solution
@@ -46,7 +46,7 @@ def rows_of(doc):
     if lib == "petsc":
         pc = doc.get("pc", "?")
         precond = f"bjacobi:{doc.get('bs')}" if pc == "pbjacobi" else PETSC_PC.get(pc, pc)
-        if doc.get("precond"):                          # a stub names it itself
+        if doc.get("precond"):                          # a failure record names it itself
             precond = doc["precond"]
         label = f"PETSc {doc.get('version', '')} (1 process)".replace("  ", " ")
         ok = doc.get("ok", doc.get("reason") not in (None, "SETUP_FAILED"))

@@ -102,9 +102,9 @@ petsc_pc() {
     esac
 }
 
-# stub FILE LIBRARY PROBLEM PRECONDS RC LIMIT STEP [THREADS]: a JSON result for a step
+# failure_record FILE LIBRARY PROBLEM PRECONDS RC LIMIT STEP [THREADS]: a JSON result for a step
 # that left none (timed out or crashed), so that the report shows the row and why.
-stub() {
+failure_record() {
     [ -f "$1" ] && return
     "$PYTHON" - "$1" "$2" "$3" "$4" "$5" "$6" "$7" "$DEVICE" "${@:8}" <<'EOF'
 import json, sys
@@ -135,7 +135,7 @@ run_problem() {
         run_step "krill-gpu-$solver-$safe" "$LIMIT" "$SOLVE" --device gpu "${common[@]}" \
             --json "$json" "$prob"
         rc=$?
-        [ "$rc" -ne 0 ] && stub "$json" krill "$prob" "$preconds" "$rc" "$LIMIT" \
+        [ "$rc" -ne 0 ] && failure_record "$json" krill "$prob" "$preconds" "$rc" "$LIMIT" \
             "krill-gpu-$solver-$safe"
     else
         for t in ${KRILL_THREADS:-$(printf '%s\n' "$THREADS" 1 | awk '!seen[$0]++')}; do
@@ -144,7 +144,7 @@ run_problem() {
             run_step "krill-cpu-t$t-$solver-$safe" "$LIMIT" env OMP_NUM_THREADS="$t" "$SOLVE" \
                 --device cpu --threads "$t" "${common[@]}" --json "$json" "$prob"
             rc=$?
-            [ "$rc" -ne 0 ] && stub "$json" krill "$prob" "$preconds" "$rc" "$LIMIT" \
+            [ "$rc" -ne 0 ] && failure_record "$json" krill "$prob" "$preconds" "$rc" "$LIMIT" \
                 "krill-cpu-t$t-$solver-$safe" "$t"
         done
     fi
@@ -179,7 +179,7 @@ run_problem() {
                 -problem "$prob" -json "$json"
         fi
         rc=$?
-        [ "$rc" -ne 0 ] && stub "$json" "$lib" "$prob" "$pc" "$rc" "$limit" "$step"
+        [ "$rc" -ne 0 ] && failure_record "$json" "$lib" "$prob" "$pc" "$rc" "$limit" "$step"
     done
 }
 
