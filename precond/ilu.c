@@ -109,7 +109,7 @@ static krill_status ilu_build_kind(krill_ctx *ctx, const krill_mat *mat, const c
     if (!krill_on_gpu(ctx)) {
         KRILL_ALLOC(p->val, a->nnz);
         p->parallel = krill_ilu_cpu_parallel(&p->h, p->threads);
-        if (p->parallel) KRILL_TRY(krill_ilu_perm_build(&p->h, &p->perm));
+        if (p->parallel) KRILL_TRY(krill_ilu_perm_build(&p->h, 1, &p->perm));
     }
     describe(ctx, p);
     KRILL_TRY(ilu_factor(ctx, p, a));

@@ -2,45 +2,46 @@
  * Layout, pivot rule and dependency graphs: precond/ilu_impl.h; the host analysis and the C
  * reference of every kernel here: precond/ilu_host.c.
  *
- * Scheme: sync-free in level order. The level sets are computed once at build on the host;
- * the device keeps, per graph, the rows sorted by level (`order`). One kernel launch does a
- * whole solve (or the whole factorization): a sub-warp of LANES threads takes one row; blocks
- * draw a ticket from an atomic counter and take the rows at positions
- * [ticket * rows_per_block, ...) of the order, so rows start in level order whatever order
- * the hardware schedules blocks in (a solve's blocks are persistent: a block draws its next
- * ticket when its rows are done; ILU_SOLVE_BLOCKS_PER_SM). A row's sub-warp spins on the
- * ready flags of the rows it reads (all in earlier levels, hence in blocks that drew earlier
- * tickets and are running, or in its own block: no deadlock; sub-warps of one warp progress
- * independently on sm_70+), then computes, then publishes its result with a release store of
- * its flag. Speed (H100, bench/run_trsv.sh): 3.7x cuSPARSE's cusparseSpSV time on
- * poisson3d:128 (382 levels: ~8 us a level on the critical path: poll, fence, gather,
- * release), 2.5x on elasticity3d: the issue's target (at most 1x) is not met. Why not one launch
- * per level: poisson3d:128 has 382 levels per solve, and a launch plus a grid-wide drain
- * costs a few microseconds each, more than the work of most levels; sync-free keeps the GPU
- * busy across level boundaries and costs one launch per solve.
+ * Solves: level-scheduled, one cooperative launch per triangle. The level sets are computed
+ * once at build on the host; the device keeps each triangle in level order (the pattern of
+ * krill_ilu_perm, the CPU's level-ordered copies: the rows of a level are consecutive and
+ * columns are positions), packed from the factors after every factorization (pack_kernel).
+ * A launch walks the levels: the rows of a level are spread over the grid's sub-warps (LANES
+ * threads a row, solve_lanes of the mean row length), a grid barrier separates
+ * levels, and runs of levels narrow enough for one block are done by block 0 alone with
+ * __syncthreads() between them (no grid barrier). What a row reads besides x is loaded before
+ * the barrier that precedes its level, so a level costs about one barrier plus one gather of
+ * x from L2. The forward solve gathers r by row (rhs_index = the forward order) and writes y
+ * in forward order; the backward solve reads y through `mid`, writes z in backward order for
+ * its own dependencies and scatters it to the caller's z. Sums: the lanes of a row take every
+ * LANES-th entry (fused multiply-adds) and a shuffle tree adds them: not the CPU's bits, which
+ * the tests compare within a backward-error bound.
+ * Why not sync-free (one row per sub-warp polling ready flags, what this file did first): on
+ * an H100 it cost about 8 us a level on the critical path (poll, fence, gather, release) and
+ * 3.7x cuSPARSE's cusparseSpSV on poisson3d:128; measurements in doc/preconditioners.md.
+ * Memory traffic of an apply (both solves): 12 bytes per stored entry (column, value), per row
+ * and solve 4 (offsets) + 4 (rhs index) + 8 (rhs) + 8 (x written) + 8 (diagonal) bytes, plus
+ * 12 for the backward scatter, and the gathers of x (from L2). Memory: the level-ordered
+ * triangles hold a second copy of the factors (12 bytes per entry) and 2 work vectors.
  *
- * Flags hold an epoch: every solve and factorization takes the next one, so nothing is
- * cleared between launches (the flags are zeroed once, and again when the epoch wraps). The
- * ticket counter is put back to 0 by the last block to finish.
- *
- * Solves (trsv_kernel): y_i = (r_i - sum_{j<i} a_ij y_j) [/ a_ii], then in place
- * z_i = (y_i - sum_{j>i} a_ij z_j) / a_ii. The lanes of a row's sub-warp take every LANES-th
- * entry (fused multiply-adds), then a shuffle tree sums them: not the CPU's bits, which the
- * tests compare within a backward-error bound. LANES per graph: krill_gpu_lanes_per_row of
- * its mean row length (1 for the 7-point stencils: 3 entries a row; 16 for elasticity).
- * Memory traffic of an apply (both solves): 12 bytes per stored entry, 4 (order) + 8 (row
- * offsets) + 4 (diagonal position) + 4 (flag written) bytes per row and solve, the flags of
- * the dependencies (from L2), r read, y written and read, z written (32 bytes per row).
- *
- * Factorization (factor_kernel): the same scheme over the forward graph, one sub-warp per
- * row. For k in row i's lower part, ascending: l_ik = a_ik / pivot_k (all lanes compute it),
- * then the lanes take the entries j of row k's upper part in turn, find j in row i by binary
- * search and update a_ij -= l_ik * a_kj (ilu0; for ic0 only j < i, a_kj holding l_jk there,
- * and d_i -= l_ik^2). Products and differences are rounded as written (__dmul_rn, __dsub_rn:
- * no FMA) and each entry gets its updates in ascending k, so the factors have the bits of the
- * CPU's (ilu_host.c). A refused row (ilu_impl.h's rule) still raises its flag, so that no
- * row waits forever; the smallest refused row is kept with atomicMin, and since every row
- * before it is exact, it is the CPU's first refused row, reported with the same message. */
+ * Factorization (factor_kernel): sync-free in level order over the forward graph, one
+ * sub-warp per row; blocks draw a ticket from an atomic counter and take the rows at
+ * positions [ticket * rows_per_block, ...) of the order, so rows start in level order whatever
+ * order the hardware schedules blocks in. A row's sub-warp spins on the ready flags of the rows
+ * it reads (all in earlier levels, hence in blocks that drew earlier tickets and are running,
+ * or in its own block: no deadlock; sub-warps of one warp progress independently on sm_70+),
+ * then computes, then publishes its result with a release store of its flag. Flags hold an
+ * epoch: every factorization takes the next one, so nothing is cleared between launches (the
+ * flags are zeroed once, and again when the epoch wraps); the ticket counter is put back to 0
+ * by the last block to finish. For k in row i's lower part, ascending: l_ik = a_ik / pivot_k
+ * (all lanes compute it), then the lanes take the entries j of row k's upper part in turn,
+ * find j in row i by binary search and update a_ij -= l_ik * a_kj (ilu0; for ic0 only j < i,
+ * a_kj holding l_jk there, and d_i -= l_ik^2). Products and differences are rounded as written
+ * (__dmul_rn, __dsub_rn: no FMA) and each entry gets its updates in ascending k, so the factors
+ * have the bits of the CPU's (ilu_host.c). A refused row (ilu_impl.h's rule) still raises its
+ * flag, so that no row waits forever; the smallest refused row is kept with atomicMin, and
+ * since every row before it is exact, it is the CPU's first refused row, reported with the
+ * same message. */
 #include <stdint.h>
 #include <string.h>
 
@@ -52,15 +53,44 @@ namespace {
 /* Threads per block: 8 warps, as the other kernels (KRILL_CUDA_THREADS). */
 constexpr int ILU_BLOCK = KRILL_CUDA_THREADS;
 
-/* Blocks per SM of a solve: the solve's blocks are persistent (each takes the next ticket
- * when its rows are done), so this caps the rows in flight, and with them the threads that
- * poll flags ahead of the frontier. Measured on an H100 (bench/run_trsv.sh, poisson3d:128
- * ilu0 apply): 1 block per SM 6.1 ms, 2: 6.8, 4: 8.6, 8: 15.6; one block per 256 rows (all
- * resident at once): 15.7-19.8. */
-constexpr unsigned int ILU_SOLVE_BLOCKS_PER_SM = 1;
+/* Threads per block of the level-scheduled solves. A level of at most this many rows (per
+ * lane count) is done by block 0 alone, without a grid barrier; see doc/preconditioners.md
+ * for the sizes measured. */
+#ifndef KRILL_ILU_SOLVE_BLOCK
+#define KRILL_ILU_SOLVE_BLOCK 256
+#endif
+constexpr int ILU_SOLVE_BLOCK = KRILL_ILU_SOLVE_BLOCK;
+
+/* Threads per row of the level-scheduled solves: the fewest (a power of two) that leave at
+ * most this many entries of a row of mean length to each lane. Fewer lanes than SpMV's rule
+ * (krill_gpu_lanes_per_row): a solve is bound by the latency of its levels, and fewer lanes
+ * a row mean more rows a block, fewer blocks in each grid barrier and shorter shuffle trees. */
+#ifndef KRILL_ILU_SOLVE_ENTRIES_PER_LANE
+#define KRILL_ILU_SOLVE_ENTRIES_PER_LANE 3
+#endif
+
+/* Blocks per SM of a level-scheduled solve, at most (fewer when the widest level needs
+ * fewer, or occupancy allows fewer): every block takes part in each grid barrier, whose cost
+ * grows with the blocks, and the rows of one level rarely need more. Measured on an H100
+ * (bench/run_trsv.sh): see doc/preconditioners.md. */
+#ifndef KRILL_ILU_SOLVE_BLOCKS_PER_SM
+#define KRILL_ILU_SOLVE_BLOCKS_PER_SM 2
+#endif
 
 /* No refused row (the initial value of fail_row). */
 constexpr int32_t ILU_NO_FAILURE = INT32_MAX;
+
+/* One triangle of the solves on the device, in level order (level_tri says what each
+ * array holds); the pattern comes from krill_ilu_perm_build, the values from pack_kernel. */
+struct tri_gpu {
+    int32_t n_levels;
+    int32_t *level_ptr, *level_mode, *ptr, *col;
+    double *val, *inv_diag;        /* inv_diag: NULL for ilu0's unit lower triangle */
+    double *x;                     /* n: the solve's result in level order */
+    int lanes;                     /* threads per row */
+    unsigned int grid;             /* blocks of a solve (all resident: cooperative launch) */
+    unsigned int barriers;         /* grid barriers in a solve */
+};
 
 struct ilu_gpu {
     int32_t n;
@@ -72,13 +102,18 @@ struct ilu_gpu {
     int32_t *transpose;           /* ic: nnz, position of (j, i) for (i, j); else NULL */
     int32_t *lower_order;         /* n: rows sorted by forward level */
     int32_t *upper_order;         /* n: rows sorted by backward level */
-    double *val;                  /* nnz: A's values, then the factors */
+    int32_t *mid;                 /* n: backward position -> forward position of its row */
+    double *val;                  /* nnz: A's values, then the factors (A's CSR order) */
     double *pivot_min;            /* n: the smallest pivot each row accepts (strictly above) */
-    int32_t *flags;               /* n: the epoch of the last launch that finished the row */
+    int32_t *flags;               /* n: the epoch of the last factorization that did the row */
     unsigned int *counters;       /* 2: block tickets taken, blocks finished */
+    unsigned int *barrier;        /* the solves' grid barrier counters (grid_arrive) */
+    unsigned int *counted;        /* host, ILU_BARRIER_COUNTERS: their values after the
+                                     launches queued so far */
     int32_t *fail_row;            /* 1: the smallest refused row, or ILU_NO_FAILURE */
-    int32_t *epoch;               /* host: the last epoch handed out (apply is const) */
-    int lanes_lower, lanes_upper; /* threads per row of the forward / backward graph */
+    int32_t *epoch;               /* host: the last epoch handed out */
+    tri_gpu lower, upper;         /* the forward and the backward solve */
+    int factor_lanes;             /* threads per row of the factorization */
 };
 
 /* ---- device helpers ------------------------------------------------------------------ */
@@ -176,47 +211,230 @@ __device__ __forceinline__ int32_t find_col(const int32_t *__restrict__ col, int
     return -1;
 }
 
+/* ---- the level-scheduled solves --------------------------------------------------------- */
+
+/* level_mode bits of a level: block 0 runs it alone (it has at most a block's rows), and a
+ * grid barrier follows it (it is a grid level, or the last of a run of one-block levels
+ * before a grid level); one-block levels followed by another one-block level end in
+ * __syncthreads() instead. */
+constexpr int32_t ILU_LEVEL_ONE_BLOCK = 1;
+constexpr int32_t ILU_LEVEL_GRID_BARRIER = 2;
+
+/* The grid barrier's counters (grid_arrive): how many, and their spacing in unsigned ints
+ * (128 bytes: one L2 line each). */
+constexpr unsigned int ILU_BARRIER_COUNTERS = 8;
+constexpr unsigned int ILU_BARRIER_STRIDE = 32;
+
+/* One triangle of a solve in level order, as the kernel reads it (device pointers). */
+struct level_tri {
+    int32_t n_levels;
+    const int32_t *level_ptr;    /* n_levels + 1: level l is positions [level_ptr[l], ...) */
+    const int32_t *level_mode;   /* n_levels: ILU_LEVEL_* bits */
+    const int32_t *ptr;          /* n + 1: position p's entries [ptr[p], ptr[p + 1]) */
+    const int32_t *col;          /* entries' columns as positions (all in earlier levels) */
+    const double *val;           /* entries' values */
+    const double *inv_diag;      /* n: 1 / the diagonal entry of position p; NULL: unit */
+    const int32_t *rhs_index;    /* n: position p's right-hand side is rhs[rhs_index[p]] */
+    const double *rhs;
+    double *x;                   /* n: the solution in level order */
+    const int32_t *out_index;    /* n or NULL: also out[out_index[p]] = x_p */
+    double *out;
+    unsigned int *counters;      /* the grid barrier's counters (grid_arrive) */
+    unsigned int base[ILU_BARRIER_COUNTERS];  /* their values when this launch starts */
+};
+
+/* Entries per lane loaded ahead of the barrier: registers for up to 8 (LANES <= 8) or 64
+ * entries a row (more lanes); the rest of a longer row is read after the barrier. */
+__host__ __device__ constexpr int ahead_entries(int lanes) { return lanes <= 8 ? 8 : 64 / lanes; }
+
+template <int AHEAD>
+struct row_ahead {
+    int32_t lo, hi;              /* the row's entries */
+    double rhs, inv_diag;        /* lane 0 only */
+    int32_t out;                 /* lane 0 only: out_index[p], when there is an out */
+    int32_t col[AHEAD];          /* entry lo + lane + k * LANES, or -1 past the row's end */
+    double val[AHEAD];
+};
+
+/* This sub-warp's first position in level l, the level's end, and its step. */
+template <int ROWS>
+__device__ __forceinline__ void level_span(const level_tri &t, int32_t l, int sub,
+                                           int32_t *p, int32_t *end, int32_t *stride)
+{
+    const bool one_block = __ldg(t.level_mode + l) & ILU_LEVEL_ONE_BLOCK;
+    if (one_block && blockIdx.x != 0) {
+        *p = *end = 0;
+        return;
+    }
+    *stride = one_block ? ROWS : (int32_t)gridDim.x * ROWS;
+    *p = __ldg(t.level_ptr + l) + (one_block ? sub : (int32_t)blockIdx.x * ROWS + sub);
+    *end = __ldg(t.level_ptr + l + 1);
+}
+
+/* Everything of position p that does not depend on x (written before this launch). */
+template <int LANES, bool UNIT, int AHEAD>
+__device__ __forceinline__ void load_ahead(const level_tri &t, int32_t p, int lane,
+                                           row_ahead<AHEAD> *a)
+{
+    a->lo = __ldg(t.ptr + p);
+    a->hi = __ldg(t.ptr + p + 1);
+    if (lane == 0) {
+        a->rhs = t.rhs[__ldg(t.rhs_index + p)];
+        a->inv_diag = UNIT ? 1.0 : __ldg(t.inv_diag + p);
+        a->out = t.out ? __ldg(t.out_index + p) : 0;
+    }
+#pragma unroll
+    for (int k = 0; k < AHEAD; k++) {
+        const int32_t q = a->lo + lane + k * LANES;
+        a->col[k] = q < a->hi ? __ldg(t.col + q) : -1;
+        a->val[k] = q < a->hi ? __ldg(t.val + q) : 0.0;
+    }
+}
+
+/* x_p from the loaded part, the rest of the row, and x of earlier levels (from L2: __ldcg,
+ * never a line an SM's L1 kept from before the barrier). */
+template <int LANES, bool UNIT, int AHEAD>
+__device__ __forceinline__ void finish_row(const level_tri &t, int32_t p, int lane,
+                                           unsigned int mask, const row_ahead<AHEAD> &a)
+{
+    double s = 0.0;
+#pragma unroll
+    for (int k = 0; k < AHEAD; k++)
+        if (a.col[k] >= 0) s = fma(a.val[k], __ldcg(t.x + a.col[k]), s);
+    for (int32_t q = a.lo + lane + AHEAD * LANES; q < a.hi; q += LANES)
+        s = fma(__ldg(t.val + q), __ldcg(t.x + __ldg(t.col + q)), s);
+    s = subwarp_sum<LANES>(s, mask);
+    if (lane == 0) {
+        double v = a.rhs - s;
+        if (!UNIT) v = v * a.inv_diag;
+        t.x[p] = v;
+        if (t.out) t.out[a.out] = v;
+    }
+}
+
+__device__ __forceinline__ unsigned int load_acquire_u32(const unsigned int *p)
+{
+    unsigned int v;
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+
+__device__ __forceinline__ void add_release_u32(unsigned int *p, unsigned int v)
+{
+    asm volatile("red.release.gpu.global.add.u32 [%0], %1;" : : "l"(p), "r"(v) : "memory");
+}
+
+/* A grid barrier in two halves, so that a block can load ahead between them: every block of
+ * the (co-resident: cooperative launch) grid arrives, then waits for the others; what any
+ * block wrote before arriving is visible to every block after its wait. Arrivals are spread
+ * over ILU_BARRIER_COUNTERS counters, each on its own 128-byte line (block b adds to counter
+ * b % ILU_BARRIER_COUNTERS), so that they do not queue at one L2 slice: one release add per
+ * block. The counters only grow: the host knows how many arrivals each launch adds to each,
+ * so every barrier has its own targets, compared modulo 2^32, and nothing is reset. Lanes
+ * 0 .. ILU_BARRIER_COUNTERS - 1 of warp 0 poll one counter each. Thread 0's release waits for
+ * its own outstanding loads, which is why the loads ahead are issued after it. */
+__device__ __forceinline__ void grid_arrive(unsigned int *counters)
+{
+    __syncthreads();       /* the block's writes are ordered before thread 0's release */
+    if (threadIdx.x == 0)
+        add_release_u32(counters + (blockIdx.x % ILU_BARRIER_COUNTERS) * ILU_BARRIER_STRIDE, 1u);
+}
+
+/* Arrivals at counter c in one barrier of a grid of `grid` blocks. */
+__host__ __device__ __forceinline__ unsigned int counter_arrivals(unsigned int grid, unsigned int c)
+{
+    return grid / ILU_BARRIER_COUNTERS + (c < grid % ILU_BARRIER_COUNTERS ? 1u : 0u);
+}
+
+/* Wait until counter c has reached base[c] + k * counter_arrivals(gridDim.x, c). */
+__device__ __forceinline__ void grid_wait(const unsigned int *counters, const unsigned int *base,
+                                          unsigned int k)
+{
+    if (threadIdx.x < 32) {
+        const unsigned int c = threadIdx.x;
+        bool waiting = false;
+        unsigned int target = 0;
+        if (c < ILU_BARRIER_COUNTERS) {
+            target = base[c] + k * counter_arrivals(gridDim.x, c);
+            waiting = (int)(load_acquire_u32(counters + c * ILU_BARRIER_STRIDE) - target) < 0;
+        }
+        while (__any_sync(0xffffffffu, waiting))
+            if (waiting)
+                waiting = (int)(load_acquire_u32(counters + c * ILU_BARRIER_STRIDE) - target) < 0;
+    }
+    __syncthreads();       /* the pollers' acquires before the block's reads */
+}
+
 /* ---- kernels ---------------------------------------------------------------------------- */
 
-/* One triangular solve: x_i = (rhs_i - sum a_ij x_j) [/ a_ii] over the lower (UPPER false,
- * columns j < i) or upper part of each row, rows taken in `order`. rhs may be x (in place:
- * row i reads its own x_i before writing it). */
-template <int LANES, bool UPPER, bool UNIT>
-__global__ void __launch_bounds__(ILU_BLOCK)
-trsv_kernel(int32_t n, const int32_t *__restrict__ order, const int32_t *__restrict__ row_ptr,
-            const int32_t *__restrict__ col, const int32_t *__restrict__ diag,
-            const double *__restrict__ val, const double *rhs, double *x, int32_t *flags,
-            unsigned int *counters, int32_t epoch)
+/* Level-scheduled triangular solve over one triangle stored in level order (struct
+ * level_tri): positions p of a level are consecutive, columns are positions of earlier
+ * levels, x is in level order. For each level, every sub-warp of LANES threads takes the
+ * positions level_ptr[l] + g, + G, ... (g its index, G the sub-warps of the grid, or of block
+ * 0 alone for a level that one block covers), computes
+ *   x_p = (rhs[rhs_index[p]] - sum_k val_k x[col_k]) [* inv_diag_p]  (out[out_index[p]] = x_p too)
+ * and then waits at the level's barrier: a grid barrier, or __syncthreads() between levels
+ * that block 0 runs alone. What a row needs besides x (its pointers, its first entries, rhs,
+ * diagonal) is loaded before the barrier that precedes its level (struct row_ahead), so after
+ * the barrier a row costs one gather of x from L2 and one store. */
+template <int LANES, bool UNIT>
+__global__ void __launch_bounds__(ILU_SOLVE_BLOCK) level_solve_kernel(level_tri t)
 {
-    constexpr int ROWS = ILU_BLOCK / LANES;
-    __shared__ unsigned int ticket;
+    constexpr int ROWS = ILU_SOLVE_BLOCK / LANES;
+    constexpr int AHEAD = ahead_entries(LANES);
     const int lane = (int)(threadIdx.x % LANES);
+    const int sub = (int)(threadIdx.x / LANES);
     const unsigned int mask = subwarp_mask<LANES>();
-    for (;;) {
-        __syncthreads();                  /* every thread has read the previous ticket */
-        if (threadIdx.x == 0) ticket = atomicAdd(&counters[0], 1u);
-        __syncthreads();
-        const int64_t first = (int64_t)ticket * ROWS;
-        if (first >= n) break;
-        const int64_t pos = first + threadIdx.x / LANES;
-        if (pos >= n) continue;
-        const int32_t i = order[pos];
-        const int32_t d = diag[i];
-        const int32_t lo = UPPER ? d + 1 : row_ptr[i];
-        const int32_t hi = UPPER ? row_ptr[i + 1] : d;
-        double s = 0.0;
-        for (int32_t p = lo + lane; p < hi; p += LANES) wait_row(flags, col[p], epoch);
-        acquire_fence();
-        for (int32_t p = lo + lane; p < hi; p += LANES) s = fma(val[p], __ldcg(x + col[p]), s);
-        s = subwarp_sum<LANES>(s, mask);
-        if (lane == 0) {
-            double v = __ldcg(rhs + i) - s;
-            if (!UNIT) v = v / val[d];
-            x[i] = v;
-            store_release(flags + i, epoch);
+    row_ahead<AHEAD> a;
+    int32_t p = 0, end = 0, stride = 0;
+    unsigned int barriers = 0;
+    level_span<ROWS>(t, 0, sub, &p, &end, &stride);
+    if (p < end) load_ahead<LANES, UNIT>(t, p, lane, &a);
+    for (int32_t l = 0; l < t.n_levels; l++) {
+        while (p < end) {
+            finish_row<LANES, UNIT>(t, p, lane, mask, a);
+            p += stride;
+            if (p < end) load_ahead<LANES, UNIT>(t, p, lane, &a);
+        }
+        if (l + 1 < t.n_levels) {
+            const bool grid = __ldg(t.level_mode + l) & ILU_LEVEL_GRID_BARRIER;
+            if (grid) grid_arrive(t.counters);
+            level_span<ROWS>(t, l + 1, sub, &p, &end, &stride);
+            if (p < end) load_ahead<LANES, UNIT>(t, p, lane, &a);
+            if (grid) {
+                grid_wait(t.counters, t.base, ++barriers);
+            } else {
+                __syncthreads();
+            }
         }
     }
-    block_done(counters);
+}
+
+/* Values of the factors (val, A's CSR order) into the level-ordered triangles: position p of
+ * the forward order holds row lower_order[p]'s strictly lower entries (and 1 / l_ii for
+ * ic0), position q of the backward order row upper_order[q]'s strictly upper entries and the
+ * inverse of its diagonal entry; entries keep their order within the row. One thread per
+ * position. (A multiplication by the stored inverse is shorter on the critical path than a
+ * division; the result differs from the CPU's division by at most an ulp or so, within the
+ * tests' backward-error bound.) */
+__global__ void __launch_bounds__(ILU_BLOCK)
+pack_kernel(int32_t n, const int32_t *__restrict__ row_ptr, const int32_t *__restrict__ diag,
+            const double *__restrict__ val, const int32_t *__restrict__ lower_order,
+            const int32_t *__restrict__ lower_ptr, double *__restrict__ lower_val,
+            double *__restrict__ lower_inv_diag, const int32_t *__restrict__ upper_order,
+            const int32_t *__restrict__ upper_ptr, double *__restrict__ upper_val,
+            double *__restrict__ upper_inv_diag)
+{
+    for (int64_t p = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; p < n;
+         p += (int64_t)gridDim.x * blockDim.x) {
+        const int32_t i = lower_order[p], b = upper_order[p];
+        int32_t k = lower_ptr[p];
+        for (int32_t e = row_ptr[i]; e < diag[i]; e++) lower_val[k++] = val[e];
+        if (lower_inv_diag) lower_inv_diag[p] = 1.0 / val[diag[i]];
+        k = upper_ptr[p];
+        for (int32_t e = diag[b] + 1; e < row_ptr[b + 1]; e++) upper_val[k++] = val[e];
+        upper_inv_diag[p] = 1.0 / val[diag[b]];
+    }
 }
 
 /* ILU(0) (IC false) or IC(0) of every row, rows taken in the forward graph's `order`; see
@@ -302,36 +520,84 @@ cleanup:
     return st;
 }
 
-template <int LANES, bool UPPER, bool UNIT>
-krill_status launch_trsv_lanes(krill_ctx *ctx, const ilu_gpu *g, const int32_t *order,
-                               const double *rhs, double *x, int32_t epoch)
-{
-    const cudaStream_t stream = krill_cuda_stream(ctx);
-    const unsigned int cap = (unsigned int)ctx->cuda->sm_count * ILU_SOLVE_BLOCKS_PER_SM;
-    const unsigned int grid = grid_for(g->n, LANES) < cap ? grid_for(g->n, LANES) : cap;
-    trsv_kernel<LANES, UPPER, UNIT><<<grid, ILU_BLOCK, 0, stream>>>(
-        g->n, order, g->row_ptr, g->col, g->diag, g->val, rhs, x, g->flags, g->counters, epoch);
-    return krill_cuda_check_launch(UPPER ? "ilu backward solve (trsv_kernel)"
-                                         : "ilu forward solve (trsv_kernel)");
-}
-
-template <bool UPPER, bool UNIT>
-krill_status launch_trsv(krill_ctx *ctx, const ilu_gpu *g, int lanes, const int32_t *order,
-                         const double *rhs, double *x)
+/* Blocks for a level solve of a triangle whose widest grid level has `widest` rows. */
+template <int LANES, bool UNIT>
+krill_status solve_grid_lanes(krill_ctx *ctx, int32_t widest, unsigned int *grid)
 {
     krill_status st = KRILL_OK;
-    int32_t epoch = 0;
-    KRILL_TRY(next_epoch(ctx, g, &epoch));
-    switch (lanes) {
-    case 1: st = launch_trsv_lanes<1, UPPER, UNIT>(ctx, g, order, rhs, x, epoch); break;
-    case 2: st = launch_trsv_lanes<2, UPPER, UNIT>(ctx, g, order, rhs, x, epoch); break;
-    case 4: st = launch_trsv_lanes<4, UPPER, UNIT>(ctx, g, order, rhs, x, epoch); break;
-    case 8: st = launch_trsv_lanes<8, UPPER, UNIT>(ctx, g, order, rhs, x, epoch); break;
-    case 16: st = launch_trsv_lanes<16, UPPER, UNIT>(ctx, g, order, rhs, x, epoch); break;
-    default: st = launch_trsv_lanes<32, UPPER, UNIT>(ctx, g, order, rhs, x, epoch); break;
+    int per_sm = 0;
+    KRILL_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+        &per_sm, level_solve_kernel<LANES, UNIT>, ILU_SOLVE_BLOCK, 0));
+    {
+        const int64_t rows = ILU_SOLVE_BLOCK / LANES;
+        int64_t blocks = ((int64_t)widest + rows - 1) / rows;
+        const int64_t cap = (int64_t)ctx->cuda->sm_count *
+                            (per_sm < KRILL_ILU_SOLVE_BLOCKS_PER_SM ? per_sm
+                                                                    : KRILL_ILU_SOLVE_BLOCKS_PER_SM);
+        if (blocks > cap) blocks = cap;
+        *grid = blocks < 1 ? 1u : (unsigned int)blocks;
     }
 cleanup:
     return st;
+}
+
+template <int LANES, bool UNIT>
+krill_status launch_solve_lanes(krill_ctx *ctx, unsigned int grid, level_tri t, const char *what)
+{
+    krill_status st = KRILL_OK;
+    void *params[] = {&t};
+    KRILL_TRY(krill_cuda_call(cudaLaunchCooperativeKernel((const void *)level_solve_kernel<LANES, UNIT>,
+                                                          grid, ILU_SOLVE_BLOCK, params, 0,
+                                                          krill_cuda_stream(ctx)),
+                              what));
+cleanup:
+    return st;
+}
+
+/* The grid (grid != NULL, t ignored) or the launch of a level solve with `lanes` threads a
+ * row. */
+template <bool UNIT>
+krill_status level_solve(krill_ctx *ctx, int lanes, int32_t widest, unsigned int *grid,
+                         const level_tri *t, unsigned int launch_grid, const char *what)
+{
+    switch (lanes) {
+    case 1: return grid ? solve_grid_lanes<1, UNIT>(ctx, widest, grid)
+                        : launch_solve_lanes<1, UNIT>(ctx, launch_grid, *t, what);
+    case 2: return grid ? solve_grid_lanes<2, UNIT>(ctx, widest, grid)
+                        : launch_solve_lanes<2, UNIT>(ctx, launch_grid, *t, what);
+    case 4: return grid ? solve_grid_lanes<4, UNIT>(ctx, widest, grid)
+                        : launch_solve_lanes<4, UNIT>(ctx, launch_grid, *t, what);
+    case 8: return grid ? solve_grid_lanes<8, UNIT>(ctx, widest, grid)
+                        : launch_solve_lanes<8, UNIT>(ctx, launch_grid, *t, what);
+    case 16: return grid ? solve_grid_lanes<16, UNIT>(ctx, widest, grid)
+                         : launch_solve_lanes<16, UNIT>(ctx, launch_grid, *t, what);
+    default: return grid ? solve_grid_lanes<32, UNIT>(ctx, widest, grid)
+                         : launch_solve_lanes<32, UNIT>(ctx, launch_grid, *t, what);
+    }
+}
+
+int solve_lanes(double mean_row_entries)
+{
+    int lanes = 1;
+    while (lanes < 32 && mean_row_entries > KRILL_ILU_SOLVE_ENTRIES_PER_LANE * lanes) lanes *= 2;
+    return lanes;
+}
+
+/* level_mode of every level (ILU_LEVEL_* bits) for `lanes` threads a row, and the rows of
+ * the widest level that is not a one-block level (0 if none). */
+void level_modes(const krill_ilu_levels *lv, int lanes, int32_t *mode, int32_t *widest)
+{
+    const int32_t rows = ILU_SOLVE_BLOCK / lanes;
+    *widest = 0;
+    for (int32_t l = 0; l < lv->n_levels; l++) {
+        const int32_t w = lv->level_ptr[l + 1] - lv->level_ptr[l];
+        mode[l] = w <= rows ? ILU_LEVEL_ONE_BLOCK : 0;
+        if (w > rows && w > *widest) *widest = w;
+    }
+    for (int32_t l = 0; l < lv->n_levels; l++) {
+        const bool next_grid = l + 1 < lv->n_levels && !(mode[l + 1] & ILU_LEVEL_ONE_BLOCK);
+        if (!(mode[l] & ILU_LEVEL_ONE_BLOCK) || next_grid) mode[l] |= ILU_LEVEL_GRID_BARRIER;
+    }
 }
 
 template <int LANES, bool IC>
@@ -347,7 +613,7 @@ krill_status launch_factor_lanes(krill_ctx *ctx, const ilu_gpu *g, int32_t epoch
 template <bool IC>
 krill_status launch_factor(krill_ctx *ctx, const ilu_gpu *g, int32_t epoch)
 {
-    switch (g->lanes_upper) {
+    switch (g->factor_lanes) {
     case 1: return launch_factor_lanes<1, IC>(ctx, g, epoch);
     case 2: return launch_factor_lanes<2, IC>(ctx, g, epoch);
     case 4: return launch_factor_lanes<4, IC>(ctx, g, epoch);
@@ -382,6 +648,53 @@ cleanup:
     return st;
 }
 
+/* What one solve of t adds to each barrier counter. */
+void count_arrivals(unsigned int *counted, const tri_gpu *t)
+{
+    for (unsigned int c = 0; c < ILU_BARRIER_COUNTERS; c++)
+        counted[c] += t->barriers * counter_arrivals(t->grid, c);
+}
+
+void tri_free(krill_ctx *ctx, tri_gpu *t)
+{
+    krill_mem_free(ctx, t->level_ptr);
+    krill_mem_free(ctx, t->level_mode);
+    krill_mem_free(ctx, t->ptr);
+    krill_mem_free(ctx, t->col);
+    krill_mem_free(ctx, t->val);
+    krill_mem_free(ctx, t->inv_diag);
+    krill_mem_free(ctx, t->x);
+}
+
+/* One triangle's level-ordered pattern (from q) and its launch geometry on the device. */
+krill_status tri_create(krill_ctx *ctx, const krill_ilu_levels *lv, const int64_t *ptr,
+                        const int32_t *col, int64_t nnz, int32_t n, double mean, bool unit,
+                        tri_gpu *t)
+{
+    krill_status st = KRILL_OK;
+    int32_t *mode = NULL, widest = 0;
+    t->n_levels = lv->n_levels;
+    t->lanes = solve_lanes(mean);
+    KRILL_ALLOC(mode, lv->n_levels > 0 ? lv->n_levels : 1);
+    level_modes(lv, t->lanes, mode, &widest);
+    t->barriers = 0;
+    for (int32_t l = 0; l + 1 < lv->n_levels; l++)
+        t->barriers += (mode[l] & ILU_LEVEL_GRID_BARRIER) ? 1u : 0u;
+    KRILL_TRY(upload_copy(ctx, &t->level_ptr, lv->level_ptr, (int64_t)lv->n_levels + 1,
+                          "ilu level offsets"));
+    KRILL_TRY(upload_copy(ctx, &t->level_mode, mode, lv->n_levels, "ilu level modes"));
+    KRILL_TRY(upload_int32(ctx, &t->ptr, ptr, (int64_t)n + 1, "ilu level-ordered offsets"));
+    KRILL_TRY(upload_copy(ctx, &t->col, col, nnz, "ilu level-ordered columns"));
+    KRILL_MEM_ALLOC(ctx, t->val, nnz > 0 ? nnz : 1);
+    if (!unit) KRILL_MEM_ALLOC(ctx, t->inv_diag, n);
+    KRILL_MEM_ALLOC(ctx, t->x, n);
+    KRILL_TRY(unit ? level_solve<true>(ctx, t->lanes, widest, &t->grid, NULL, 0, NULL)
+                   : level_solve<false>(ctx, t->lanes, widest, &t->grid, NULL, 0, NULL));
+cleanup:
+    krill_free(mode);
+    return st;
+}
+
 }  // namespace
 
 /* ---- the extern "C" half of ilu_impl.h -------------------------------------------------- */
@@ -396,11 +709,16 @@ extern "C" void krill_ilu_cuda_destroy(krill_ctx *ctx, void *dev)
     krill_mem_free(ctx, g->transpose);
     krill_mem_free(ctx, g->lower_order);
     krill_mem_free(ctx, g->upper_order);
+    krill_mem_free(ctx, g->mid);
     krill_mem_free(ctx, g->val);
     krill_mem_free(ctx, g->pivot_min);
     krill_mem_free(ctx, g->flags);
     krill_mem_free(ctx, g->counters);
+    krill_mem_free(ctx, g->barrier);
+    krill_free(g->counted);
     krill_mem_free(ctx, g->fail_row);
+    tri_free(ctx, &g->lower);
+    tri_free(ctx, &g->upper);
     krill_free(g->epoch);
     krill_free(g);
 }
@@ -410,7 +728,10 @@ extern "C" krill_status krill_ilu_cuda_create(krill_ctx *ctx, const krill_ilu_ho
 {
     krill_status st = KRILL_OK;
     ilu_gpu *g = NULL;
+    krill_ilu_perm q;
+    int cooperative = 0;
     const int64_t n = h->n;
+    memset(&q, 0, sizeof q);
     *dev = NULL;
     /* 32-bit positions; the strided loops step past the end by less than a warp */
     if (h->nnz > INT32_MAX - 32 || n > INT32_MAX - 32) {
@@ -420,33 +741,53 @@ extern "C" krill_status krill_ilu_cuda_create(krill_ctx *ctx, const krill_ilu_ho
                          (long long)h->nnz, INT32_MAX - 32);
         goto cleanup;
     }
+    KRILL_CUDA_TRY(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch,
+                                          ctx->device_id));
+    if (!cooperative) {
+        st = krill_error(KRILL_ERR_UNSUPPORTED, "%s on the GPU: device %d does not support "
+                         "cooperative launches, which the level-scheduled solves need",
+                         h->kind == KRILL_ILU_KIND_IC0 ? "ic0" : "ilu0", ctx->device_id);
+        goto cleanup;
+    }
     KRILL_CALLOC(g, 1);
     KRILL_CALLOC(g->epoch, 1);
+    KRILL_CALLOC(g->counted, ILU_BARRIER_COUNTERS);
     g->n = h->n;
     g->nnz = h->nnz;
     g->ic = h->kind == KRILL_ILU_KIND_IC0;
-    {
-        const double mean_lower = n > 0 ? (double)h->lower_nnz / (double)n : 0.0;
-        const double mean_upper = n > 0 ? (double)(h->nnz - n - h->lower_nnz) / (double)n : 0.0;
-        g->lanes_lower = krill_gpu_lanes_per_row(mean_lower, 0, 1);
-        g->lanes_upper = krill_gpu_lanes_per_row(mean_upper, 0, 1);
-    }
     KRILL_TRY(upload_int32(ctx, &g->row_ptr, h->row_ptr, n + 1, "ilu row offsets"));
     KRILL_TRY(upload_copy(ctx, &g->col, h->col, h->nnz, "ilu columns"));
     KRILL_TRY(upload_int32(ctx, &g->diag, h->diag, n, "ilu diagonal positions"));
     if (g->ic) KRILL_TRY(upload_int32(ctx, &g->transpose, h->transpose, h->nnz, "ic0 L^T map"));
     KRILL_TRY(upload_copy(ctx, &g->lower_order, h->lower.rows, n, "ilu forward order"));
     KRILL_TRY(upload_copy(ctx, &g->upper_order, h->upper.rows, n, "ilu backward order"));
+    KRILL_TRY(krill_ilu_perm_build(h, 0, &q));
+    KRILL_TRY(upload_copy(ctx, &g->mid, q.mid, n, "ilu backward-to-forward positions"));
+    {
+        const int64_t upper_nnz = h->nnz - n - h->lower_nnz;
+        const double mean_lower = n > 0 ? (double)h->lower_nnz / (double)n : 0.0;
+        const double mean_upper = n > 0 ? (double)upper_nnz / (double)n : 0.0;
+        g->factor_lanes = krill_gpu_lanes_per_row(mean_upper, 0, 1);
+        KRILL_TRY(tri_create(ctx, &h->lower, q.lower_ptr, q.lower_col, h->lower_nnz, g->n,
+                             mean_lower, !g->ic, &g->lower));
+        KRILL_TRY(tri_create(ctx, &h->upper, q.upper_ptr, q.upper_col, upper_nnz, g->n,
+                             mean_upper, false, &g->upper));
+    }
+    krill_ilu_perm_free(&q);
     KRILL_MEM_ALLOC(ctx, g->val, h->nnz);
     KRILL_MEM_ALLOC(ctx, g->pivot_min, n);
     KRILL_MEM_ALLOC(ctx, g->flags, n);
     KRILL_MEM_ALLOC(ctx, g->counters, 2);
+    KRILL_MEM_ALLOC(ctx, g->barrier, ILU_BARRIER_COUNTERS * ILU_BARRIER_STRIDE);
     KRILL_MEM_ALLOC(ctx, g->fail_row, 1);
     KRILL_TRY(krill_cuda_memset0(ctx, g->flags, (size_t)n * sizeof *g->flags));
     KRILL_TRY(krill_cuda_memset0(ctx, g->counters, 2 * sizeof *g->counters));
+    KRILL_TRY(krill_cuda_memset0(ctx, g->barrier, ILU_BARRIER_COUNTERS * ILU_BARRIER_STRIDE *
+                                                      sizeof *g->barrier));
     *dev = g;
     g = NULL;
 cleanup:
+    krill_ilu_perm_free(&q);
     krill_ilu_cuda_destroy(ctx, g);
     return st;
 }
@@ -472,7 +813,12 @@ extern "C" krill_status krill_ilu_cuda_factor(krill_ctx *ctx, void *dev, const k
         KRILL_ALLOC(row_val, len);
         KRILL_TRY(krill_mem_download(ctx, row_val, g->val + begin, (size_t)len * sizeof *row_val));
         st = krill_ilu_row_failure(h, name, fail, row_val);
+        goto cleanup;
     }
+    pack_kernel<<<krill_cuda_blocks(ctx, g->n), ILU_BLOCK, 0, krill_cuda_stream(ctx)>>>(
+        g->n, g->row_ptr, g->diag, g->val, g->lower_order, g->lower.ptr, g->lower.val,
+        g->lower.inv_diag, g->upper_order, g->upper.ptr, g->upper.val, g->upper.inv_diag);
+    KRILL_TRY(krill_cuda_check_launch("ilu factors into level order (pack_kernel)"));
 cleanup:
     krill_free(pivot_min);
     krill_free(row_val);
@@ -485,12 +831,27 @@ extern "C" krill_status krill_ilu_cuda_apply(krill_ctx *ctx, const void *dev, co
     krill_status st = KRILL_OK;
     const ilu_gpu *g = static_cast<const ilu_gpu *>(dev);
     if (g->n == 0) goto cleanup;
-    /* template arguments in parentheses: their commas would split the macro's argument */
-    if (g->ic)
-        KRILL_TRY((launch_trsv<false, false>(ctx, g, g->lanes_lower, g->lower_order, r, z)));
-    else
-        KRILL_TRY((launch_trsv<false, true>(ctx, g, g->lanes_lower, g->lower_order, r, z)));
-    KRILL_TRY((launch_trsv<true, false>(ctx, g, g->lanes_upper, g->upper_order, z, z)));
+    {
+        /* y = L^{-1} r in forward order, then z = U^{-1} y in backward order, scattered to z */
+        const tri_gpu *lo = &g->lower, *up = &g->upper;
+        level_tri fwd = {lo->n_levels, lo->level_ptr, lo->level_mode, lo->ptr, lo->col,
+                         lo->val, lo->inv_diag, g->lower_order, r, lo->x, NULL, NULL,
+                         g->barrier, {0}};
+        level_tri bwd = {up->n_levels, up->level_ptr, up->level_mode, up->ptr, up->col,
+                         up->val, up->inv_diag, g->mid, lo->x, up->x, g->upper_order, z,
+                         g->barrier, {0}};
+        memcpy(fwd.base, g->counted, sizeof fwd.base);
+        KRILL_TRY(g->ic ? level_solve<false>(ctx, lo->lanes, 0, NULL, &fwd, lo->grid,
+                                             "ic0 forward solve (level_solve_kernel)")
+                        : level_solve<true>(ctx, lo->lanes, 0, NULL, &fwd, lo->grid,
+                                            "ilu0 forward solve (level_solve_kernel)"));
+        count_arrivals(g->counted, lo);     /* counted once the launch is queued */
+        memcpy(bwd.base, g->counted, sizeof bwd.base);
+        KRILL_TRY(level_solve<false>(ctx, up->lanes, 0, NULL, &bwd, up->grid,
+                                     g->ic ? "ic0 backward solve (level_solve_kernel)"
+                                           : "ilu0 backward solve (level_solve_kernel)"));
+        count_arrivals(g->counted, up);
+    }
 cleanup:
     return st;
 }

@@ -135,8 +135,10 @@ typedef struct krill_ilu_perm {
     double *work;            /* n: y, then z, in backward order during an apply */
 } krill_ilu_perm;
 
-/* The permuted pattern (values: krill_ilu_perm_values). */
-krill_status krill_ilu_perm_build(const krill_ilu_host *h, krill_ilu_perm *q);
+/* The permuted pattern: the pointers, columns and mid; with with_values also the value
+ * arrays and work, filled by krill_ilu_perm_values (the GPU keeps only the pattern from
+ * here and packs its values on the device). */
+krill_status krill_ilu_perm_build(const krill_ilu_host *h, int with_values, krill_ilu_perm *q);
 /* The values of the factors val (A's CSR order) into q. */
 void krill_ilu_perm_values(const krill_ilu_host *h, const double *val, krill_ilu_perm *q);
 void krill_ilu_perm_free(krill_ilu_perm *q);
@@ -160,11 +162,12 @@ typedef struct krill_ilu_factors {
 krill_status krill_pc_ilu_factors(const krill_pc *pc, krill_ilu_factors *f);
 
 #ifdef KRILL_HAVE_CUDA
-/* The GPU half (ilu.cu). create uploads the pattern, levels and work arrays (n and nnz up to
- * 2^31 - 33, else KRILL_ERR_UNSUPPORTED); factor uploads A's values (and the pivot
- * thresholds) and factors on the device, reporting a refused row like the CPU; apply queues
- * both solves on the context's stream (one apply at a time per preconditioner: they share
- * the ready flags). */
+/* The GPU half (ilu.cu). create uploads the pattern, levels, the level-ordered triangles and
+ * work arrays (n and nnz up to 2^31 - 33, and a device with cooperative launches, else
+ * KRILL_ERR_UNSUPPORTED); factor uploads A's values (and the pivot thresholds), factors on
+ * the device, reporting a refused row like the CPU, and packs the factors into the triangles;
+ * apply queues both solves on the context's stream (one apply at a time per preconditioner:
+ * they share the work vectors and the grid barrier). */
 krill_status krill_ilu_cuda_create(krill_ctx *ctx, const krill_ilu_host *h, void **dev);
 krill_status krill_ilu_cuda_factor(krill_ctx *ctx, void *dev, const krill_ilu_host *h,
                                    const char *name, const double *a_val);
