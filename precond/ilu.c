@@ -6,8 +6,8 @@
  * Build: the matrix comes back as a host CSR (krill_mat_to_csr); the analysis (diagonal
  * positions, the L^T map, the level sets of both solves; ilu_host.c) runs once on the host;
  * then the factorization runs on the context's device: ilu_host.c on the CPU, ilu.cu on the
- * GPU. Update (krill_pc_update): the matrix's new values, checked to have the same pattern,
- * are factored again with the same analysis; after a failed build step or update, apply
+ * GPU. Update (krill_pc_update_values): the matrix's new values, checked to have the same
+ * pattern, are factored again with the same analysis; after a failed build step or update, apply
  * refuses until an update succeeds. Layout, pivot rule and messages: ilu_impl.h.
  *
  * Apply, memory traffic: each factor entry is read once over the two solves (12 bytes:

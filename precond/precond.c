@@ -165,10 +165,10 @@ cleanup:
     return st;
 }
 
-krill_status krill_pc_update(krill_pc *pc)
+krill_status krill_pc_update_values(krill_pc *pc)
 {
     krill_status st = KRILL_OK;
-    KRILL_REQUIRE(pc != NULL, "krill_pc_update: pc is NULL");
+    KRILL_REQUIRE(pc != NULL, "krill_pc_update_values: pc is NULL");
     KRILL_TRY(pc->ops->update(pc->ctx, pc->impl, pc->mat));
 cleanup:
     return st;

@@ -524,7 +524,7 @@ static void test_update(krill_ctx *ctx)
         for (int64_t e = csr->row_ptr[i]; e < csr->row_ptr[i + 1]; e++)
             scaled->val[e] = csr->val[e] * (1.0 + (double)i / (double)n);
     CHECK_OK(krill_mat_update_values(a, scaled->val));
-    CHECK_OK(krill_pc_update(pc));
+    CHECK_OK(krill_pc_update_values(pc));
     CHECK_OK(krill_pc_apply(pc, vr, vz));
     CHECK_OK(krill_vec_download(vz, z));
     CHECK(check_apply(scaled, 4, r, z, "after update") == 0);
@@ -538,12 +538,12 @@ static void test_update(krill_ctx *ctx)
             for (int64_t f = csr->row_ptr[20]; f < csr->row_ptr[21]; f++)
                 if (csr->col[f] == csr->col[e]) v[e] = v[f];
     CHECK_OK(krill_mat_update_values(a, v));
-    CHECK_STATUS(krill_pc_update(pc), KRILL_ERR_NUMERIC);
+    CHECK_STATUS(krill_pc_update_values(pc), KRILL_ERR_NUMERIC);
     CHECK(strstr(krill_last_error(), "block 5 (rows 20..23, 0-based)") != NULL);
     CHECK_STATUS(krill_pc_apply(pc, vr, vz), KRILL_ERR_NUMERIC);
     CHECK(strstr(krill_last_error(), "last update failed") != NULL);
     CHECK_OK(krill_mat_update_values(a, csr->val));
-    CHECK_OK(krill_pc_update(pc));
+    CHECK_OK(krill_pc_update_values(pc));
     CHECK_OK(krill_pc_apply(pc, vr, vz));
     CHECK_OK(krill_vec_download(vz, z));
     CHECK(check_apply(csr, 4, r, z, "after recovery") == 0);
@@ -577,7 +577,7 @@ static void test_empty(krill_ctx *ctx)
     krill_pc_destroy(&pc);
     CHECK_OK(krill_pc_create(a, "bjacobi:3", &pc));
     CHECK_OK(krill_pc_apply(pc, r, z));
-    CHECK_OK(krill_pc_update(pc));
+    CHECK_OK(krill_pc_update_values(pc));
     krill_pc_destroy(&pc);
     krill_vec_destroy(&r);
     krill_vec_destroy(&z);

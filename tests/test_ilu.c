@@ -527,7 +527,7 @@ static void test_update(krill_ctx *ctx)
     CHECK_OK(krill_vec_fill(vr, 1.0));
 
     CHECK_OK(krill_mat_update_values(m, b->val));
-    CHECK_OK(krill_pc_update(pc));
+    CHECK_OK(krill_pc_update_values(pc));
     ref = ref_factorize(b, 0);
     CHECK(ref.fail_row == -1);
     CHECK_OK(krill_pc_ilu_factors(pc, &fac));
@@ -538,14 +538,14 @@ static void test_update(krill_ctx *ctx)
     /* row 0 zeroed: the pivot u_00 = 0 is refused */
     for (int64_t p = b->row_ptr[0]; p < b->row_ptr[1]; p++) b->val[p] = 0.0;
     CHECK_OK(krill_mat_update_values(m, b->val));
-    CHECK_STATUS(krill_pc_update(pc), KRILL_ERR_NUMERIC);
+    CHECK_STATUS(krill_pc_update_values(pc), KRILL_ERR_NUMERIC);
     CHECK(message_row(krill_last_error()) == 0);
     CHECK_STATUS(krill_pc_apply(pc, vr, vz), KRILL_ERR_NUMERIC);
     CHECK(strstr(krill_last_error(), "update") != NULL);
     CHECK_STATUS(krill_pc_ilu_factors(pc, &fac), KRILL_ERR_ARG);
 
     CHECK_OK(krill_mat_update_values(m, a->val));
-    CHECK_OK(krill_pc_update(pc));
+    CHECK_OK(krill_pc_update_values(pc));
     CHECK_OK(krill_pc_apply(pc, vr, vz));
     ref = ref_factorize(a, 0);
     CHECK_OK(krill_pc_ilu_factors(pc, &fac));
@@ -566,7 +566,7 @@ static void test_update(krill_ctx *ctx)
     CHECK_OK(krill_pc_create(m, "ic0", &pc));
     a->val[1] += 0.25;   /* (0, 1) but not (1, 0) */
     CHECK_OK(krill_mat_update_values(m, a->val));
-    CHECK_STATUS(krill_pc_update(pc), KRILL_ERR_ARG);
+    CHECK_STATUS(krill_pc_update_values(pc), KRILL_ERR_ARG);
     CHECK(strstr(krill_last_error(), "not symmetric") != NULL);
     CHECK_STATUS(krill_pc_apply(pc, vr, vz), KRILL_ERR_NUMERIC);
 

@@ -48,7 +48,7 @@ static void test_apply(krill_ctx *ctx)
         double *v = malloc((size_t)csr->nnz * sizeof(double));
         for (int64_t k = 0; k < csr->nnz; k++) v[k] = 2.0 * csr->val[k];
         CHECK_OK(krill_mat_update_values(a, v));
-        CHECK_OK(krill_pc_update(pc));
+        CHECK_OK(krill_pc_update_values(pc));
         CHECK_OK(krill_pc_apply(pc, r, z));
         CHECK_OK(krill_vec_download(z, zh));
         for (int i = 0; i < 4; i++) CHECK_CLOSE(zh[i], rh[i] / (2.0 * (2 << i)), 1e-15);
@@ -56,11 +56,11 @@ static void test_apply(krill_ctx *ctx)
         for (int64_t k = 0; k < csr->nnz; k++)
             if (csr->col[k] == 2 && k >= csr->row_ptr[2] && k < csr->row_ptr[3]) v[k] = 0.0;
         CHECK_OK(krill_mat_update_values(a, v));
-        CHECK_STATUS(krill_pc_update(pc), KRILL_ERR_NUMERIC);
+        CHECK_STATUS(krill_pc_update_values(pc), KRILL_ERR_NUMERIC);
         CHECK(strstr(krill_last_error(), "row 2 (0-based)") != NULL);
         CHECK_STATUS(krill_pc_apply(pc, r, z), KRILL_ERR_NUMERIC);
         CHECK_OK(krill_mat_update_values(a, csr->val));
-        CHECK_OK(krill_pc_update(pc));
+        CHECK_OK(krill_pc_update_values(pc));
         CHECK_OK(krill_pc_apply(pc, r, z));
         CHECK_OK(krill_vec_download(z, zh));
         CHECK_CLOSE(zh[2], rh[2] / 8.0, 1e-15);
@@ -143,7 +143,7 @@ static void test_errors(krill_ctx *ctx)
     CHECK_STATUS(krill_pc_apply(pc, r, r), KRILL_ERR_ARG);
     CHECK(strstr(krill_last_error(), "distinct") != NULL);
     CHECK_STATUS(krill_pc_apply(NULL, r, z), KRILL_ERR_ARG);
-    CHECK_STATUS(krill_pc_update(NULL), KRILL_ERR_ARG);
+    CHECK_STATUS(krill_pc_update_values(NULL), KRILL_ERR_ARG);
 
     krill_pc_destroy(&pc);
     krill_vec_destroy(&r);

@@ -27,8 +27,9 @@ void krill_pc_destroy(krill_pc **pc);                    /* NULL-safe; sets *pc 
 /* z = M^{-1} r (r and z distinct vectors on the matrix's context). */
 krill_status krill_pc_apply(const krill_pc *pc, const krill_vec *r, krill_vec *z);
 
-/* Recompute from the matrix's current values (after krill_mat_update_values). */
-krill_status krill_pc_update(krill_pc *pc);
+/* New values, same pattern (Newton, time stepping): recompute from the matrix's current
+ * values (after krill_mat_update_values) without analysing the pattern again. */
+krill_status krill_pc_update_values(krill_pc *pc);
 
 const char *krill_pc_name(const krill_pc *pc);
 /* One line saying what was built, e.g. "bjacobi: 3x3 blocks (detected), 23120 blocks"; for
