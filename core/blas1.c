@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/core_impl.h"
+#include "ozaki/ozaki_impl.h"
 #ifdef KRILL_HAVE_CUDA
 #include "core/cuda_impl.h"
 #define GPU(ctx, call)                                                                   \
@@ -117,6 +118,8 @@ static double dot_cpu(const krill_ctx *ctx, int64_t n, const double *x, const do
 krill_status krill_blas_dot(krill_ctx *ctx, int64_t n, const double *x, const double *y,
                             double *result)
 {
+    /* reproducible mode: the Ozaki scheme (ozaki/), on the CPU or the GPU */
+    if (ctx->repro != KRILL_REPRO_OFF) return krill_ozaki_dot(ctx, n, x, y, result);
     GPU(ctx, krill_cuda_dot(ctx, n, x, y, result));
     *result = dot_cpu(ctx, n, x, y);
     return KRILL_OK;
@@ -126,6 +129,7 @@ krill_status krill_blas_dot(krill_ctx *ctx, int64_t n, const double *x, const do
  * |x_i| < ~1e-154; only then is the sum redone with x scaled by its largest magnitude. */
 krill_status krill_blas_nrm2(krill_ctx *ctx, int64_t n, const double *x, double *result)
 {
+    if (ctx->repro != KRILL_REPRO_OFF) return krill_ozaki_nrm2(ctx, n, x, result);
     GPU(ctx, krill_cuda_nrm2(ctx, n, x, result));
     double ss = dot_cpu(ctx, n, x, x);
     if (isnan(ss) || (isfinite(ss) && ss > 1e-290)) {

@@ -92,6 +92,9 @@ struct krill_ctx {
     int device_id;
     char describe[192];
     krill_cuda *cuda;        /* NULL on the CPU */
+    krill_repro_mode repro;  /* reproducible reductions (ozaki/): OFF, OZAKI or OZAKI_FAST */
+    int repro_slices;        /* 0 = exact, S >= 1 = at most S slices per operand */
+    void *ozaki;             /* ozaki/'s workspace (ozaki_impl.h); NULL until first needed */
 };
 
 static inline int krill_on_gpu(const krill_ctx *ctx) { return ctx->device == KRILL_DEVICE_CUDA; }

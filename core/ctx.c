@@ -3,6 +3,7 @@
 #include <stdio.h>
 
 #include "core/core_impl.h"
+#include "ozaki/ozaki_impl.h"
 #ifdef KRILL_HAVE_CUDA
 #include "core/cuda_impl.h"
 #endif
@@ -98,6 +99,7 @@ cleanup:
 void krill_ctx_destroy(krill_ctx **pctx)
 {
     if (!pctx || !*pctx) return;
+    krill_ozaki_ctx_fini(*pctx);   /* before the device goes: its workspace may be there */
 #ifdef KRILL_HAVE_CUDA
     if ((*pctx)->cuda) krill_cuda_ctx_fini(*pctx);
 #endif
@@ -116,6 +118,37 @@ krill_status krill_ctx_sync(krill_ctx *ctx)
 #endif
     (void)ctx;
     return KRILL_OK;
+}
+
+/* The mode is checked, then ozaki/'s workspace is made (a reproducible mode allocates
+ * everything it needs here, not in the first reduction); on failure the mode is unchanged. */
+krill_status krill_ctx_set_repro(krill_ctx *ctx, krill_repro_mode mode, int slices)
+{
+    krill_status st = KRILL_OK;
+    KRILL_REQUIRE(ctx != NULL, "krill_ctx_set_repro: ctx is NULL");
+    KRILL_REQUIRE(mode == KRILL_REPRO_OFF || mode == KRILL_REPRO_OZAKI ||
+                  mode == KRILL_REPRO_OZAKI_FAST,
+                  "krill_ctx_set_repro: mode = %d is not KRILL_REPRO_OFF (0), KRILL_REPRO_OZAKI "
+                  "(1) or KRILL_REPRO_OZAKI_FAST (2)", (int)mode);
+    KRILL_REQUIRE(slices >= 0, "krill_ctx_set_repro: slices = %d < 0 (0 = exact, S >= 1 = at "
+                  "most S slices)", slices);
+    KRILL_REQUIRE(mode != KRILL_REPRO_OFF || slices == 0,
+                  "krill_ctx_set_repro: slices = %d given with KRILL_REPRO_OFF (plain reductions "
+                  "have no slices; use 0)", slices);
+    KRILL_REQUIRE(mode != KRILL_REPRO_OZAKI_FAST || slices >= 1,
+                  "krill_ctx_set_repro: slices = %d with KRILL_REPRO_OZAKI_FAST: fast mode needs "
+                  "a fixed slice count S >= 1 (exact mode is KRILL_REPRO_OZAKI with 0)", slices);
+    if (mode != KRILL_REPRO_OFF) KRILL_TRY(krill_ozaki_ctx_init(ctx));
+    ctx->repro = mode;
+    ctx->repro_slices = slices;
+cleanup:
+    return st;
+}
+
+krill_repro_mode krill_ctx_repro(const krill_ctx *ctx, int *slices)
+{
+    if (slices) *slices = ctx ? ctx->repro_slices : 0;
+    return ctx ? ctx->repro : KRILL_REPRO_OFF;
 }
 
 double krill_wtime(void) { return omp_get_wtime(); }

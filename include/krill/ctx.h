@@ -43,6 +43,22 @@ const char *krill_ctx_describe(const krill_ctx *ctx);
 /* Wait until all work queued on the context is done (no-op on the CPU). */
 krill_status krill_ctx_sync(krill_ctx *ctx);
 
+/* Reproducible reductions (doc/reproducible.md). In a reproducible mode every dot product
+ * and norm of the context (krill_vec_dot, krill_vec_nrm2 and every solver's reductions) is
+ * computed with the Ozaki scheme: the values are split into slices whose products and sums
+ * are exact, so the result does not depend on the order of the additions. */
+typedef enum krill_repro_mode {
+    KRILL_REPRO_OFF = 0,        /* plain double reductions (fastest; bits depend on threads/device) */
+    KRILL_REPRO_OZAKI = 1,      /* Ozaki scheme: identical bits on any thread count, device, format */
+    KRILL_REPRO_OZAKI_FAST = 2  /* Ozaki with a fixed slice count and the paper's fast mode
+                                   (slice products with p + q > max(s_x, s_y) + 1 skipped) */
+} krill_repro_mode;
+/* slices: 0 = exact (split until nothing is left: every reduction is the correctly rounded
+ * value of the exact result; OZAKI only), S >= 1 = at most S slices per operand (less
+ * accurate, still identical everywhere). Bad combinations are KRILL_ERR_ARG naming the value. */
+krill_status krill_ctx_set_repro(krill_ctx *ctx, krill_repro_mode mode, int slices);
+krill_repro_mode krill_ctx_repro(const krill_ctx *ctx, int *slices);  /* slices may be NULL */
+
 /* Number of usable CUDA devices (0 in a build without CUDA or without a driver). */
 int krill_cuda_device_count(void);
 

@@ -1,0 +1,368 @@
+/* Reproducible mode on the GPU (ozaki/ozaki.cu) against the CPU path, bit for bit: dot,
+ * nrm2, mdot and the stats variants in every mode (exact, S = 1..4, fast S = 2, 3, 4, 7), on
+ * the (rand - 0.5) exp(phi randn) family and the edge cases, for several launch
+ * configurations (block size, grid size, rows per flush, register path or the general path):
+ * none of them may change a bit. Exact mode also against MPFR. Repeated calls (the device
+ * accumulators are reset by each kernel's last block), results in device memory, plain mode
+ * differing between CPU and GPU, and allocation faults of the GPU workspace (a clean error,
+ * the mode unchanged, and the context still usable). Needs a GPU (else 77). */
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/core_impl.h"
+#include "ozaki/ozaki_impl.h"
+#include "ozaki_ref.h"
+#include "testutil.h"
+
+static krill_ctx *gpu, *cpu;
+
+typedef struct mode {
+    krill_repro_mode mode;
+    int slices;
+    const char *name;
+} mode;
+
+static const mode modes[] = {
+    {KRILL_REPRO_OZAKI, 0, "exact"},      {KRILL_REPRO_OZAKI, 1, "S=1"},
+    {KRILL_REPRO_OZAKI, 2, "S=2"},        {KRILL_REPRO_OZAKI, 3, "S=3"},
+    {KRILL_REPRO_OZAKI, 4, "S=4"},        {KRILL_REPRO_OZAKI_FAST, 2, "fast S=2"},
+    {KRILL_REPRO_OZAKI_FAST, 3, "fast S=3"}, {KRILL_REPRO_OZAKI_FAST, 4, "fast S=4"},
+    {KRILL_REPRO_OZAKI_FAST, 7, "fast S=7"},
+};
+#define NMODES ((int)(sizeof modes / sizeof modes[0]))
+
+/* launch configurations: threads, blocks (0 = a wave), rows per flush (k > 1), register
+ * slices (0 = always the general path) */
+typedef struct config {
+    int threads, blocks, rows, reg;
+} config;
+static const config configs[] = {
+    {256, 0, 8, 8}, {32, 1, 8, 8}, {1024, 7, 3, 4}, {128, 0, 1, 0}, {64, 3, 17, 8}, {96, 0, 8, 2},
+};
+#define NCONFIGS ((int)(sizeof configs / sizeof configs[0]))
+
+static void use_config(const config *c)
+{
+    krill_ozaki_tuning t;
+    krill_ozaki_tuning_get(&t);
+    t.gpu_threads = c->threads;
+    t.gpu_blocks = c->blocks;
+    t.gpu_rows = c->rows;
+    t.gpu_reg_slices = c->reg;
+    t.cpu_min_n = 1;
+    krill_ozaki_tuning_set(&t);
+}
+
+static void set_mode(const mode *m)
+{
+    CHECK_OK(krill_ctx_set_repro(gpu, m->mode, m->slices));
+    CHECK_OK(krill_ctx_set_repro(cpu, m->mode, m->slices));
+}
+
+static double *dev_copy(const double *h, int64_t n)
+{
+    double *d = NULL;
+    CHECK_OK(krill_mem_alloc(gpu, (void **)&d, (size_t)(n > 0 ? n : 1) * sizeof *d, "test vector"));
+    if (d && n > 0) CHECK_OK(krill_mem_upload(gpu, d, h, (size_t)n * sizeof *d));
+    return d;
+}
+
+static void report(const char *what, const mode *m, const config *c, double got, double want)
+{
+    uint64_t a, b;
+    memcpy(&a, &got, 8);
+    memcpy(&b, &want, 8);
+    fprintf(stderr, "  %s [%s; %d threads x %d blocks, rows %d, reg %d]: GPU %.17g (0x%016llx), "
+            "CPU %.17g (0x%016llx)\n", what, m->name, c->threads, c->blocks, c->rows, c->reg,
+            got, (unsigned long long)a, want, (unsigned long long)b);
+}
+
+static int compare(double got, double want, const char *what, const mode *m, const config *c)
+{
+    tu_checks++;
+    if (oz_same_bits(got, want)) return 1;
+    tu_failures++;
+    report(what, m, c, got, want);
+    return 0;
+}
+
+/* dot, dot_stats and nrm2 of x, y on the GPU in every mode and config vs the CPU's bits */
+static void check_pair(int64_t n, const double *x, const double *y, const char *what)
+{
+    double *dx = dev_copy(x, n), *dy = dev_copy(y, n), *dst = NULL;
+    double *slot = KRILL_CUDA_SLOT(gpu, 0);
+    CHECK_OK(krill_mem_alloc(gpu, (void **)&dst, 4 * sizeof(double), "stats"));
+    for (int k = 0; k < NMODES; k++) {
+        double want_dot, want_nrm, want_ref;
+        set_mode(&modes[k]);
+        CHECK_OK(krill_ozaki_dot(cpu, n, x, y, &want_dot));
+        CHECK_OK(krill_ozaki_nrm2(cpu, n, x, &want_nrm));
+        if (k == 0 && isfinite(want_dot) && oz_ref_dot(n, x, y, &want_ref))
+            CHECK(oz_same_bits(want_dot, want_ref));
+        for (int c = 0; c < NCONFIGS; c++) {
+            double got[3];
+            use_config(&configs[c]);
+            CHECK_OK(krill_ozaki_dot(gpu, n, dx, dy, slot));
+            CHECK_OK(krill_ozaki_stats(gpu, n, dx, dst));
+            CHECK_OK(krill_ozaki_stats(gpu, n, dy, dst + 2));
+            CHECK_OK(krill_ozaki_dot_stats(gpu, n, dx, dst, dy, dst + 2, slot + 1));
+            CHECK_OK(krill_ozaki_nrm2(gpu, n, dx, slot + 2));
+            CHECK_OK(krill_scalars_read(gpu, slot, got, 3));
+            compare(got[0], want_dot, what, &modes[k], &configs[c]);
+            compare(got[1], want_dot, "dot_stats", &modes[k], &configs[c]);
+            compare(got[2], want_nrm, "nrm2", &modes[k], &configs[c]);
+        }
+    }
+    {   /* the stats themselves: the CPU's bits */
+        double gs[4], cs[4];
+        CHECK_OK(krill_ozaki_stats(gpu, n, dx, dst));
+        CHECK_OK(krill_ozaki_stats(gpu, n, dy, dst + 2));
+        CHECK_OK(krill_scalars_read(gpu, dst, gs, 4));
+        CHECK_OK(krill_ozaki_stats(cpu, n, x, cs));
+        CHECK_OK(krill_ozaki_stats(cpu, n, y, cs + 2));
+        for (int i = 0; i < 4; i++) CHECK(oz_same_bits(gs[i], cs[i]));
+    }
+    krill_mem_free(gpu, dx);
+    krill_mem_free(gpu, dy);
+    krill_mem_free(gpu, dst);
+}
+
+static void test_phi_family(void)
+{
+    static const double phis[] = {0, 1, 2, 4, 8};
+    static const int64_t sizes[] = {1, 3, 100, 1000, 100003, ((int64_t)1 << 20) + 7};
+    for (int ip = 0; ip < 5; ip++)
+        for (int is = 0; is < 6; is++) {
+            const int64_t n = sizes[is];
+            double *x = malloc((size_t)n * sizeof *x), *y = malloc((size_t)n * sizeof *y);
+            char what[64];
+            oz_ref_phi_vector(x, n, phis[ip], 10 * ip + is + 1);
+            oz_ref_phi_vector(y, n, phis[ip], 10 * ip + is + 500);
+            snprintf(what, sizeof what, "phi = %g n = %lld", phis[ip], (long long)n);
+            check_pair(n, x, y, what);
+            free(x);
+            free(y);
+        }
+}
+
+static void test_edges(void)
+{
+    double x[64] = {0}, y[64] = {0};
+    const double tiny = 0x1p-1074, big = DBL_MAX;
+    check_pair(0, x, y, "n = 0");
+    for (int i = 0; i < 64; i++) {
+        x[i] = i % 2 ? -0.0 : 0.0;
+        y[i] = i - 30.5;
+    }
+    check_pair(64, x, y, "zeros");
+    oz_ref_phi_vector(x, 32, 4.0, 77);
+    oz_ref_phi_vector(y, 32, 4.0, 78);
+    for (int i = 0; i < 32; i++) {
+        x[32 + i] = -x[i];
+        y[32 + i] = y[i];
+    }
+    check_pair(64, x, y, "exact cancellation");
+    for (int i = 0; i < 16; i++) {
+        x[i] = (i + 1) * tiny * (i % 3 ? 1 : -1);
+        y[i] = ldexp(1.5 + i, 1000 - 20 * i);
+    }
+    check_pair(16, x, y, "subnormal x, huge y");
+    x[0] = 0x1p1000; y[0] = 0x1p20;
+    x[1] = 0x1p1000; y[1] = -0x1p20;
+    x[2] = tiny;     y[2] = 3.0;
+    check_pair(3, x, y, "huge range cancelling");
+    x[0] = big; y[0] = 2.0;
+    x[1] = -big; y[1] = 1.5;
+    check_pair(2, x, y, "near DBL_MAX");
+    x[0] = big; y[0] = big;
+    check_pair(1, x, y, "overflow");
+    x[0] = big; y[0] = 1.0;
+    x[1] = 0x1p970; y[1] = 1.0;
+    check_pair(2, x, y, "DBL_MAX + ulp / 2");
+    x[0] = 0x1.fffffffffffffp0;
+    y[0] = -0x1.5555555555555p-1;
+    check_pair(1, x, y, "n = 1 full mantissas");
+    {
+        /* +Inf, Inf 0, NaN, -Inf, +Inf - Inf */
+        const double sx[] = {INFINITY, INFINITY, NAN, 0.0, INFINITY};
+        const double sy[] = {2.0, 0.0, 1.0, -INFINITY, INFINITY};
+        const double sy1[] = {1.0, 1.0, 1.0, 1.0, -INFINITY};
+        for (int t = 0; t < 5; t++) {
+            x[0] = sx[t];
+            y[0] = sy[t];
+            x[1] = 1.0;
+            y[1] = sy1[t];
+            check_pair(2, x, y, "Inf/NaN");
+        }
+    }
+    {   /* many slices: the general path on every config */
+        const int64_t n = 50000;
+        double *a = malloc((size_t)n * sizeof *a), *b = malloc((size_t)n * sizeof *b);
+        oz_ref_phi_vector(a, n, 1.0, 901);
+        oz_ref_phi_vector(b, n, 1.0, 902);
+        for (int64_t i = 0; i < n; i++) {
+            a[i] = ldexp(a[i], (int)(i % 61) * 30 - 900);
+            b[i] = ldexp(b[i], -(int)(i % 47) * 20 + 400);
+        }
+        check_pair(n, a, b, "range 2^1800");
+        free(a);
+        free(b);
+    }
+}
+
+static void test_mdot(void)
+{
+    const int64_t n = 70001, ldv = 70017;
+    const int k = 37;
+    double *V = malloc((size_t)(ldv * k) * sizeof *V), *w = malloc((size_t)n * sizeof *w);
+    double want[37], got[37], *dV, *dw, *dres = NULL, *dvs = NULL, *dws = NULL;
+    oz_ref_phi_vector(w, n, 2.0, 7);
+    for (int j = 0; j < k; j++) {
+        oz_ref_phi_vector(V + j * ldv, n, (double)(j % 5) * 2.0, 100 + j);
+        for (int64_t i = n; i < ldv; i++) V[j * ldv + i] = NAN;   /* never read */
+    }
+    for (int64_t i = 0; i < n; i++) {
+        V[3 * ldv + i] = 0.0;
+        V[5 * ldv + i] = ldexp(V[5 * ldv + i], 700 - (int)(i % 90) * 20);
+    }
+    V[9 * ldv + 17] = INFINITY;
+    dV = dev_copy(V, ldv * k);
+    dw = dev_copy(w, n);
+    CHECK_OK(krill_mem_alloc(gpu, (void **)&dres, 2 * k * sizeof(double), "results"));
+    CHECK_OK(krill_mem_alloc(gpu, (void **)&dvs, 2 * k * sizeof(double), "vstats"));
+    CHECK_OK(krill_mem_alloc(gpu, (void **)&dws, 2 * sizeof(double), "wstats"));
+    for (int m = 0; m < NMODES; m++) {
+        set_mode(&modes[m]);
+        CHECK_OK(krill_ozaki_mdot(cpu, n, k, V, ldv, w, want));
+        for (int c = 0; c < NCONFIGS; c++) {
+            use_config(&configs[c]);
+            CHECK_OK(krill_ozaki_mdot(gpu, n, k, dV, ldv, dw, dres));
+            for (int j = 0; j < k; j++)
+                CHECK_OK(krill_ozaki_stats(gpu, n, dV + j * ldv, dvs + 2 * j));
+            CHECK_OK(krill_ozaki_stats(gpu, n, dw, dws));
+            CHECK_OK(krill_ozaki_mdot_stats(gpu, n, k, dV, ldv, dvs, dw, dws, dres + k));
+            CHECK_OK(krill_scalars_read(gpu, dres, got, k));
+            for (int j = 0; j < k; j++) compare(got[j], want[j], "mdot", &modes[m], &configs[c]);
+            CHECK_OK(krill_scalars_read(gpu, dres + k, got, k));
+            for (int j = 0; j < k; j++)
+                compare(got[j], want[j], "mdot_stats", &modes[m], &configs[c]);
+        }
+    }
+    krill_mem_free(gpu, dV);
+    krill_mem_free(gpu, dw);
+    krill_mem_free(gpu, dres);
+    krill_mem_free(gpu, dvs);
+    krill_mem_free(gpu, dws);
+    free(V);
+    free(w);
+}
+
+/* the context's reductions follow the mode; a special result does not stick to the next
+ * call (the device flags and sums are reset); plain GPU differs from plain CPU somewhere */
+static void test_dispatch_and_reset(void)
+{
+    const int64_t n = 1 << 20;
+    double *x = malloc((size_t)n * sizeof *x), *y = malloc((size_t)n * sizeof *y);
+    krill_vec *vx = NULL, *vy = NULL;
+    double a, b, c;
+    int differs = 0;
+    oz_ref_phi_vector(x, n, 8.0, 41);
+    oz_ref_phi_vector(y, n, 8.0, 42);
+    CHECK_OK(krill_vec_create(gpu, n, &vx));
+    CHECK_OK(krill_vec_create(gpu, n, &vy));
+    CHECK_OK(krill_vec_upload(vx, x));
+    CHECK_OK(krill_vec_upload(vy, y));
+    krill_ozaki_tuning_set(NULL);
+    for (int m = 0; m < NMODES; m++) {
+        set_mode(&modes[m]);
+        CHECK_OK(krill_vec_dot(vx, vy, &a));
+        CHECK_OK(krill_ozaki_dot(cpu, n, x, y, &b));
+        CHECK(oz_same_bits(a, b));
+        CHECK_OK(krill_vec_nrm2(vx, &a));
+        CHECK_OK(krill_ozaki_nrm2(cpu, n, x, &b));
+        CHECK(oz_same_bits(a, b));
+    }
+    {   /* special, then ordinary, then special again */
+        double *d = dev_copy(x, 4), *slot = KRILL_CUDA_SLOT(gpu, 0), keep = x[2];
+        set_mode(&modes[0]);
+        x[2] = NAN;
+        CHECK_OK(krill_mem_upload(gpu, d, x, 4 * sizeof *x));
+        CHECK_OK(krill_ozaki_dot(gpu, 4, d, d, slot));
+        CHECK_OK(krill_scalars_read(gpu, slot, &a, 1));
+        CHECK(isnan(a));
+        x[2] = keep;
+        CHECK_OK(krill_mem_upload(gpu, d, x, 4 * sizeof *x));
+        CHECK_OK(krill_ozaki_dot(gpu, 4, d, d, slot));
+        CHECK_OK(krill_ozaki_dot(gpu, 4, d, d, slot + 1));
+        CHECK_OK(krill_scalars_read(gpu, slot, &a, 1));
+        CHECK_OK(krill_scalars_read(gpu, slot + 1, &c, 1));
+        CHECK_OK(krill_ozaki_dot(cpu, 4, x, x, &b));
+        CHECK(oz_same_bits(a, b) && oz_same_bits(c, b));
+        krill_mem_free(gpu, d);
+    }
+    for (int seed = 0; seed < 8 && !differs; seed++) {
+        oz_ref_phi_vector(x, n, 4.0, 600 + seed);
+        CHECK_OK(krill_vec_upload(vx, x));
+        set_mode(&(mode){KRILL_REPRO_OFF, 0, "off"});
+        CHECK_OK(krill_vec_dot(vx, vy, &a));
+        CHECK_OK(krill_blas_dot(cpu, n, x, y, &b));
+        differs = !oz_same_bits(a, b);
+    }
+    CHECK(differs);
+    krill_vec_destroy(&vx);
+    krill_vec_destroy(&vy);
+    free(x);
+    free(y);
+}
+
+/* allocation faults of the workspace: set_repro and a first direct call fail cleanly */
+static void test_faults(void)
+{
+    double h[3] = {1.0, 2.0, 3.0}, r = 0.0;
+    for (long k = 1; k <= 4; k++) {
+        krill_ctx *g = tu_gpu_ctx_or_skip();
+        double *d = NULL, *slot = KRILL_CUDA_SLOT(g, 0);
+        krill_status st;
+        CHECK_OK(krill_mem_alloc(g, (void **)&d, sizeof h, "x"));
+        CHECK_OK(krill_mem_upload(g, d, h, sizeof h));
+        krill_fault_alloc_after(k);
+        st = krill_ctx_set_repro(g, KRILL_REPRO_OZAKI, 0);
+        krill_fault_alloc_after(0);
+        if (st != KRILL_OK) {
+            CHECK(st == KRILL_ERR_ALLOC || st == KRILL_ERR_DEVICE_ALLOC);
+            CHECK(strstr(krill_last_error(), "injected") != NULL);
+            CHECK(krill_ctx_repro(g, NULL) == KRILL_REPRO_OFF);
+            /* a direct call makes the workspace on first use: fault it too */
+            krill_fault_alloc_after(k);
+            st = krill_ozaki_dot(g, 3, d, d, slot);
+            krill_fault_alloc_after(0);
+            CHECK(st == KRILL_ERR_ALLOC || st == KRILL_ERR_DEVICE_ALLOC);
+            CHECK_OK(krill_ctx_set_repro(g, KRILL_REPRO_OZAKI, 0));
+        }
+        CHECK_OK(krill_ozaki_dot(g, 3, d, d, slot));
+        CHECK_OK(krill_scalars_read(g, slot, &r, 1));
+        CHECK(r == 14.0);
+        krill_mem_free(g, d);
+        krill_ctx_destroy(&g);
+    }
+}
+
+int main(void)
+{
+    gpu = tu_gpu_ctx_or_skip();
+    cpu = tu_cpu_ctx(3);
+    printf("%s\n", krill_ctx_describe(gpu));
+    if (!oz_ref_have_mpfr()) printf("MPFR absent at build time: exact mode is compared with "
+                                    "the CPU only\n");
+    test_edges();
+    test_phi_family();
+    test_mdot();
+    test_dispatch_and_reset();
+    test_faults();
+    krill_ozaki_tuning_set(NULL);
+    krill_ctx_destroy(&gpu);
+    krill_ctx_destroy(&cpu);
+    return tu_finish("test_gpu_ozaki");
+}
