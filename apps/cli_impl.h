@@ -48,6 +48,7 @@ extern const cli_command cli_solve_command;
 extern const cli_command cli_gen_command;
 extern const cli_command cli_info_command;
 extern const cli_command cli_formats_command;
+extern const cli_command cli_dot_command;
 
 /* ---- option parsing --------------------------------------------------------------------
  * Options are written "--name VALUE" or "--name=VALUE"; "--" ends the options. Every

@@ -9,6 +9,7 @@ static const cli_command *const commands[] = {
     &cli_gen_command,
     &cli_info_command,
     &cli_formats_command,
+    &cli_dot_command,
 };
 enum { N_COMMANDS = sizeof commands / sizeof commands[0] };
 

@@ -56,6 +56,12 @@ krill_status krill_gen_rows(const krill_gen_args *args, const char *what, int64_
  * exactly symmetric (the upper triangle is computed, the lower one mirrored). */
 void krill_elasticity_element(double ke[24][24]);
 
+/* ---- vector.c: exp, log and randn from correctly rounded operations only, so that
+ * krill_gen_dot_vectors gives the same bits everywhere (a few ulps from the true values) */
+double krill_gen_det_log(double s);          /* ln s, s finite and > 0 */
+double krill_gen_det_exp(double t);          /* e^t, |t| <= 700 */
+double krill_gen_det_randn(uint64_t *state); /* standard normal; advances a splitmix64 state */
+
 #ifdef __cplusplus
 }
 #endif

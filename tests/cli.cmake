@@ -105,3 +105,37 @@ if(KRILL_SANITIZE)
 endif()
 set_tests_properties(install_package PROPERTIES LABELS install TIMEOUT 600
                      ENVIRONMENT "OMP_NUM_THREADS=2;KRILL_EXAMPLE_CFLAGS=${KRILL_EXAMPLE_CFLAGS}")
+
+# krill dot (the accuracy experiment of the reproducible mode): argument errors here, the
+# output and the exact values in cli/dot.sh.
+krill_cli_case(dot_help 0 "^usage: krill dot --n N --phi P" "" dot --help)
+krill_cli_case(help_lists_dot 0 "^  dot +one dot product" "" help)
+krill_cli_case(dot_no_n 2 "" "missing --n" dot --phi 1)
+krill_cli_case(dot_no_phi 2 "" "missing --phi" dot --n 10)
+krill_cli_case(dot_n_zero 2 "" "--n expects an integer in \\[1, " dot --n 0 --phi 1)
+krill_cli_case(dot_n_garbage 2 "" "--n .*'12x'" dot --n 12x --phi 1)
+krill_cli_case(dot_phi_negative 2 "" "--phi expects a number in \\[0, 20\\], got '-1'" dot
+               --n 10 --phi=-1)
+krill_cli_case(dot_phi_too_big 2 "" "--phi .*'21'" dot --n 10 --phi 21)
+krill_cli_case(dot_phi_nan 2 "" "--phi .*'nan'" dot --n 10 --phi nan)
+krill_cli_case(dot_slices_too_many 2 "" "--slices expects an integer in \\[0, 64\\], got '65'" dot
+               --n 10 --phi 1 --slices 65)
+krill_cli_case(dot_fast_no_slices 2 "" "--fast needs --slices S >= 1 \\(got no --slices\\)" dot
+               --n 10 --phi 1 --fast)
+krill_cli_case(dot_fast_slices_zero 2 "" "--fast needs --slices S >= 1 \\(got --slices 0\\)" dot
+               --n 10 --phi 1 --fast --slices 0)
+krill_cli_case(dot_bad_device 2 "" "--device expects one of auto, cpu, gpu; got 'tpu'" dot
+               --n 10 --phi 1 --device tpu)
+krill_cli_case(dot_threads_zero 2 "" "--threads" dot --n 10 --phi 1 --threads 0)
+krill_cli_case(dot_reps_zero 2 "" "--reps" dot --n 10 --phi 1 --reps 0)
+krill_cli_case(dot_extra_argument 2 "" "unexpected argument 'x'" dot --n 10 --phi 1 x)
+krill_cli_case(dot_unknown_option 2 "" "unknown option '--bogus'" dot --n 10 --phi 1 --bogus)
+foreach(scenario shape fast exact_only threads)
+  add_test(NAME cli_dot_${scenario} COMMAND bash ${KRILL_CLI_DIR}/dot.sh
+           $<TARGET_FILE:krill_cli> ${scenario})
+  set_tests_properties(cli_dot_${scenario} PROPERTIES LABELS cli SKIP_RETURN_CODE 77
+                       ENVIRONMENT "${KRILL_CLI_ENV}")
+endforeach()
+add_test(NAME cli_dot_gpu COMMAND bash ${KRILL_CLI_DIR}/dot.sh $<TARGET_FILE:krill_cli> gpu)
+set_tests_properties(cli_dot_gpu PROPERTIES LABELS "cli;gpu" SKIP_RETURN_CODE 77
+                     ENVIRONMENT "${KRILL_CLI_ENV}")

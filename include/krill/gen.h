@@ -28,6 +28,16 @@ krill_status krill_gen(const char *spec, krill_csr **csr);
 /* One line per generator: "name:ARGS  description", NULL-terminated. */
 const char *const *krill_gen_help(void);
 
+/* ---- the vectors of the Ozaki-scheme accuracy experiment (`krill dot`, bench_dot) ----- */
+#define KRILL_GEN_PHI_MAX 20.0   /* keeps every product x_i y_i far from over/underflow */
+
+/* x_i = (rand - 0.5) * exp(phi * randn) and y_i likewise (independent), i < n: rand
+ * uniform on (0, 1), randn standard normal; phi in [0, KRILL_GEN_PHI_MAX] widens the range
+ * of exponents. The same (n, phi, seed) gives the same bits on every machine and thread
+ * count, and a shorter vector is a prefix of a longer one. y may be NULL (x only). Fails
+ * with KRILL_ERR_ARG for n < 0, phi out of range (or NaN), or x == NULL with n > 0. */
+krill_status krill_gen_dot_vectors(int64_t n, double phi, uint64_t seed, double *x, double *y);
+
 #ifdef __cplusplus
 }
 #endif
