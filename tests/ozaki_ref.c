@@ -174,3 +174,11 @@ void oz_ref_phi_vector(double *x, int64_t n, double phi, uint64_t seed)
         x[i] = (u[0] - 0.5) * exp(phi * randn);
     }
 }
+
+const oz_mode oz_modes[OZ_NMODES] = {
+    {KRILL_REPRO_OZAKI, 0, "exact"},         {KRILL_REPRO_OZAKI, 1, "S=1"},
+    {KRILL_REPRO_OZAKI, 2, "S=2"},           {KRILL_REPRO_OZAKI, 3, "S=3"},
+    {KRILL_REPRO_OZAKI, 4, "S=4"},           {KRILL_REPRO_OZAKI_FAST, 2, "fast S=2"},
+    {KRILL_REPRO_OZAKI_FAST, 3, "fast S=3"}, {KRILL_REPRO_OZAKI_FAST, 4, "fast S=4"},
+    {KRILL_REPRO_OZAKI_FAST, 7, "fast S=7"},
+};

@@ -8,6 +8,8 @@
 
 #include <stdint.h>
 
+#include "krill/ctx.h"
+
 int oz_ref_have_mpfr(void);
 
 /* *out = the double nearest to the exact sum_i x_i y_i (ties to even), for finite inputs;
@@ -28,6 +30,15 @@ int oz_ref_dot_slices(int64_t n, const double *x, const double *y, int slices, i
 /* x_i = (rand - 0.5) exp(phi randn), rand uniform in (0, 1), randn standard normal
  * (Box-Muller); deterministic in seed. */
 void oz_ref_phi_vector(double *x, int64_t n, double phi, uint64_t seed);
+
+/* The reproducible modes every test runs: exact, S = 1..4, fast S = 2, 3, 4, 7. */
+typedef struct oz_mode {
+    krill_repro_mode mode;
+    int slices;
+    const char *name;
+} oz_mode;
+extern const oz_mode oz_modes[];
+#define OZ_NMODES 9
 
 /* bitwise equality (NaN == NaN of the same bits; +0 != -0) */
 int oz_same_bits(double a, double b);

@@ -18,20 +18,6 @@
 
 static krill_ctx *gpu, *cpu;
 
-typedef struct mode {
-    krill_repro_mode mode;
-    int slices;
-    const char *name;
-} mode;
-
-static const mode modes[] = {
-    {KRILL_REPRO_OZAKI, 0, "exact"},      {KRILL_REPRO_OZAKI, 1, "S=1"},
-    {KRILL_REPRO_OZAKI, 2, "S=2"},        {KRILL_REPRO_OZAKI, 3, "S=3"},
-    {KRILL_REPRO_OZAKI, 4, "S=4"},        {KRILL_REPRO_OZAKI_FAST, 2, "fast S=2"},
-    {KRILL_REPRO_OZAKI_FAST, 3, "fast S=3"}, {KRILL_REPRO_OZAKI_FAST, 4, "fast S=4"},
-    {KRILL_REPRO_OZAKI_FAST, 7, "fast S=7"},
-};
-#define NMODES ((int)(sizeof modes / sizeof modes[0]))
 
 /* launch configurations: threads, blocks (0 = a wave), rows per flush (k > 1), register
  * slices (0 = always the general path) */
@@ -55,7 +41,7 @@ static void use_config(const config *c)
     krill_ozaki_tuning_set(&t);
 }
 
-static void set_mode(const mode *m)
+static void set_mode(const oz_mode *m)
 {
     CHECK_OK(krill_ctx_set_repro(gpu, m->mode, m->slices));
     CHECK_OK(krill_ctx_set_repro(cpu, m->mode, m->slices));
@@ -69,7 +55,7 @@ static double *dev_copy(const double *h, int64_t n)
     return d;
 }
 
-static void report(const char *what, const mode *m, const config *c, double got, double want)
+static void report(const char *what, const oz_mode *m, const config *c, double got, double want)
 {
     uint64_t a, b;
     memcpy(&a, &got, 8);
@@ -79,7 +65,7 @@ static void report(const char *what, const mode *m, const config *c, double got,
             got, (unsigned long long)a, want, (unsigned long long)b);
 }
 
-static int compare(double got, double want, const char *what, const mode *m, const config *c)
+static int compare(double got, double want, const char *what, const oz_mode *m, const config *c)
 {
     tu_checks++;
     if (oz_same_bits(got, want)) return 1;
@@ -94,9 +80,9 @@ static void check_pair(int64_t n, const double *x, const double *y, const char *
     double *dx = dev_copy(x, n), *dy = dev_copy(y, n), *dst = NULL;
     double *slot = KRILL_CUDA_SLOT(gpu, 0);
     CHECK_OK(krill_mem_alloc(gpu, (void **)&dst, 4 * sizeof(double), "stats"));
-    for (int k = 0; k < NMODES; k++) {
+    for (int k = 0; k < OZ_NMODES; k++) {
         double want_dot, want_nrm, want_ref;
-        set_mode(&modes[k]);
+        set_mode(&oz_modes[k]);
         CHECK_OK(krill_ozaki_dot(cpu, n, x, y, &want_dot));
         CHECK_OK(krill_ozaki_nrm2(cpu, n, x, &want_nrm));
         if (k == 0 && isfinite(want_dot) && oz_ref_dot(n, x, y, &want_ref))
@@ -110,9 +96,9 @@ static void check_pair(int64_t n, const double *x, const double *y, const char *
             CHECK_OK(krill_ozaki_dot_stats(gpu, n, dx, dst, dy, dst + 2, slot + 1));
             CHECK_OK(krill_ozaki_nrm2(gpu, n, dx, slot + 2));
             CHECK_OK(krill_scalars_read(gpu, slot, got, 3));
-            compare(got[0], want_dot, what, &modes[k], &configs[c]);
-            compare(got[1], want_dot, "dot_stats", &modes[k], &configs[c]);
-            compare(got[2], want_nrm, "nrm2", &modes[k], &configs[c]);
+            compare(got[0], want_dot, what, &oz_modes[k], &configs[c]);
+            compare(got[1], want_dot, "dot_stats", &oz_modes[k], &configs[c]);
+            compare(got[2], want_nrm, "nrm2", &oz_modes[k], &configs[c]);
         }
     }
     {   /* the stats themselves: the CPU's bits */
@@ -233,8 +219,8 @@ static void test_mdot(void)
     CHECK_OK(krill_mem_alloc(gpu, (void **)&dres, 2 * k * sizeof(double), "results"));
     CHECK_OK(krill_mem_alloc(gpu, (void **)&dvs, 2 * k * sizeof(double), "vstats"));
     CHECK_OK(krill_mem_alloc(gpu, (void **)&dws, 2 * sizeof(double), "wstats"));
-    for (int m = 0; m < NMODES; m++) {
-        set_mode(&modes[m]);
+    for (int m = 0; m < OZ_NMODES; m++) {
+        set_mode(&oz_modes[m]);
         CHECK_OK(krill_ozaki_mdot(cpu, n, k, V, ldv, w, want));
         for (int c = 0; c < NCONFIGS; c++) {
             use_config(&configs[c]);
@@ -244,10 +230,10 @@ static void test_mdot(void)
             CHECK_OK(krill_ozaki_stats(gpu, n, dw, dws));
             CHECK_OK(krill_ozaki_mdot_stats(gpu, n, k, dV, ldv, dvs, dw, dws, dres + k));
             CHECK_OK(krill_scalars_read(gpu, dres, got, k));
-            for (int j = 0; j < k; j++) compare(got[j], want[j], "mdot", &modes[m], &configs[c]);
+            for (int j = 0; j < k; j++) compare(got[j], want[j], "mdot", &oz_modes[m], &configs[c]);
             CHECK_OK(krill_scalars_read(gpu, dres + k, got, k));
             for (int j = 0; j < k; j++)
-                compare(got[j], want[j], "mdot_stats", &modes[m], &configs[c]);
+                compare(got[j], want[j], "mdot_stats", &oz_modes[m], &configs[c]);
         }
     }
     krill_mem_free(gpu, dV);
@@ -275,8 +261,8 @@ static void test_dispatch_and_reset(void)
     CHECK_OK(krill_vec_upload(vx, x));
     CHECK_OK(krill_vec_upload(vy, y));
     krill_ozaki_tuning_set(NULL);
-    for (int m = 0; m < NMODES; m++) {
-        set_mode(&modes[m]);
+    for (int m = 0; m < OZ_NMODES; m++) {
+        set_mode(&oz_modes[m]);
         CHECK_OK(krill_vec_dot(vx, vy, &a));
         CHECK_OK(krill_ozaki_dot(cpu, n, x, y, &b));
         CHECK(oz_same_bits(a, b));
@@ -286,7 +272,7 @@ static void test_dispatch_and_reset(void)
     }
     {   /* special, then ordinary, then special again */
         double *d = dev_copy(x, 4), *slot = KRILL_CUDA_SLOT(gpu, 0), keep = x[2];
-        set_mode(&modes[0]);
+        set_mode(&oz_modes[0]);
         x[2] = NAN;
         CHECK_OK(krill_mem_upload(gpu, d, x, 4 * sizeof *x));
         CHECK_OK(krill_ozaki_dot(gpu, 4, d, d, slot));
@@ -305,7 +291,7 @@ static void test_dispatch_and_reset(void)
     for (int seed = 0; seed < 8 && !differs; seed++) {
         oz_ref_phi_vector(x, n, 4.0, 600 + seed);
         CHECK_OK(krill_vec_upload(vx, x));
-        set_mode(&(mode){KRILL_REPRO_OFF, 0, "off"});
+        set_mode(&(oz_mode){KRILL_REPRO_OFF, 0, "off"});
         CHECK_OK(krill_vec_dot(vx, vy, &a));
         CHECK_OK(krill_blas_dot(cpu, n, x, y, &b));
         differs = !oz_same_bits(a, b);

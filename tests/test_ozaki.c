@@ -21,20 +21,6 @@
 static const int thread_counts[NT] = {1, 2, 3, 7};
 static krill_ctx *ctxs[NT];
 
-typedef struct mode {
-    krill_repro_mode mode;
-    int slices;
-    const char *name;
-} mode;
-
-static const mode modes[] = {
-    {KRILL_REPRO_OZAKI, 0, "exact"},      {KRILL_REPRO_OZAKI, 1, "S=1"},
-    {KRILL_REPRO_OZAKI, 2, "S=2"},        {KRILL_REPRO_OZAKI, 3, "S=3"},
-    {KRILL_REPRO_OZAKI, 4, "S=4"},        {KRILL_REPRO_OZAKI_FAST, 2, "fast S=2"},
-    {KRILL_REPRO_OZAKI_FAST, 3, "fast S=3"}, {KRILL_REPRO_OZAKI_FAST, 4, "fast S=4"},
-    {KRILL_REPRO_OZAKI_FAST, 7, "fast S=7"},
-};
-#define NMODES ((int)(sizeof modes / sizeof modes[0]))
 
 static int mpfr_checks = 0;
 
@@ -47,7 +33,7 @@ static void set_paths(int general)
     krill_ozaki_tuning_set(&t);
 }
 
-static void set_mode_all(const mode *m)
+static void set_mode_all(const oz_mode *m)
 {
     for (int c = 0; c < NT; c++) CHECK_OK(krill_ctx_set_repro(ctxs[c], m->mode, m->slices));
 }
@@ -70,7 +56,7 @@ static void report(const char *what, const char *mode_name, int64_t n, double go
 }
 
 /* x'y in mode m on every thread count and both paths: all the same bits; returns them */
-static double dot_everywhere(const mode *m, int64_t n, const double *x, const double *y,
+static double dot_everywhere(const oz_mode *m, int64_t n, const double *x, const double *y,
                              const char *what)
 {
     double first = 0.0;
@@ -103,7 +89,7 @@ static double dot_everywhere(const mode *m, int64_t n, const double *x, const do
 static void check_dot(int64_t n, const double *x, const double *y, const char *what)
 {
     double ref;
-    const double exact = dot_everywhere(&modes[0], n, x, y, what);
+    const double exact = dot_everywhere(&oz_modes[0], n, x, y, what);
     if (oz_ref_dot(n, x, y, &ref)) {
         mpfr_checks++;
         tu_checks++;
@@ -113,7 +99,7 @@ static void check_dot(int64_t n, const double *x, const double *y, const char *w
             report(what, "exact", n, exact, ref);
         }
     }
-    for (int k = 1; k < NMODES; k++) (void)dot_everywhere(&modes[k], n, x, y, what);
+    for (int k = 1; k < OZ_NMODES; k++) (void)dot_everywhere(&oz_modes[k], n, x, y, what);
 }
 
 /* ---- the context API ---------------------------------------------------------------------- */
@@ -277,19 +263,19 @@ static void test_phi_family(void)
                          seed);
                 check_dot(n, x, y, what);
                 /* fixed S and fast mode against Algorithm 1 written out literally */
-                for (int k = 1; k < NMODES && n <= 1000; k++) {
+                for (int k = 1; k < OZ_NMODES && n <= 1000; k++) {
                     double lit, got;
-                    if (!oz_ref_dot_slices(n, x, y, modes[k].slices,
-                                           modes[k].mode == KRILL_REPRO_OZAKI_FAST, &lit))
+                    if (!oz_ref_dot_slices(n, x, y, oz_modes[k].slices,
+                                           oz_modes[k].mode == KRILL_REPRO_OZAKI_FAST, &lit))
                         break;
-                    CHECK_OK(krill_ctx_set_repro(ctxs[2], modes[k].mode, modes[k].slices));
+                    CHECK_OK(krill_ctx_set_repro(ctxs[2], oz_modes[k].mode, oz_modes[k].slices));
                     CHECK_OK(krill_ozaki_dot(ctxs[2], n, x, y, &got));
                     mpfr_checks++;
                     tu_checks++;
                     if (!oz_same_bits(got, lit)) {
                         tu_failures++;
                         fprintf(stderr, "%s: not Algorithm 1's value\n", what);
-                        report(what, modes[k].name, n, got, lit);
+                        report(what, oz_modes[k].name, n, got, lit);
                     }
                 }
                 /* y scaled to the ends of the exponent range: the same digits, new weights */
@@ -311,8 +297,8 @@ static void test_edges(void)
     const double tiny = 0x1p-1074, big = DBL_MAX;
 
     /* n = 0, on every mode and thread count: +0 */
-    for (int k = 0; k < NMODES; k++) {
-        r = dot_everywhere(&modes[k], 0, x, y, "n = 0");
+    for (int k = 0; k < OZ_NMODES; k++) {
+        r = dot_everywhere(&oz_modes[k], 0, x, y, "n = 0");
         CHECK(oz_same_bits(r, 0.0));
     }
     /* all zeros, signed zeros */
@@ -321,7 +307,7 @@ static void test_edges(void)
         y[i] = i - 30.5;
     }
     check_dot(64, x, y, "all-zero x");
-    r = dot_everywhere(&modes[0], 64, x, y, "all-zero x");
+    r = dot_everywhere(&oz_modes[0], 64, x, y, "all-zero x");
     CHECK(oz_same_bits(r, 0.0));
     /* exact cancellation: [a, -a] . [b, b] and a random vector against itself negated */
     oz_ref_phi_vector(x, 32, 4.0, 77);
@@ -331,7 +317,7 @@ static void test_edges(void)
         y[32 + i] = y[i];
     }
     check_dot(64, x, y, "exact cancellation");
-    r = dot_everywhere(&modes[0], 64, x, y, "exact cancellation");
+    r = dot_everywhere(&oz_modes[0], 64, x, y, "exact cancellation");
     CHECK(oz_same_bits(r, 0.0));
     x[63] = nextafter(x[63], 0.0);   /* cancellation leaving one tiny product */
     check_dot(64, x, y, "cancellation to one ulp");
@@ -351,7 +337,7 @@ static void test_edges(void)
     x[0] = -tiny;
     y[0] = 0.25;
     check_dot(1, x, y, "a tiny negative rounds to -0");
-    r = dot_everywhere(&modes[0], 1, x, y, "-0");
+    r = dot_everywhere(&oz_modes[0], 1, x, y, "-0");
     CHECK(oz_same_bits(r, -0.0));
     /* huge dynamic range: 2^1000-sized products cancelling, leaving the subnormal part */
     x[0] = 0x1p1000; y[0] = 0x1p20;
@@ -360,7 +346,7 @@ static void test_edges(void)
     x[3] = 0x1.fffffffffffffp1000; y[3] = 0x1p-1074;
     x[4] = -0x1.fffffffffffffp1000; y[4] = 0x1p-1074;
     check_dot(5, x, y, "range 2^1020 .. 2^-1074 cancelling to 3 2^-1074");
-    r = dot_everywhere(&modes[0], 5, x, y, "range");
+    r = dot_everywhere(&oz_modes[0], 5, x, y, "range");
     CHECK(oz_same_bits(r, 3 * tiny));
     x[0] = 0x1p1000; y[0] = 0x1p-1000;   /* same vector lengths, products spanning 2^-2148.. */
     x[1] = tiny; y[1] = tiny;
@@ -374,16 +360,16 @@ static void test_edges(void)
     x[0] = big; y[0] = 2.0;
     x[1] = -big; y[1] = 1.5;
     check_dot(2, x, y, "2 DBL_MAX - 1.5 DBL_MAX");
-    r = dot_everywhere(&modes[0], 2, x, y, "DBL_MAX / 2");
+    r = dot_everywhere(&oz_modes[0], 2, x, y, "DBL_MAX / 2");
     CHECK(oz_same_bits(r, big * 0.5));
     x[0] = big; y[0] = big;
     check_dot(1, x, y, "DBL_MAX^2 overflows");
-    r = dot_everywhere(&modes[0], 1, x, y, "overflow");
+    r = dot_everywhere(&oz_modes[0], 1, x, y, "overflow");
     CHECK(isinf(r) && r > 0);
     x[0] = big; y[0] = 1.0;
     x[1] = 0x1p970; y[1] = 1.0;   /* DBL_MAX + half an ulp: ties to even, which is 2^1024: Inf */
     check_dot(2, x, y, "DBL_MAX + ulp / 2");
-    r = dot_everywhere(&modes[0], 2, x, y, "DBL_MAX + ulp/2");
+    r = dot_everywhere(&oz_modes[0], 2, x, y, "DBL_MAX + ulp/2");
     CHECK(isinf(r));
     x[1] = 0x1.fffp969;           /* just below the tie: DBL_MAX */
     check_dot(2, x, y, "DBL_MAX + just under ulp / 2");
@@ -402,8 +388,8 @@ static void test_edges(void)
         };
         for (size_t t = 0; t < sizeof sp / sizeof sp[0]; t++) {
             x[0] = sp[t].x0; y[0] = sp[t].y0; x[1] = sp[t].x1; y[1] = sp[t].y1;
-            for (int k = 0; k < NMODES; k++) {
-                r = dot_everywhere(&modes[k], 2, x, y, "Inf/NaN");
+            for (int k = 0; k < OZ_NMODES; k++) {
+                r = dot_everywhere(&oz_modes[k], 2, x, y, "Inf/NaN");
                 if (sp[t].expect == 0) CHECK(isnan(r));
                 else CHECK(isinf(r) && (r > 0) == (sp[t].expect > 0));
             }
@@ -422,7 +408,7 @@ static void test_edges(void)
         y[i] = 1.0;
     }
     check_dot(64, x, y, "integers");
-    r = dot_everywhere(&modes[0], 64, x, y, "integers");
+    r = dot_everywhere(&oz_modes[0], 64, x, y, "integers");
     CHECK(r == 64.0 * 65.0 / 2.0);
 }
 
@@ -480,8 +466,8 @@ static void test_nrm2(void)
         oz_ref_phi_vector(x, n, 2.0, 55);
         for (int64_t i = 0; i < n; i++) x[i] = ldexp(x[i], scales[is]);
         have_ref = oz_ref_dot(n, x, x, &ref);
-        for (int k = 0; k < NMODES; k++) {
-            set_mode_all(&modes[k]);
+        for (int k = 0; k < OZ_NMODES; k++) {
+            set_mode_all(&oz_modes[k]);
             for (int c = 0; c < NT; c++) CHECK_OK(krill_ozaki_nrm2(ctxs[c], n, x, &r[c]));
             for (int c = 1; c < NT; c++) CHECK(oz_same_bits(r[c], r[0]));
             if (k != 0) continue;
@@ -538,10 +524,10 @@ static void test_mdot(void)
         V[5 * ldv + i] = ldexp(V[5 * ldv + i], 700 - (int)(i % 90) * 20);   /* general path */
     }
     V[9 * ldv + 17] = INFINITY;                                    /* a special column */
-    for (int im = 0; im < NMODES; im++) {
+    for (int im = 0; im < OZ_NMODES; im++) {
         for (int c = 0; c < NT; c++) {
             set_paths(c % 2);
-            CHECK_OK(krill_ctx_set_repro(ctxs[c], modes[im].mode, modes[im].slices));
+            CHECK_OK(krill_ctx_set_repro(ctxs[c], oz_modes[im].mode, oz_modes[im].slices));
             CHECK_OK(krill_ozaki_mdot(ctxs[c], n, k, V, ldv, w, res));
             for (int j = 0; j < k; j++) {
                 CHECK_OK(krill_ozaki_dot(ctxs[c], n, V + j * ldv, w, &one));
@@ -549,7 +535,7 @@ static void test_mdot(void)
                 if (!oz_same_bits(res[j], one)) {
                     tu_failures++;
                     fprintf(stderr, "mdot column %d, %d threads:\n", j, thread_counts[c]);
-                    report("mdot", modes[im].name, n, res[j], one);
+                    report("mdot", oz_modes[im].name, n, res[j], one);
                 }
                 CHECK_OK(krill_ozaki_stats(ctxs[c], n, V + j * ldv, vst + 2 * j));
             }
@@ -601,8 +587,8 @@ static void test_dispatch(void)
     CHECK_OK(krill_vec_create(ctxs[2], n, &y));
     CHECK_OK(krill_vec_upload(x, hx));
     CHECK_OK(krill_vec_upload(y, hy));
-    for (int k = 0; k < NMODES; k++) {
-        CHECK_OK(krill_ctx_set_repro(ctxs[2], modes[k].mode, modes[k].slices));
+    for (int k = 0; k < OZ_NMODES; k++) {
+        CHECK_OK(krill_ctx_set_repro(ctxs[2], oz_modes[k].mode, oz_modes[k].slices));
         CHECK_OK(krill_blas_dot(ctxs[2], n, hx, hy, &a));
         CHECK_OK(krill_vec_dot(x, y, &b));
         CHECK_OK(krill_ozaki_dot(ctxs[2], n, hx, hy, &c));
@@ -641,11 +627,11 @@ static void test_dot_seq(void)
     int64_t acc[KRILL_OZ_MAX_DIAG];
     oz_ref_phi_vector(x, n, 4.0, 3);
     oz_ref_phi_vector(y, n, 4.0, 4);
-    for (int k = 0; k < NMODES; k++) {
+    for (int k = 0; k < OZ_NMODES; k++) {
         double par;
-        const double seq = krill_oz_dot_seq(n, x, 1, y, 1, modes[k].mode == KRILL_REPRO_OZAKI_FAST,
-                                            modes[k].slices, acc);
-        CHECK_OK(krill_ctx_set_repro(ctxs[3], modes[k].mode, modes[k].slices));
+        const double seq = krill_oz_dot_seq(n, x, 1, y, 1, oz_modes[k].mode == KRILL_REPRO_OZAKI_FAST,
+                                            oz_modes[k].slices, acc);
+        CHECK_OK(krill_ctx_set_repro(ctxs[3], oz_modes[k].mode, oz_modes[k].slices));
         CHECK_OK(krill_ozaki_dot(ctxs[3], n, x, y, &par));
         CHECK(oz_same_bits(seq, par));
     }
