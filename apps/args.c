@@ -37,7 +37,8 @@ static int store_value(const char *cmd, const cli_option *opt, const char *value
         else
             *opt->string = value;
         break;
-    case CLI_INT: {
+    case CLI_INT:
+    case CLI_FLAG_INT: {
         long long v = strtoll(value, &end, 10);
         if (end == value || *end != '\0' || errno == ERANGE || v < opt->min || v > opt->max) {
             snprintf(expected, sizeof expected, "an integer in [%.0f, %.0f]", opt->min, opt->max);
@@ -111,11 +112,10 @@ int cli_parse(int argc, char **argv, const cli_option *options, int n_options,
             fprintf(stderr, "krill %s: unknown option '%.*s' (see krill %s --help)\n", cmd,
                     (int)name_len, arg, cmd);
             rc = CLI_EXIT_USAGE;
-        } else if (opt->kind == CLI_FLAG) {
+        } else if (opt->kind == CLI_FLAG || opt->kind == CLI_FLAG_INT) {
             if (equals)
                 rc = store_value(cmd, opt, equals + 1);
-            else
-                *opt->flag = 1;
+            if (rc == CLI_EXIT_OK) *opt->flag = 1;
         } else if (equals) {
             rc = store_value(cmd, opt, equals + 1);
         } else if (i + 1 >= argc) {

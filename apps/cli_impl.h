@@ -59,17 +59,19 @@ typedef enum cli_kind {
     CLI_STRING,      /* *string = the value */
     CLI_INT,         /* *integer = the value, in [min, max] */
     CLI_DOUBLE,      /* *real = the value, finite, in [min, max] */
-    CLI_CHOICE       /* *integer = index of the value in `choices` (NULL-terminated) */
+    CLI_CHOICE,      /* *integer = index of the value in `choices` (NULL-terminated) */
+    CLI_FLAG_INT     /* "--name": *flag = 1; "--name=V": also *integer = V in [min, max]
+                        (never takes the next argument as its value) */
 } cli_kind;
 
 typedef struct cli_option {
     const char *name;                /* "--rtol" or "-o" */
     cli_kind kind;
-    int *flag;                       /* CLI_FLAG */
+    int *flag;                       /* CLI_FLAG, CLI_FLAG_INT */
     const char **string;             /* CLI_STRING */
-    int *integer;                    /* CLI_INT, CLI_CHOICE */
+    int *integer;                    /* CLI_INT, CLI_CHOICE, CLI_FLAG_INT */
     double *real;                    /* CLI_DOUBLE */
-    double min, max;                 /* CLI_INT, CLI_DOUBLE: allowed range */
+    double min, max;                 /* CLI_INT, CLI_FLAG_INT, CLI_DOUBLE: allowed range */
     const char *const *choices;      /* CLI_CHOICE */
 } cli_option;
 
@@ -125,6 +127,8 @@ typedef struct cli_solve_report {
     int32_t bandwidth_before;    /* half bandwidth max |i - j| of A as given */
     int32_t bandwidth_after;     /* the same of the matrix solved (P A P^T with rcm) */
     double reorder_seconds;      /* RCM and P A P^T, P b (0 without reordering) */
+    int repro, repro_slices;     /* --repro[=S]: reproducible mode and its slice count */
+    uint64_t x_hash;             /* FNV-1a 64 of the solution's bytes (A's numbering) */
 } cli_solve_report;
 
 void cli_report_human(FILE *out, const cli_solve_report *report);

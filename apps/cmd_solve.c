@@ -15,6 +15,9 @@
  * enough for a first run. (32 x 12 x 12 took 0.3 s, 64 x 20 x 20 2.9 s.) */
 #define DEFAULT_PROBLEM "elasticity3d:80,16,16"
 
+/* Largest S of --repro=S (more slices than a value needs change nothing: exact mode). */
+#define REPRO_MAX_SLICES 64
+
 /* Seed of the deterministic random right-hand side (--rhs random). */
 #define RANDOM_RHS_SEED 0x9E3779B97F4A7C15ull
 
@@ -69,6 +72,11 @@ static void solve_usage(FILE *out)
             "                      solve (default none); x is written in A's own numbering\n"
             "  --device auto|cpu|gpu   default auto: the GPU when one is present\n"
             "  --threads N         OpenMP threads (default: OpenMP's)\n"
+            "  --repro[=S]         reproducible mode: every reduction by the Ozaki scheme, so\n"
+            "                      the same input gives the same bits on any thread count,\n"
+            "                      device and format; S = 0 (default) exact, S >= 1 at most S\n"
+            "                      slices per operand (S <= 64: faster, less accurate, still\n"
+            "                      reproducible). Compare runs by the printed solution hash\n"
             "output\n"
             "  --out FILE          write x as a Matrix Market array\n"
             "  --history FILE      write the residual history as CSV\n"
@@ -93,6 +101,7 @@ typedef struct solve_args {
     const char *precond;         /* --precond NAME[:PARAM]; NULL = none */
     int reorder;                 /* index in reorder_names */
     int threads;                 /* 0 = OpenMP's default */
+    int repro, repro_slices;     /* --repro[=S] */
     int json, monitor, quiet, help;
     krill_solver_opts opts;      /* rtol, atol, maxit, restart from the options */
 } solve_args;
@@ -126,6 +135,8 @@ static int parse_solve_args(int argc, char **argv, solve_args *args)
           .max = int_max },
         { .name = "--maxit", .kind = CLI_INT, .integer = &args->opts.maxit, .min = 1,
           .max = int_max },
+        { .name = "--repro", .kind = CLI_FLAG_INT, .flag = &args->repro,
+          .integer = &args->repro_slices, .min = 0, .max = REPRO_MAX_SLICES },
         { .name = "--threads", .kind = CLI_INT, .integer = &args->threads, .min = 1,
           .max = int_max },
         { .name = "--rtol", .kind = CLI_DOUBLE, .real = &args->opts.rtol, .min = 0,
@@ -263,6 +274,20 @@ cleanup:
     return rc;
 }
 
+/* FNV-1a (64 bits) of the n doubles' bytes as they lie in memory (IEEE binary64,
+ * little-endian on every platform krill builds for): two runs printed the same hash iff,
+ * barring a collision, their solutions are the same bits. */
+static uint64_t hash_doubles(const double *x, int64_t n)
+{
+    const unsigned char *bytes = (const unsigned char *)x;
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t k = 0; k < (size_t)n * sizeof *x; k++) {
+        h ^= bytes[k];
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}
+
 /* --reorder rcm: A becomes B = P A P^T and b becomes P b (through `scratch`), so the solver
  * works in the RCM numbering on y = P x; solve_run maps the solution back, x = P^T y.
  * *perm (perm[new] = old) is malloc'ed for the caller to free. */
@@ -370,6 +395,9 @@ static int solve_run(int argc, char **argv)
     ctx_opts.threads = args.threads;
     CLI_TRY(krill_ctx_create(&ctx_opts, &ctx));
     report.device = krill_ctx_describe(ctx);
+    if (args.repro) CLI_TRY(krill_ctx_set_repro(ctx, KRILL_REPRO_OZAKI, args.repro_slices));
+    report.repro = args.repro;
+    report.repro_slices = args.repro_slices;
     t0 = cli_seconds();
     CLI_TRY(krill_mat_create(ctx, csr, args.format, &mat));
     krill_csr_destroy(&csr);       /* the matrix holds its own copy: free the host one early */
@@ -404,6 +432,7 @@ static int solve_run(int argc, char **argv)
         krill_vec_unpermute_host((int32_t)report.n, perm, host_b, host_x);
     }
     if (report.exact_known) error_vs_ones(host_x, report.n, &report);
+    report.x_hash = hash_doubles(host_x, report.n);
     if (args.out_path) CLI_TRY(krill_mm_write_vector(args.out_path, host_x, report.n));
     if (args.history_path) {
         rc = write_history(args.history_path, &report.info);

@@ -81,6 +81,11 @@ void cli_report_human(FILE *out, const cli_solve_report *r)
     if (r->ortho) fprintf(out, ", restart %d, ortho %s", r->opts.restart, r->ortho);
     fprintf(out, "\n");
     if (r->precond_built) fprintf(out, "          %s\n", r->precond_built);
+    if (r->repro && r->repro_slices == 0)
+        fprintf(out, "repro     on: Ozaki scheme, exact (every reduction correctly rounded)\n");
+    else if (r->repro)
+        fprintf(out, "repro     on: Ozaki scheme, at most %d slices per operand\n",
+                r->repro_slices);
     fprintf(out, "rhs       %s\n", r->rhs);
     fprintf(out, "result    %s after %d iterations\n", krill_reason_string(r->info.reason),
             r->info.iterations);
@@ -88,6 +93,7 @@ void cli_report_human(FILE *out, const cli_solve_report *r)
     if (r->exact_known)
         fprintf(out, "          error vs x = 1: max |x_i - 1| %.3e, ||x - 1|| / ||1|| %.3e\n",
                 r->error_inf, r->error_rel);
+    fprintf(out, "          solution hash %016" PRIx64 " (FNV-1a of x's bytes)\n", r->x_hash);
     fprintf(out, "time      load %.3f ms, build %.3f ms, solve:\n", 1e3 * r->load_seconds,
             1e3 * r->build_seconds);
     print_time(out, "setup", t->setup, t->total);
@@ -104,6 +110,7 @@ void cli_report_human(FILE *out, const cli_solve_report *r)
 void cli_report_json(FILE *out, const cli_solve_report *r)
 {
     const krill_solve_times *t = &r->info.times;
+    char hash[17];
     cli_json json;
     cli_json_begin(&json, out);
     cli_json_bool(&json, "converged", r->info.reason > 0);
@@ -152,5 +159,12 @@ void cli_report_json(FILE *out, const cli_solve_report *r)
     cli_json_number(&json, "atol", r->opts.atol);
     cli_json_int(&json, "maxit", r->opts.maxit);
     cli_json_string(&json, "rhs", r->rhs);
+    cli_json_bool(&json, "repro", r->repro);
+    if (r->repro)
+        cli_json_int(&json, "repro_slices", r->repro_slices);
+    else
+        cli_json_null(&json, "repro_slices");
+    snprintf(hash, sizeof hash, "%016" PRIx64, r->x_hash);
+    cli_json_string(&json, "x_hash", hash);
     cli_json_end(&json);
 }

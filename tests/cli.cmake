@@ -139,3 +139,20 @@ endforeach()
 add_test(NAME cli_dot_gpu COMMAND bash ${KRILL_CLI_DIR}/dot.sh $<TARGET_FILE:krill_cli> gpu)
 set_tests_properties(cli_dot_gpu PROPERTIES LABELS "cli;gpu" SKIP_RETURN_CODE 77
                      ENVIRONMENT "${KRILL_CLI_ENV}")
+
+# krill solve --repro: the solution hash across threads, formats and devices (cli/repro.sh).
+krill_cli_case(solve_repro 0 "^repro +on: Ozaki scheme, exact" "" solve --gen poisson3d:6 --repro)
+krill_cli_case(solve_repro_slices 0 "^repro +on: Ozaki scheme, at most 2 slices" "" solve
+               --gen poisson3d:6 --repro=2)
+krill_cli_case(solve_hash 0 "solution hash [0-9a-f]{16} " "" solve --gen poisson3d:6)
+krill_cli_case(solve_repro_negative 2 "" "--repro expects an integer in \\[0, 64\\], got '-1'"
+               solve --gen poisson3d:6 --repro=-1)
+foreach(scenario threads formats plain_differs)
+  add_test(NAME cli_repro_${scenario} COMMAND bash ${KRILL_CLI_DIR}/repro.sh
+           $<TARGET_FILE:krill_cli> ${scenario})
+  set_tests_properties(cli_repro_${scenario} PROPERTIES LABELS cli SKIP_RETURN_CODE 77
+                       ENVIRONMENT "${KRILL_CLI_ENV}")
+endforeach()
+add_test(NAME cli_repro_gpu COMMAND bash ${KRILL_CLI_DIR}/repro.sh $<TARGET_FILE:krill_cli> gpu)
+set_tests_properties(cli_repro_gpu PROPERTIES LABELS "cli;gpu" SKIP_RETURN_CODE 77
+                     ENVIRONMENT "${KRILL_CLI_ENV}")
