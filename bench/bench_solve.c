@@ -2,7 +2,7 @@
  *
  *   bench_solve [--device cpu|gpu] [--threads N] [--format NAME] [--precond LIST]
  *               [--rtol R] [--maxit N] [--restart M] [--runs K] [--write-bin DIR]
- *               [--no-solve] [--csv FILE] [--json FILE] [SOLVER:MATRIX ...]
+ *               [--no-solve] [--repro S] [--csv FILE] [--json FILE] [SOLVER:MATRIX ...]
  *
  * SOLVER is cg, gmres, fgmres or bicgstab; MATRIX a krill_gen SPEC or a .mtx file. With none:
  * cg:poisson3d:128 and gmres:convdiff3d:128. The system is the one the issue fixes for
@@ -17,6 +17,9 @@
  * --write-bin DIR writes DIR/NAME.A.bin and DIR/NAME.b.bin (bench_common.h's binary dump;
  * NAME from bench_safe_name) so that the peers (cupy_solve.py, bench_petsc) solve exactly
  * this system. --no-solve only writes them.
+ *
+ * --repro S: the reproducible mode (krill_ctx_set_repro with KRILL_REPRO_OZAKI and S slices,
+ * 0 = exact) for every solve; bench/run_repro.sh sets it against plain runs.
  *
  * Timing: one warm-up (preconditioner build and a solve capped at one restart cycle:
  * module loading, handles and workspaces stay out of the numbers), then K runs from x0 = 0,
@@ -62,6 +65,7 @@ typedef struct solve_opts {
     int maxit, restart, runs;
     const char *bin_dir;
     int no_solve;
+    int repro;                        /* --repro S: S >= 0; -1 = plain (default) */
     const char *csv_path, *json_path;
 } solve_opts;
 
@@ -87,8 +91,8 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: bench_solve [--device cpu|gpu] [--threads N] [--format NAME]\n"
             "                   [--precond LIST] [--rtol R] [--maxit N] [--restart M]\n"
-            "                   [--runs K] [--write-bin DIR] [--no-solve] [--csv FILE]\n"
-            "                   [--json FILE] [SOLVER:MATRIX ...]\n"
+            "                   [--runs K] [--write-bin DIR] [--no-solve] [--repro S]\n"
+            "                   [--csv FILE] [--json FILE] [SOLVER:MATRIX ...]\n"
             "SOLVER: cg | gmres | fgmres | bicgstab; MATRIX: a krill_gen SPEC or a .mtx file\n"
             "LIST: comma-separated preconditioners, e.g. none,jacobi,bjacobi:3 (default none)\n"
             "default: cg:poisson3d:128 gmres:convdiff3d:128\n");
@@ -370,6 +374,7 @@ static int parse_args(int argc, char **argv, solve_opts *o, int *n_positional)
     o->maxit = 10000;
     o->restart = 30;
     o->runs = 3;
+    o->repro = -1;
     for (i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (a[0] != '-' || a[1] == '\0') {   /* a positional argument: keep it, in order */
@@ -409,6 +414,8 @@ static int parse_args(int argc, char **argv, solve_opts *o, int *n_positional)
             o->runs = atoi(v);
         } else if (strcmp(a, "--write-bin") == 0) {
             o->bin_dir = v;
+        } else if (strcmp(a, "--repro") == 0) {
+            o->repro = atoi(v);
         } else if (strcmp(a, "--csv") == 0) {
             o->csv_path = v;
         } else if (strcmp(a, "--json") == 0) {
@@ -420,9 +427,9 @@ static int parse_args(int argc, char **argv, solve_opts *o, int *n_positional)
         }
         i++;
     }
-    if (o->threads < 0 || !(o->rtol > 0.0) || o->maxit < 1 || o->restart < 1 || o->runs < 1 ||
+    if (o->threads < 0 || o->repro < -1 || !(o->rtol > 0.0) || o->maxit < 1 || o->restart < 1 || o->runs < 1 ||
         o->runs > MAX_RUNS) {
-        fprintf(stderr, "bench_solve: need --threads >= 0, --rtol > 0, --maxit >= 1, "
+        fprintf(stderr, "bench_solve: need --threads >= 0, --repro >= 0, --rtol > 0, --maxit >= 1, "
                         "--restart >= 1, 1 <= --runs <= %d\n", MAX_RUNS);
         return -1;
     }
@@ -462,15 +469,19 @@ int main(int argc, char **argv)
         while (default_problems[n_problems]) n_problems++;
     n_results = n_problems * o.n_preconds;
     if (bench_ctx_create(o.device, o.threads, &ctx) != KRILL_OK) goto cleanup;
+    if (o.repro >= 0 && krill_ctx_set_repro(ctx, KRILL_REPRO_OZAKI, o.repro) != KRILL_OK) {
+        fprintf(stderr, "bench_solve: --repro %d: %s\n", o.repro, krill_last_error());
+        goto cleanup;
+    }
     if (bench_clock_create(ctx, &clock) != KRILL_OK ||
         krill_calloc((void **)&res, sizeof *res * (size_t)n_results, "results") != KRILL_OK) {
         fprintf(stderr, "bench_solve: %s\n", krill_last_error());
         goto cleanup;
     }
     printf("# bench_solve on %s; clock: %s; format %s, rtol %.1e, restart %d, maxit %d, "
-           "%d timed runs\n",
+           "%d timed runs; repro %s (S = %d)\n",
            krill_ctx_describe(ctx), bench_clock_kind(clock), o.format, o.rtol, o.restart,
-           o.maxit, o.runs);
+           o.maxit, o.runs, o.repro >= 0 ? "ozaki" : "off", o.repro);
     for (int p = 0; p < n_problems; p++)
         bench_problem(ctx, problems[p], &o, clock, &res[p * o.n_preconds]);
     for (int i = 0; i < n_results; i++)
