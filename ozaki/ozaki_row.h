@@ -20,7 +20,11 @@
  * gives the same result (padding may be counted).
  *
  * Scratch: nd <= KRILL_OZ_ROW_MAX_DIAG int64 when n <= KRILL_OZ_ROW_MAX_N (a GPU thread's
- * local array); a longer row needs up to KRILL_OZ_MAX_DIAG. */
+ * local array); a longer row needs up to KRILL_OZ_MAX_DIAG.
+ *
+ * The fast path (krill_oz_fast_*, at the end) decides most rows in one pass from a
+ * compensated sum and a rigorous error bound; only the rows it cannot decide need the two
+ * passes above. Both give the correctly rounded sum, so a kernel may use either per row. */
 #ifndef KRILL_OZAKI_ROW_H
 #define KRILL_OZAKI_ROW_H
 
@@ -119,6 +123,114 @@ KRILL_OZ_HD double krill_oz_axpby(double alpha, double s, double beta, double y)
 {
     if (beta == 0.0) return alpha == 1.0 ? s : KRILL_OZ_MUL(alpha, s);
     return KRILL_OZ_ADD(KRILL_OZ_MUL(alpha, s), KRILL_OZ_MUL(beta, y));
+}
+
+/* ---- the fast path ------------------------------------------------------------------------
+ * A compensated sum (Dot2 of Ogita, Rump and Oishi) with a rigorous bound decides most rows
+ * in one pass. Per term: p = fl(a x) and its error e = a x - p (an FMA: exact); hi <- fl(hi + p)
+ * and its error t (TwoSum: exact); lo <- fl(lo + fl(t + e)); T <- fl(T + fl(|t| + |e|)).
+ * So the exact sum is hi + L with L the exact sum of the m error terms, and lo is L summed
+ * in floating point (a summation tree of height <= m), whence
+ *   |lo - L| <= gamma_m sum |terms| <= m u T (1 + 2^-17) <= (2 m + 4) u fl(T)   (u = 2^-53),
+ * for m <= 2^32 (gamma_m = m u / (1 - m u); T's own rounding is inside the margin). That
+ * holds when no product or error term underflows and nothing overflows, which the guard
+ * ensures: every |a|, |x| is 0 or in [2^-400, 2^400] (products in [2^-800, 2^800], their
+ * errors multiples of 2^-904: exact; a sum that underflows is exact anyway). At the end
+ * (s, c) = TwoSum(hi, lo) exactly, so the exact sum X lies in [s + c - E, s + c + E] with
+ * E = fl((2 m + 4) 2^-53 T). If that interval lies strictly between the midpoints around s,
+ * RN(X) = s: tested as fl(h_up - c') > 2 E and fl(h_dn + c') > 2 E, where h_up and h_dn are
+ * half the gaps from |s| to its neighbors and c' is c with the sign of s (a positive fl(D)
+ * > 2 E means D > E: a subtraction rounds by at most u relatively and is exact when it
+ * underflows). Otherwise (an operand out of range, X within E of a midpoint, |s| below
+ * 2^-1000 or above 2^900, or s = 0 with an error left) krill_oz_fast_end says so and the
+ * exact path decides. The result being the correctly rounded sum either way, the fast
+ * path's own order of operations, lane split and FMA use cannot change a bit. */
+#ifdef __CUDA_ARCH__
+#define KRILL_OZ_FMA(a, b, c) __fma_rn((a), (b), (c))
+#else
+#define KRILL_OZ_FMA(a, b, c) fma((a), (b), (c))
+#endif
+
+typedef struct krill_oz_fast {
+    double hi, lo;           /* the sum is hi + lo, up to lo's rounding errors */
+    double t;                /* sum of the magnitudes of the error terms added into lo */
+    int64_t m;               /* error terms added into lo */
+    int ok;                  /* every operand so far in range */
+} krill_oz_fast;
+
+KRILL_OZ_HD void krill_oz_fast_init(krill_oz_fast *f)
+{
+    f->hi = f->lo = f->t = 0.0;
+    f->m = 0;
+    f->ok = 1;
+}
+
+/* TwoSum: s = fl(a + b) and the exact error a + b - s */
+KRILL_OZ_HD double krill_oz_two_sum(double a, double b, double *err)
+{
+    const double s = KRILL_OZ_ADD(a, b);
+    const double bb = KRILL_OZ_SUB(s, a);
+    *err = KRILL_OZ_ADD(KRILL_OZ_SUB(a, KRILL_OZ_SUB(s, bb)), KRILL_OZ_SUB(b, bb));
+    return s;
+}
+
+/* |v| in {0} U [2^-400, 2^400] (false for Inf and NaN) */
+KRILL_OZ_HD int krill_oz_fast_in_range(double v)
+{
+    const double a = fabs(v);
+    return a == 0.0 || (a >= 0x1p-400 && a <= 0x1p400);
+}
+
+/* one term a x */
+KRILL_OZ_HD void krill_oz_fast_add(krill_oz_fast *f, double a, double x)
+{
+    double p, e, t;
+    if (!krill_oz_fast_in_range(a) || !krill_oz_fast_in_range(x)) {
+        f->ok = 0;
+        return;
+    }
+    p = KRILL_OZ_MUL(a, x);
+    e = KRILL_OZ_FMA(a, x, -p);
+    f->hi = krill_oz_two_sum(f->hi, p, &t);
+    f->lo = KRILL_OZ_ADD(f->lo, KRILL_OZ_ADD(t, e));
+    f->t = KRILL_OZ_ADD(f->t, KRILL_OZ_ADD(fabs(t), fabs(e)));
+    f->m += 2;
+}
+
+/* f <- the sum of f's terms and g's (lanes that split a row) */
+KRILL_OZ_HD void krill_oz_fast_merge(krill_oz_fast *f, const krill_oz_fast *g)
+{
+    double t;
+    f->hi = krill_oz_two_sum(f->hi, g->hi, &t);
+    f->lo = KRILL_OZ_ADD(KRILL_OZ_ADD(f->lo, g->lo), t);
+    f->t = KRILL_OZ_ADD(KRILL_OZ_ADD(f->t, g->t), fabs(t));
+    f->m += g->m + 1;
+    f->ok = f->ok && g->ok;
+}
+
+/* 1 with *sum the correctly rounded sum of the terms when the bound decides it; else 0 (use
+ * the exact path). */
+KRILL_OZ_HD int krill_oz_fast_end(const krill_oz_fast *f, double *sum)
+{
+    double s, c, e2, as, cs, up, dn;
+    uint64_t bits;
+    if (!f->ok || f->m > ((int64_t)1 << 32)) return 0;
+    s = krill_oz_two_sum(f->hi, f->lo, &c);
+    e2 = KRILL_OZ_MUL(f->t, (double)(2 * f->m + 4) * 0x1p-52);   /* 2 E */
+    if (s == 0.0) {
+        if (c != 0.0 || e2 != 0.0) return 0;
+        *sum = 0.0;                                       /* an exact zero: +0 */
+        return 1;
+    }
+    as = fabs(s);
+    if (as < 0x1p-1000 || as > 0x1p900) return 0;
+    cs = s > 0.0 ? c : -c;
+    bits = krill_oz_abs_bits(s);
+    up = KRILL_OZ_MUL(KRILL_OZ_SUB(krill_oz_from_bits(bits + 1), as), 0.5);
+    dn = KRILL_OZ_MUL(KRILL_OZ_SUB(as, krill_oz_from_bits(bits - 1)), 0.5);
+    if (!(KRILL_OZ_SUB(up, cs) > e2) || !(KRILL_OZ_ADD(dn, cs) > e2)) return 0;
+    *sum = s;
+    return 1;
 }
 
 #endif

@@ -23,3 +23,5 @@ target_link_libraries(test_ozaki PRIVATE krill_ozaki_ref)
 krill_test(test_gpu_ozaki test_gpu_ozaki.c LABELS gpu)
 target_link_libraries(test_gpu_ozaki PRIVATE krill_ozaki_ref)
 set_property(TEST test_ozaki APPEND PROPERTY ENVIRONMENT OMP_WAIT_POLICY=passive)   # 7 threads on small CI machines
+krill_test(test_ozaki_row test_ozaki_row.c LABELS unit)
+target_link_libraries(test_ozaki_row PRIVATE krill_ozaki_ref)
