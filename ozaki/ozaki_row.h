@@ -9,11 +9,13 @@
  * stores the row and the device cannot change a bit. A constant term c is the product 1 c;
  * a difference b - sum l_k x_k is the sum with the terms (1, b) and (-l_k, x_k).
  *
- * Two passes over the terms:
+ * At most two passes over the terms:
  *   krill_oz_row_init(&r); for each k: krill_oz_row_stats(&r, a_k, x_k);
  *   nd = krill_oz_row_begin(&r, &p); acc[0 .. nd) = 0;
- *   for each k: krill_oz_row_add(&p, a_k, x_k, acc);
+ *   if nd > 0: for each k: krill_oz_row_add(&p, a_k, x_k, acc);
  *   s = krill_oz_row_end(&r, &p, acc);
+ * The first pass also runs the fast path below; when it decides the row, begin returns 0
+ * and the second pass is skipped.
  * Lanes that split a row merge their stats (krill_oz_row_merge) before begin, and add their
  * acc[] element-wise (int64, exact, any order) before end. The parameters come from the
  * row's own term count n (rho = ceil((53 + log2 n) / 2)): any n at least the true count
@@ -22,108 +24,13 @@
  * Scratch: nd <= KRILL_OZ_ROW_MAX_DIAG int64 when n <= KRILL_OZ_ROW_MAX_N (a GPU thread's
  * local array); a longer row needs up to KRILL_OZ_MAX_DIAG.
  *
- * The fast path (krill_oz_fast_*, at the end) decides most rows in one pass from a
- * compensated sum and a rigorous error bound; only the rows it cannot decide need the two
- * passes above. Both give the correctly rounded sum, so a kernel may use either per row. */
+ * The fast path (krill_oz_fast_*) decides most rows in one pass from a compensated sum and
+ * a rigorous error bound; only the rows it cannot decide need the second pass. Both give the
+ * correctly rounded sum, so which one decided a row never shows in the bits. */
 #ifndef KRILL_OZAKI_ROW_H
 #define KRILL_OZAKI_ROW_H
 
 #include "ozaki/ozaki_math.h"
-
-/* Rows of at most 2^14 terms: rho <= 34, d >= 19, at most 1 + ceil((34 + 1024 + 1074 - 52)
- * / 19) = 111 slices per operand, 221 diagonals (1768 bytes of scratch). */
-#define KRILL_OZ_ROW_MAX_N ((int64_t)1 << 14)
-#define KRILL_OZ_ROW_MAX_DIAG 221
-
-typedef struct krill_oz_row {
-    uint64_t amax, xmax;     /* max |a_k| and max |x_k| as bit patterns (NaN-propagating) */
-    int alsb, xlsb;          /* lowest set bit over the finite nonzero a_k, and over the x_k */
-    int flags;               /* KRILL_OZ_NAN / _PINF / _NINF of the products a_k x_k */
-    int64_t n;               /* terms seen */
-} krill_oz_row;
-
-KRILL_OZ_HD void krill_oz_row_init(krill_oz_row *r)
-{
-    r->amax = r->xmax = 0;
-    r->alsb = r->xlsb = KRILL_OZ_LSB_NONE;
-    r->flags = 0;
-    r->n = 0;
-}
-
-/* pass 1: one term */
-KRILL_OZ_HD void krill_oz_row_stats(krill_oz_row *r, double a, double x)
-{
-    krill_oz_stats_add(a, &r->amax, &r->alsb);
-    krill_oz_stats_add(x, &r->xmax, &r->xlsb);
-    r->flags |= krill_oz_special(a, x);
-    r->n++;
-}
-
-/* r <- the stats of r's terms and o's terms */
-KRILL_OZ_HD void krill_oz_row_merge(krill_oz_row *r, const krill_oz_row *o)
-{
-    if (o->amax > r->amax) r->amax = o->amax;
-    if (o->xmax > r->xmax) r->xmax = o->xmax;
-    if (o->alsb < r->alsb) r->alsb = o->alsb;
-    if (o->xlsb < r->xlsb) r->xlsb = o->xlsb;
-    r->flags |= o->flags;
-    r->n += o->n;
-}
-
-/* The parameters of the row's exact sum; returns the diagonals to clear in acc and to
- * accumulate into: 0 when no term needs accumulating (no terms, a zero operand everywhere,
- * or an Inf/NaN: then the result comes from the flags). */
-KRILL_OZ_HD int krill_oz_row_begin(const krill_oz_row *r, krill_oz_params *p)
-{
-    double as[2], xs[2];
-    as[0] = krill_oz_from_bits(r->amax);
-    as[1] = r->alsb;
-    xs[0] = krill_oz_from_bits(r->xmax);
-    xs[1] = r->xlsb;
-    krill_oz_params_make(r->n > 0 ? r->n : 1, as, xs, 0, 0, p);
-    return p->state == KRILL_OZ_RUN ? p->ndiag : 0;
-}
-
-/* pass 2: one term (nothing unless the row is running: every term is finite then) */
-KRILL_OZ_HD void krill_oz_row_add(const krill_oz_params *p, double a, double x, int64_t *acc)
-{
-    if (p->state == KRILL_OZ_RUN) krill_oz_accumulate(p, a, x, acc);
-}
-
-/* the row's correctly rounded sum (acc is overwritten) */
-KRILL_OZ_HD double krill_oz_row_end(const krill_oz_row *r, const krill_oz_params *p,
-                                    int64_t *acc)
-{
-    return krill_oz_finish(p, acc, r->flags, 0);
-}
-
-/* Both passes over a gathered row: sum_k a[k * inca] x[col[k * inca]] for k < len, columns
- * < 0 skipped (ELL padding). acc: KRILL_OZ_ROW_MAX_DIAG int64 when len <= KRILL_OZ_ROW_MAX_N,
- * else KRILL_OZ_MAX_DIAG. */
-KRILL_OZ_HD double krill_oz_row_gather(int64_t len, const double *a, const int32_t *col,
-                                       int64_t inca, const double *x, int64_t *acc)
-{
-    krill_oz_row r;
-    krill_oz_params p;
-    int nd;
-    krill_oz_row_init(&r);
-    for (int64_t k = 0; k < len; k++)
-        if (col[k * inca] >= 0) krill_oz_row_stats(&r, a[k * inca], x[col[k * inca]]);
-    nd = krill_oz_row_begin(&r, &p);
-    for (int c = 0; c < nd; c++) acc[c] = 0;
-    if (nd > 0)
-        for (int64_t k = 0; k < len; k++)
-            if (col[k * inca] >= 0) krill_oz_row_add(&p, a[k * inca], x[col[k * inca]], acc);
-    return krill_oz_row_end(&r, &p, acc);
-}
-
-/* y <- alpha s + beta y after a row sum s, as separately rounded products and one sum (no
- * FMA on either device); beta == 0 does not read y. */
-KRILL_OZ_HD double krill_oz_axpby(double alpha, double s, double beta, double y)
-{
-    if (beta == 0.0) return alpha == 1.0 ? s : KRILL_OZ_MUL(alpha, s);
-    return KRILL_OZ_ADD(KRILL_OZ_MUL(alpha, s), KRILL_OZ_MUL(beta, y));
-}
 
 /* ---- the fast path ------------------------------------------------------------------------
  * A compensated sum (Dot2 of Ogita, Rump and Oishi) with a rigorous bound decides most rows
@@ -231,6 +138,116 @@ KRILL_OZ_HD int krill_oz_fast_end(const krill_oz_fast *f, double *sum)
     if (!(KRILL_OZ_SUB(up, cs) > e2) || !(KRILL_OZ_ADD(dn, cs) > e2)) return 0;
     *sum = s;
     return 1;
+}
+
+/* Rows of at most 2^14 terms: rho <= 34, d >= 19, at most 1 + ceil((34 + 1024 + 1074 - 52)
+ * / 19) = 111 slices per operand, 221 diagonals (1768 bytes of scratch). */
+#define KRILL_OZ_ROW_MAX_N ((int64_t)1 << 14)
+#define KRILL_OZ_ROW_MAX_DIAG 221
+
+typedef struct krill_oz_row {
+    uint64_t amax, xmax;     /* max |a_k| and max |x_k| as bit patterns (NaN-propagating) */
+    int alsb, xlsb;          /* lowest set bit over the finite nonzero a_k, and over the x_k */
+    int flags;               /* KRILL_OZ_NAN / _PINF / _NINF of the products a_k x_k */
+    int64_t n;               /* terms seen */
+    krill_oz_fast fast;      /* the fast path's state */
+    int decided;             /* krill_oz_row_begin: the fast path decided, the sum is `sum` */
+    double sum;
+} krill_oz_row;
+
+KRILL_OZ_HD void krill_oz_row_init(krill_oz_row *r)
+{
+    r->amax = r->xmax = 0;
+    r->alsb = r->xlsb = KRILL_OZ_LSB_NONE;
+    r->flags = 0;
+    r->n = 0;
+    krill_oz_fast_init(&r->fast);
+    r->decided = 0;
+    r->sum = 0.0;
+}
+
+/* pass 1: one term */
+KRILL_OZ_HD void krill_oz_row_stats(krill_oz_row *r, double a, double x)
+{
+    krill_oz_stats_add(a, &r->amax, &r->alsb);
+    krill_oz_stats_add(x, &r->xmax, &r->xlsb);
+    r->flags |= krill_oz_special(a, x);
+    r->n++;
+    krill_oz_fast_add(&r->fast, a, x);
+}
+
+/* r <- the stats of r's terms and o's terms */
+KRILL_OZ_HD void krill_oz_row_merge(krill_oz_row *r, const krill_oz_row *o)
+{
+    if (o->amax > r->amax) r->amax = o->amax;
+    if (o->xmax > r->xmax) r->xmax = o->xmax;
+    if (o->alsb < r->alsb) r->alsb = o->alsb;
+    if (o->xlsb < r->xlsb) r->xlsb = o->xlsb;
+    r->flags |= o->flags;
+    r->n += o->n;
+    krill_oz_fast_merge(&r->fast, &o->fast);
+}
+
+/* The parameters of the row's exact sum; returns the diagonals to clear in acc and to
+ * accumulate into: 0 when no term needs accumulating (the fast path decided, no terms, a
+ * zero operand everywhere, or an Inf/NaN: then the result comes from the flags). */
+KRILL_OZ_HD int krill_oz_row_begin(krill_oz_row *r, krill_oz_params *p)
+{
+    double as[2], xs[2];
+    r->decided = krill_oz_fast_end(&r->fast, &r->sum);
+    if (r->decided) {
+        p->state = KRILL_OZ_ZERO;   /* nothing to accumulate; krill_oz_row_end returns sum */
+        p->ndiag = 0;
+        return 0;
+    }
+    as[0] = krill_oz_from_bits(r->amax);
+    as[1] = r->alsb;
+    xs[0] = krill_oz_from_bits(r->xmax);
+    xs[1] = r->xlsb;
+    krill_oz_params_make(r->n > 0 ? r->n : 1, as, xs, 0, 0, p);
+    return p->state == KRILL_OZ_RUN ? p->ndiag : 0;
+}
+
+/* pass 2: one term (nothing unless the row is running: every term is finite then) */
+KRILL_OZ_HD void krill_oz_row_add(const krill_oz_params *p, double a, double x, int64_t *acc)
+{
+    if (p->state == KRILL_OZ_RUN) krill_oz_accumulate(p, a, x, acc);
+}
+
+/* the row's correctly rounded sum (acc is overwritten) */
+KRILL_OZ_HD double krill_oz_row_end(const krill_oz_row *r, const krill_oz_params *p,
+                                    int64_t *acc)
+{
+    if (r->decided) return r->sum;
+    return krill_oz_finish(p, acc, r->flags, 0);
+}
+
+/* Both passes over a gathered row: sum_k a[k * inca] x[col[k * inca]] for k < len, columns
+ * < 0 skipped (ELL padding). acc: KRILL_OZ_ROW_MAX_DIAG int64 when len <= KRILL_OZ_ROW_MAX_N,
+ * else KRILL_OZ_MAX_DIAG. */
+KRILL_OZ_HD double krill_oz_row_gather(int64_t len, const double *a, const int32_t *col,
+                                       int64_t inca, const double *x, int64_t *acc)
+{
+    krill_oz_row r;
+    krill_oz_params p;
+    int nd;
+    krill_oz_row_init(&r);
+    for (int64_t k = 0; k < len; k++)
+        if (col[k * inca] >= 0) krill_oz_row_stats(&r, a[k * inca], x[col[k * inca]]);
+    nd = krill_oz_row_begin(&r, &p);
+    for (int c = 0; c < nd; c++) acc[c] = 0;
+    if (nd > 0)
+        for (int64_t k = 0; k < len; k++)
+            if (col[k * inca] >= 0) krill_oz_row_add(&p, a[k * inca], x[col[k * inca]], acc);
+    return krill_oz_row_end(&r, &p, acc);
+}
+
+/* y <- alpha s + beta y after a row sum s, as separately rounded products and one sum (no
+ * FMA on either device); beta == 0 does not read y. */
+KRILL_OZ_HD double krill_oz_axpby(double alpha, double s, double beta, double y)
+{
+    if (beta == 0.0) return alpha == 1.0 ? s : KRILL_OZ_MUL(alpha, s);
+    return KRILL_OZ_ADD(KRILL_OZ_MUL(alpha, s), KRILL_OZ_MUL(beta, y));
 }
 
 #endif

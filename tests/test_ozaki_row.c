@@ -1,6 +1,6 @@
-/* tests/test_ozaki_row.c - the row sums of ozaki/ozaki_row.h on the host: the exact path
- * (krill_oz_row_gather) against MPFR, and the fast path (krill_oz_fast_*) against the exact
- * path. Whenever the fast path claims a result it must be the exact path's bits; it must
+/* tests/test_ozaki_row.c - the row sums of ozaki/ozaki_row.h on the host: krill_oz_row_gather
+ * (fast path, else exact path) and the exact path alone (krill_oz_dot_seq in exact mode)
+ * against MPFR, and the fast path (krill_oz_fast_*) against the exact path. Whenever the fast path claims a result it must be the exact path's bits; it must
  * decline rows whose sum lies at or near a midpoint between two doubles, rows with operands
  * out of its range and zero sums with something left over; and on ordinary rows it must
  * decide almost all (else it would be no fast path). Rows are also split among 1..8 "lanes"
@@ -20,7 +20,7 @@ static int32_t cols[MAX_LEN];
 
 static double exact_row(int n, const double *a, const double *x)
 {
-    return krill_oz_row_gather(n, a, cols, 1, x, acc);
+    return krill_oz_dot_seq(n, a, 1, x, 1, 0, 0, acc);
 }
 
 /* the fast path over the terms split into `lanes` interleaved parts, merged; 1 if decided */
@@ -41,6 +41,11 @@ static int check_row(int n, const double *a, const double *x, const char *what)
     const double ex = exact_row(n, a, x);
     double ref, fast;
     int decided = 0;
+    if (!oz_same_bits(krill_oz_row_gather(n, a, cols, 1, x, acc), ex)) {
+        fprintf(stderr, "%s (n %d): krill_oz_row_gather %a, exact %a\n", what, n,
+                krill_oz_row_gather(n, a, cols, 1, x, acc), ex);
+        CHECK(0);
+    }
     if (oz_ref_dot(n, a, x, &ref) && isfinite(ex)) {
         if (!oz_same_bits(ex, ref)) {
             fprintf(stderr, "%s (n %d): exact row %.17g, MPFR %.17g\n", what, n, ex, ref);
