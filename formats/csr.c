@@ -199,6 +199,23 @@ static krill_status csr_spmv_dot(krill_ctx *ctx, const void *impl, const double 
     return KRILL_OK;
 }
 
+/* the row visitor of spmv_repro: row i's entries in column order */
+static void csr_row_terms(const void *impl, int64_t i, const double *x, krill_row_sink *sink)
+{
+    const krill_csr *a = &((const csr_cpu *)impl)->a;
+    for (int64_t p = a->row_ptr[i]; p < a->row_ptr[i + 1]; p++)
+        krill_row_sink_term(sink, a->val[p], x[a->col[p]]);
+}
+
+static krill_status csr_spmv_repro(krill_ctx *ctx, const void *impl, double alpha,
+                                   const double *x, double beta, double *y)
+{
+    const csr_cpu *m = impl;
+    (void)ctx;
+    krill_spmv_repro_rows(csr_row_terms, m, m->a.n_rows, m->threads, alpha, x, beta, y);
+    return KRILL_OK;
+}
+
 static krill_status csr_update_values(krill_ctx *ctx, void *impl, const double *values)
 {
     csr_cpu *m = impl;
@@ -236,6 +253,7 @@ const krill_format_ops krill_csr_cpu_ops = {
     .name = "csr",
     .build = csr_build,
     .spmv = csr_spmv,
+    .spmv_repro = csr_spmv_repro,
     .spmv_dot = csr_spmv_dot,
     .update_values = csr_update_values,
     .diagonal = csr_diagonal,

@@ -46,6 +46,7 @@
 #include "formats/formats_impl.h"
 #include "kernels/kernels_impl.cuh"
 #include "krill/csr.h"
+#include "ozaki/ozaki_row.cuh"
 
 namespace {
 
@@ -453,6 +454,16 @@ krill_status csr_cuda_spmv(krill_ctx *ctx, const void *impl, double alpha, const
     return csr_spmv_all(ctx, m, alpha, x, beta, y);
 }
 
+/* Every row's exact sum, one thread per row whatever the variant (the lanes and the
+ * long-row path are for plain sums). */
+krill_status csr_cuda_spmv_repro(krill_ctx *ctx, const void *impl, double alpha,
+                                 const double *x, double beta, double *y)
+{
+    const csr_gpu *m = static_cast<const csr_gpu *>(impl);
+    return krill_csr_cuda_spmv_repro(ctx, "csr", m->n_rows, m->max_row_nnz, m->row_ptr, m->wide,
+                                     m->col, 0, m->val, alpha, x, beta, y);
+}
+
 /* y = A x and *xy = x'y (square matrices). Fused in the row kernel unless there are long
  * rows; then the SpMV is followed by a separate dot. */
 krill_status csr_cuda_spmv_dot(krill_ctx *ctx, const void *impl, const double *x, double *y,
@@ -539,6 +550,38 @@ cleanup:
     return st;
 }
 
+/* The row visitor of reproducible SpMV (ozaki/ozaki_row.cuh) on CSR arrays with offsets of
+ * type I and columns of type J: row i is the range [row_ptr[i], row_ptr[i + 1]). */
+template <typename I, typename J>
+struct csr_row_visitor {
+    const I *__restrict__ row_ptr;
+    const J *__restrict__ col;
+    const double *__restrict__ val;
+    struct row {
+        int64_t begin, end;
+    };
+    __device__ row locate(int64_t i) const
+    {
+        return row{(int64_t)row_ptr[i], (int64_t)row_ptr[i + 1]};
+    }
+    template <class Op>
+    __device__ void visit(const row &r, const double *__restrict__ x, Op &op) const
+    {
+        for (int64_t p = r.begin; p < r.end; p++) op(val[p], __ldg(&x[col[p]]));
+    }
+};
+
+template <typename I, typename J>
+krill_status csr_spmv_repro_typed(krill_ctx *ctx, const char *format, int64_t n_rows,
+                                  int64_t max_row_nnz, const void *row_ptr, const void *col,
+                                  const double *val, double alpha, const double *x, double beta,
+                                  double *y)
+{
+    const csr_row_visitor<I, J> v{static_cast<const I *>(row_ptr), static_cast<const J *>(col),
+                                  val};
+    return krill_oz_spmv_launch(ctx, format, v, n_rows, max_row_nnz, alpha, x, beta, y);
+}
+
 } /* namespace */
 
 /* The device arrays into a new krill_csr (int64_t offsets, int32_t columns); every download
@@ -568,10 +611,28 @@ cleanup:
     return st;
 }
 
+extern "C" krill_status krill_csr_cuda_spmv_repro(krill_ctx *ctx, const char *format,
+                                                  int64_t n_rows, int64_t max_row_nnz,
+                                                  const void *row_ptr, int wide_offsets,
+                                                  const void *col, int wide_cols,
+                                                  const double *val, double alpha,
+                                                  const double *x, double beta, double *y)
+{
+    if (wide_cols)   /* cusparse past INT32_MAX entries: both 64-bit */
+        return csr_spmv_repro_typed<int64_t, int64_t>(ctx, format, n_rows, max_row_nnz, row_ptr,
+                                                      col, val, alpha, x, beta, y);
+    if (wide_offsets)
+        return csr_spmv_repro_typed<int64_t, int32_t>(ctx, format, n_rows, max_row_nnz, row_ptr,
+                                                      col, val, alpha, x, beta, y);
+    return csr_spmv_repro_typed<int32_t, int32_t>(ctx, format, n_rows, max_row_nnz, row_ptr, col,
+                                                  val, alpha, x, beta, y);
+}
+
 extern "C" const krill_format_ops krill_csr_cuda_ops = {
     "csr",                      /* name */
     csr_cuda_build,             /* build */
     csr_cuda_spmv,              /* spmv */
+    csr_cuda_spmv_repro,        /* spmv_repro */
     csr_cuda_spmv_dot,          /* spmv_dot */
     csr_cuda_update_values,     /* update_values */
     csr_cuda_diagonal,          /* diagonal */

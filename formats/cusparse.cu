@@ -182,6 +182,15 @@ cleanup:
     return st;
 }
 
+/* Reproducible mode: krill's exact row sums on the same CSR arrays (cuSPARSE has none). */
+krill_status cusparse_spmv_repro(krill_ctx *ctx, const void *impl, double alpha,
+                                 const double *x, double beta, double *y)
+{
+    const cusparse_gpu *m = static_cast<const cusparse_gpu *>(impl);
+    return krill_csr_cuda_spmv_repro(ctx, "cusparse", m->n_rows, m->max_row_nnz, m->row_ptr,
+                                     m->wide, m->col, m->wide, m->val, alpha, x, beta, y);
+}
+
 /* New values in the build's CSR order; the descriptor keeps pointing at the same array. */
 krill_status cusparse_update_values(krill_ctx *ctx, void *impl, const double *values)
 {
@@ -231,6 +240,7 @@ extern "C" const krill_format_ops krill_cusparse_cuda_ops = {
     "cusparse",                 /* name */
     cusparse_build,             /* build */
     cusparse_spmv,              /* spmv */
+    cusparse_spmv_repro,        /* spmv_repro */
     NULL,                       /* spmv_dot: none; krill_mat_spmv_dot_raw does spmv + dot */
     cusparse_update_values,     /* update_values */
     cusparse_diagonal,          /* diagonal */

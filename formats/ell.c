@@ -175,6 +175,28 @@ static krill_status ell_spmv(krill_ctx *ctx, const void *impl, double alpha, con
     return KRILL_OK;
 }
 
+/* the row visitor of spmv_repro: row i's entries up to K (ELL, padding skipped) or its
+ * length (ELL-R) */
+static void ell_row_terms(const void *impl, int64_t i, const double *x, krill_row_sink *sink)
+{
+    const ell_cpu *m = impl;
+    const krill_ell_host *e = &m->e;
+    const int64_t stop = m->with_len ? e->len[i] : e->k;
+    for (int64_t j = 0; j < stop; j++) {
+        const int32_t c = e->col[j * e->n_rows + i];
+        if (c >= 0) krill_row_sink_term(sink, e->val[j * e->n_rows + i], x[c]);
+    }
+}
+
+static krill_status ell_spmv_repro(krill_ctx *ctx, const void *impl, double alpha,
+                                   const double *x, double beta, double *y)
+{
+    const ell_cpu *m = impl;
+    (void)ctx;
+    krill_spmv_repro_rows(ell_row_terms, m, m->e.n_rows, m->threads, alpha, x, beta, y);
+    return KRILL_OK;
+}
+
 static krill_status ell_update_values(krill_ctx *ctx, void *impl, const double *values)
 {
     (void)ctx;
@@ -211,6 +233,7 @@ const krill_format_ops krill_ell_cpu_ops = {
     .name = "ell",
     .build = ell_build,
     .spmv = ell_spmv,
+    .spmv_repro = ell_spmv_repro,
     .update_values = ell_update_values,
     .diagonal = ell_diagonal,
     .to_csr = ell_to_csr,
@@ -222,6 +245,7 @@ const krill_format_ops krill_ellr_cpu_ops = {
     .name = "ellr",
     .build = ellr_build,
     .spmv = ell_spmv,
+    .spmv_repro = ell_spmv_repro,
     .update_values = ell_update_values,
     .diagonal = ell_diagonal,
     .to_csr = ell_to_csr,

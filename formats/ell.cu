@@ -13,6 +13,7 @@
 
 #include "formats/formats_impl.h"
 #include "kernels/kernels_impl.cuh"
+#include "ozaki/ozaki_row.cuh"
 
 namespace {
 
@@ -42,6 +43,27 @@ __global__ void ell_kernel(int64_t n, int64_t k, const int32_t *__restrict__ col
         y[i] = beta == 0.0 ? alpha * s : alpha * s + beta * y[i];
     }
 }
+
+/* The row visitor of reproducible SpMV (ozaki/ozaki_row.cuh): row i's entries up to K with
+ * the padding (column -1) skipped (ELL), or up to its length (ELL-R: len != NULL). */
+struct ell_row_visitor {
+    int64_t n, k;
+    const int32_t *__restrict__ col;
+    const double *__restrict__ val;
+    const int32_t *__restrict__ len;
+    struct row {
+        int64_t i, stop;
+    };
+    __device__ row locate(int64_t i) const { return row{i, len ? (int64_t)len[i] : k}; }
+    template <class Op>
+    __device__ void visit(const row &r, const double *__restrict__ x, Op &op) const
+    {
+        for (int64_t j = 0; j < r.stop; j++) {
+            const int32_t c = col[j * n + r.i];
+            if (c >= 0) op(val[j * n + r.i], __ldg(&x[c]));
+        }
+    }
+};
 
 __global__ void ell_diagonal_kernel(int64_t n, int64_t k, const int32_t *__restrict__ col,
                                     const double *__restrict__ val, double *__restrict__ d)
@@ -129,6 +151,17 @@ krill_status ell_cuda_spmv(krill_ctx *ctx, const void *impl, double alpha, const
     return krill_cuda_check_launch("ell_kernel");
 }
 
+/* Every row's exact sum, one thread per row; K (the longest row) must not pass
+ * KRILL_OZ_ROW_MAX_N. */
+krill_status ell_cuda_spmv_repro(krill_ctx *ctx, const void *impl, double alpha, const double *x,
+                                 double beta, double *y)
+{
+    const ell_gpu *m = static_cast<const ell_gpu *>(impl);
+    const ell_row_visitor v{m->n_rows, m->k, m->col, m->val, m->with_len ? m->len : NULL};
+    return krill_oz_spmv_launch(ctx, m->with_len ? "ellr" : "ell", v, m->n_rows, m->k, alpha, x,
+                                beta, y);
+}
+
 /* New values: scattered into a temporary host N x K array (the layout), then uploaded. */
 krill_status ell_cuda_update_values(krill_ctx *ctx, void *impl, const double *values)
 {
@@ -189,6 +222,7 @@ extern "C" const krill_format_ops krill_ell_cuda_ops = {
     "ell",                      /* name */
     ell_cuda_build,             /* build */
     ell_cuda_spmv,              /* spmv */
+    ell_cuda_spmv_repro,        /* spmv_repro */
     NULL,                       /* spmv_dot: spmv, then a dot */
     ell_cuda_update_values,     /* update_values */
     ell_cuda_diagonal,          /* diagonal */
@@ -201,6 +235,7 @@ extern "C" const krill_format_ops krill_ellr_cuda_ops = {
     "ellr",                     /* name */
     ellr_cuda_build,            /* build */
     ell_cuda_spmv,              /* spmv */
+    ell_cuda_spmv_repro,        /* spmv_repro */
     NULL,                       /* spmv_dot: spmv, then a dot */
     ell_cuda_update_values,     /* update_values */
     ell_cuda_diagonal,          /* diagonal */

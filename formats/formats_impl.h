@@ -9,6 +9,7 @@
 
 #include "core/core_impl.h"
 #include "krill/mat.h"
+#include "ozaki/ozaki_row.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -22,6 +23,16 @@ typedef struct krill_format_ops {
     /* y = alpha*A*x + beta*y, x and y in context memory, beta == 0 ignores y. */
     krill_status (*spmv)(krill_ctx *ctx, const void *impl, double alpha, const double *x,
                          double beta, double *y);
+    /* Reproducible SpMV (NULL = not offered; krill_mat_spmv_raw calls it when the context's
+     * krill_ctx_repro is not KRILL_REPRO_OFF): y_i = krill_oz_axpby(alpha, s_i, beta, y_i)
+     * for every row i, where s_i is the correctly rounded value of the exact sum of row i's
+     * stored products a_ij x_j (ozaki/ozaki_row.h; whatever the context's slice count).
+     * s_i depends only on the multiset of products, so every format, thread count and device
+     * gives the same bits. Padding is never multiplied (0 * Inf would be NaN); beta == 0
+     * does not read y; alpha == 0 still computes s_i. A GPU table refuses a matrix with a row
+     * longer than KRILL_OZ_ROW_MAX_N with KRILL_ERR_UNSUPPORTED (ozaki/ozaki_row.cuh). */
+    krill_status (*spmv_repro)(krill_ctx *ctx, const void *impl, double alpha, const double *x,
+                               double beta, double *y);
     /* Optional (NULL = not offered): y = A*x and *xy = x'y (xy in context memory) in one
      * pass, which saves CG a read of x and y per iteration. */
     krill_status (*spmv_dot)(krill_ctx *ctx, const void *impl, const double *x, double *y,
@@ -123,6 +134,15 @@ void krill_cuda_stopwatch_destroy(void *watch);         /* NULL-safe */
 krill_status krill_csr_cuda_download(krill_ctx *ctx, int64_t n_rows, int64_t n_cols, int64_t nnz,
                                      const void *row_ptr, int wide_offsets, const void *col,
                                      int wide_cols, const double *val, krill_csr **csr);
+/* The spmv_repro of CSR arrays in device memory (formats/csr.cu; the GPU csr and cusparse):
+ * offsets 64-bit when wide_offsets is set, columns too when wide_cols is (which implies
+ * wide_offsets, as in cusparse), else 32-bit; max_row_nnz from the build (a row longer
+ * than KRILL_OZ_ROW_MAX_N: KRILL_ERR_UNSUPPORTED naming `format`). */
+krill_status krill_csr_cuda_spmv_repro(krill_ctx *ctx, const char *format, int64_t n_rows,
+                                       int64_t max_row_nnz, const void *row_ptr,
+                                       int wide_offsets, const void *col, int wide_cols,
+                                       const double *val, double alpha, const double *x,
+                                       double beta, double *y);
 #endif
 
 /* Row Block Packing (formats/rbp.c; the RBP paper, Algorithms 3-5). In each row, a run of
@@ -245,6 +265,36 @@ void krill_segscan_host_scatter(const krill_segscan_host *h, const double *value
  * GPU passes a copy of its host struct with the downloaded stream). */
 krill_status krill_segscan_host_to_csr(const krill_segscan_host *h, krill_csr **csr);
 void krill_segscan_host_free(krill_segscan_host *h);
+
+/* ---- reproducible SpMV on the CPU (formats/spmv_repro.c) --------------------------------
+ * A format's row visitor hands every stored entry a_ij of one row, with x_j, to
+ * krill_row_sink_term, in any order, each entry once, padding skipped (never a 0 * x_j: an
+ * Inf in x would make it NaN). It is called twice per row: first with a sink that gathers
+ * the row's statistics, then with one that accumulates the products (ozaki/ozaki_row.h). */
+typedef struct krill_row_sink {
+    krill_oz_row *stats;             /* pass 1: the row's statistics; NULL in pass 2 */
+    const krill_oz_params *params;   /* pass 2: the row's parameters */
+    int64_t *acc;                    /* pass 2: its diagonal sums */
+} krill_row_sink;
+
+static inline void krill_row_sink_term(krill_row_sink *sink, double a, double x)
+{
+    if (sink->stats) krill_oz_row_stats(sink->stats, a, x);
+    else krill_oz_row_add(sink->params, a, x, sink->acc);
+}
+
+/* The visitor of row `row` (a row index, or any key the format's loop passes). */
+typedef void (*krill_row_visit_fn)(const void *impl, int64_t row, const double *x,
+                                   krill_row_sink *sink);
+
+/* The correctly rounded sum of the products of one row; acc: KRILL_OZ_MAX_DIAG int64. */
+double krill_row_sum_repro(krill_row_visit_fn visit, const void *impl, int64_t row,
+                           const double *x, int64_t *acc);
+/* y_i = krill_oz_axpby(alpha, s_i, beta, y_i) for rows i < n_rows (beta == 0: y not read),
+ * each row by one of `threads` OpenMP threads, rows handed out in dynamic chunks
+ * (krill_rbp_cpu_chunk): the bits do not depend on the thread count or the schedule. */
+void krill_spmv_repro_rows(krill_row_visit_fn visit, const void *impl, int64_t n_rows,
+                           int threads, double alpha, const double *x, double beta, double *y);
 
 /* Format tables, defined in formats/NAME.c (CPU) and formats/NAME.cu (CUDA). */
 extern const krill_format_ops krill_csr_cpu_ops;

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "formats/formats_impl.h"
+#include "ozaki/ozaki_impl.h"
 
 /* "csr, cusparse" for error messages */
 static void list_formats(char *buf, size_t len)
@@ -69,18 +70,34 @@ void krill_mat_destroy(krill_mat **pa)
     *pa = NULL;
 }
 
+/* Plain mode: the format's spmv. A reproducible mode: its spmv_repro (every row sum
+ * correctly rounded), or KRILL_ERR_UNSUPPORTED when it has none on this device. */
 krill_status krill_mat_spmv_raw(const krill_mat *a, double alpha, const double *x, double beta,
                                 double *y)
 {
-    return a->ops->spmv(a->ctx, a->impl, alpha, x, beta, y);
+    if (krill_ctx_repro(a->ctx, NULL) == KRILL_REPRO_OFF)
+        return a->ops->spmv(a->ctx, a->impl, alpha, x, beta, y);
+    if (!a->ops->spmv_repro)
+        return krill_error(KRILL_ERR_UNSUPPORTED, "format '%s' has no reproducible SpMV on the "
+                           "%s: use another format there, or turn reproducible mode off",
+                           a->name, krill_on_gpu(a->ctx) ? "GPU" : "CPU");
+    return a->ops->spmv_repro(a->ctx, a->impl, alpha, x, beta, y);
 }
 
+/* Plain mode: the format's fused spmv_dot, or its spmv and then a dot. A reproducible mode:
+ * the reproducible SpMV, then the context's Ozaki dot x'y. */
 krill_status krill_mat_spmv_dot_raw(const krill_mat *a, const double *x, double *y, double *xy)
 {
     krill_status st = KRILL_OK;
-    if (a->ops->spmv_dot) return a->ops->spmv_dot(a->ctx, a->impl, x, y, xy);
-    KRILL_TRY(a->ops->spmv(a->ctx, a->impl, 1.0, x, 0.0, y));
-    KRILL_TRY(krill_blas_dot(a->ctx, a->n_rows, x, y, xy));
+    if (krill_ctx_repro(a->ctx, NULL) != KRILL_REPRO_OFF) {
+        KRILL_TRY(krill_mat_spmv_raw(a, 1.0, x, 0.0, y));
+        st = krill_ozaki_dot(a->ctx, a->n_rows, x, y, xy);
+    } else if (a->ops->spmv_dot) {
+        st = a->ops->spmv_dot(a->ctx, a->impl, x, y, xy);
+    } else {
+        KRILL_TRY(a->ops->spmv(a->ctx, a->impl, 1.0, x, 0.0, y));
+        st = krill_blas_dot(a->ctx, a->n_rows, x, y, xy);
+    }
 cleanup:
     return st;
 }

@@ -74,6 +74,29 @@ static krill_status rbp_csr_spmv(krill_ctx *ctx, const void *impl, double alpha,
     return KRILL_OK;
 }
 
+/* the row visitor of spmv_repro: row i's runs (columns first .. last counted up), then its
+ * isolated entries */
+static void rbp_csr_row_terms(const void *impl, int64_t i, const double *x,
+                              krill_row_sink *sink)
+{
+    const krill_rbp_host *h = &((const rbp_csr_cpu *)impl)->h;
+    int64_t v = h->val_ptr[i];
+    for (int64_t c = h->col_ptr[i]; c < h->col_ptr[i + 1]; c += 2)
+        for (int64_t j = h->comp_col[c]; j <= h->comp_col[c + 1]; j++)
+            krill_row_sink_term(sink, h->comp_val[v++], x[j]);
+    for (int64_t q = h->row_ptr[i]; q < h->row_ptr[i + 1]; q++)
+        krill_row_sink_term(sink, h->non_val[q], x[h->non_col[q]]);
+}
+
+static krill_status rbp_csr_spmv_repro(krill_ctx *ctx, const void *impl, double alpha,
+                                       const double *x, double beta, double *y)
+{
+    const rbp_csr_cpu *m = impl;
+    (void)ctx;
+    krill_spmv_repro_rows(rbp_csr_row_terms, m, m->h.n_rows, m->threads, alpha, x, beta, y);
+    return KRILL_OK;
+}
+
 static krill_status rbp_csr_update_values(krill_ctx *ctx, void *impl, const double *values)
 {
     krill_rbp_host *h = &((rbp_csr_cpu *)impl)->h;
@@ -117,6 +140,7 @@ const krill_format_ops krill_rbp_csr_cpu_ops = {
     .name = "rbp-csr",
     .build = rbp_csr_build,
     .spmv = rbp_csr_spmv,
+    .spmv_repro = rbp_csr_spmv_repro,
     .update_values = rbp_csr_update_values,
     .diagonal = rbp_csr_diagonal,
     .to_csr = rbp_csr_to_csr,

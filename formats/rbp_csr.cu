@@ -32,6 +32,7 @@
 
 #include "formats/formats_impl.h"
 #include "kernels/kernels_impl.cuh"
+#include "ozaki/ozaki_row.cuh"
 
 namespace {
 
@@ -130,6 +131,27 @@ rbp_csr_vector_kernel(int64_t n, rbp_csr_view a, double alpha, const double *__r
                                : __dadd_rn(__dmul_rn(alpha, s), __dmul_rn(beta, y[r]));
     }
 }
+
+/* The row visitor of reproducible SpMV (ozaki/ozaki_row.cuh): row i's runs, their columns
+ * counted up from first to last, then its isolated entries (Algorithm 4's walk). */
+struct rbp_csr_row_visitor {
+    rbp_csr_view a;
+    typedef int64_t row;
+    __device__ row locate(int64_t i) const { return i; }
+    template <class Op>
+    __device__ void visit(const row &i, const double *__restrict__ x, Op &op) const
+    {
+        int64_t c = a.col_ptr[i], v = a.val_ptr[i];
+        const int64_t v_end = a.val_ptr[i + 1];
+        while (v < v_end) {
+            const int32_t first = a.comp_col[c], last = a.comp_col[c + 1];
+            for (int32_t j = first; j <= last; j++) op(a.comp_val[v++], __ldg(&x[j]));
+            c += 2;
+        }
+        for (int64_t q = a.row_ptr[i]; q < a.row_ptr[i + 1]; q++)
+            op(a.non_val[q], __ldg(&x[a.non_col[q]]));
+    }
+};
 
 /* d_i = a_ii: in the run with first <= i <= last, or among the isolated entries; else 0. */
 __global__ void rbp_csr_diagonal_kernel(int64_t n, rbp_csr_view a, double *__restrict__ d)
@@ -280,6 +302,16 @@ krill_status rbp_csr_cuda_spmv(krill_ctx *ctx, const void *impl, double alpha, c
                                                  : "rbp_csr_vector_kernel");
 }
 
+/* Every row's exact sum, one thread per row whatever the variant. */
+krill_status rbp_csr_cuda_spmv_repro(krill_ctx *ctx, const void *impl, double alpha,
+                                     const double *x, double beta, double *y)
+{
+    const rbp_csr_gpu *m = static_cast<const rbp_csr_gpu *>(impl);
+    const rbp_csr_row_visitor v{view_of(m)};
+    return krill_oz_spmv_launch(ctx, "rbp-csr", v, m->n_rows, m->stats.max_row_nnz, alpha, x,
+                                beta, y);
+}
+
 /* New values: dealt out on the host into staging arrays (formats/rbp.c), then uploaded. */
 krill_status rbp_csr_cuda_update_values(krill_ctx *ctx, void *impl, const double *values)
 {
@@ -340,6 +372,7 @@ extern "C" const krill_format_ops krill_rbp_csr_cuda_ops = {
     "rbp-csr",                      /* name */
     rbp_csr_cuda_build,             /* build */
     rbp_csr_cuda_spmv,              /* spmv */
+    rbp_csr_cuda_spmv_repro,        /* spmv_repro */
     NULL,                           /* spmv_dot: spmv, then a dot */
     rbp_csr_cuda_update_values,     /* update_values */
     rbp_csr_cuda_diagonal,          /* diagonal */

@@ -232,6 +232,35 @@ static krill_status rbp_ell_spmv(krill_ctx *ctx, const void *impl, double alpha,
     return KRILL_OK;
 }
 
+/* the row visitor of spmv_repro: row i's runs up to its padding pair (RBP-ELL) or its
+ * length (RBP-ELL-R), then its isolated entries */
+static void rbp_ell_row_terms(const void *impl, int64_t i, const double *x,
+                              krill_row_sink *sink)
+{
+    const rbp_ell_cpu *m = impl;
+    const krill_rbp_ell_host *e = &m->e;
+    const int64_t n = e->n_rows;
+    int64_t j = 0;
+    for (int64_t c = 0; c < e->kc; c += 2) {
+        if (m->with_len && j == e->len[i]) break;
+        const int32_t first = e->col[c * n + i], last = e->col[(c + 1) * n + i];
+        if (first == last) break;
+        for (int64_t k = first; k <= last; k++)
+            krill_row_sink_term(sink, e->val[(j++) * n + i], x[k]);
+    }
+    for (int64_t q = e->row_ptr[i]; q < e->row_ptr[i + 1]; q++)
+        krill_row_sink_term(sink, e->non_val[q], x[e->non_col[q]]);
+}
+
+static krill_status rbp_ell_spmv_repro(krill_ctx *ctx, const void *impl, double alpha,
+                                       const double *x, double beta, double *y)
+{
+    const rbp_ell_cpu *m = impl;
+    (void)ctx;
+    krill_spmv_repro_rows(rbp_ell_row_terms, m, m->e.n_rows, m->threads, alpha, x, beta, y);
+    return KRILL_OK;
+}
+
 static krill_status rbp_ell_update_values(krill_ctx *ctx, void *impl, const double *values)
 {
     krill_rbp_ell_host *e = &((rbp_ell_cpu *)impl)->e;
@@ -276,6 +305,7 @@ const krill_format_ops krill_rbp_ell_cpu_ops = {
     .name = "rbp-ell",
     .build = rbp_ell_build,
     .spmv = rbp_ell_spmv,
+    .spmv_repro = rbp_ell_spmv_repro,
     .update_values = rbp_ell_update_values,
     .diagonal = rbp_ell_diagonal,
     .to_csr = rbp_ell_to_csr,
@@ -287,6 +317,7 @@ const krill_format_ops krill_rbp_ellr_cpu_ops = {
     .name = "rbp-ellr",
     .build = rbp_ellr_build,
     .spmv = rbp_ell_spmv,
+    .spmv_repro = rbp_ell_spmv_repro,
     .update_values = rbp_ell_update_values,
     .diagonal = rbp_ell_diagonal,
     .to_csr = rbp_ell_to_csr,

@@ -23,6 +23,7 @@
 
 #include "formats/formats_impl.h"
 #include "kernels/kernels_impl.cuh"
+#include "ozaki/ozaki_row.cuh"
 
 namespace {
 
@@ -79,6 +80,29 @@ rbp_ell_kernel(int64_t n, int64_t kv, int64_t kc, rbp_ell_view a, double alpha,
                            : __dadd_rn(__dmul_rn(alpha, s), __dmul_rn(beta, y[i]));
     }
 }
+
+/* The row visitor of reproducible SpMV (ozaki/ozaki_row.cuh): row i's runs up to its padding
+ * pair (first == last) or K_c (RBP-ELL), or up to its count of run values (RBP-ELL-R:
+ * a.len != NULL), then its isolated entries. */
+struct rbp_ell_row_visitor {
+    int64_t n, kc;
+    rbp_ell_view a;
+    typedef int64_t row;
+    __device__ row locate(int64_t i) const { return i; }
+    template <class Op>
+    __device__ void visit(const row &i, const double *__restrict__ x, Op &op) const
+    {
+        const int64_t stop = a.len ? (int64_t)a.len[i] : INT64_MAX;
+        int64_t j = 0;
+        for (int64_t c = 0; c < kc && j < stop; c += 2) {
+            const int32_t first = a.col[c * n + i], last = a.col[(c + 1) * n + i];
+            if (first == last) break;   /* padding */
+            for (int32_t k = first; k <= last; k++) op(a.val[(j++) * n + i], __ldg(&x[k]));
+        }
+        for (int64_t q = a.row_ptr[i]; q < a.row_ptr[i + 1]; q++)
+            op(a.non_val[q], __ldg(&x[a.non_col[q]]));
+    }
+};
 
 /* d_i = a_ii: in the run with first <= i <= last, or among the isolated entries; else 0. */
 __global__ void rbp_ell_diagonal_kernel(int64_t n, int64_t kc, rbp_ell_view a,
@@ -196,6 +220,16 @@ krill_status rbp_ell_cuda_spmv(krill_ctx *ctx, const void *impl, double alpha, c
     return krill_cuda_check_launch("rbp_ell_kernel");
 }
 
+/* Every row's exact sum, one thread per row. */
+krill_status rbp_ell_cuda_spmv_repro(krill_ctx *ctx, const void *impl, double alpha,
+                                     const double *x, double beta, double *y)
+{
+    const rbp_ell_gpu *m = static_cast<const rbp_ell_gpu *>(impl);
+    const rbp_ell_row_visitor v{m->n_rows, m->kc, view_of(m)};
+    return krill_oz_spmv_launch(ctx, m->with_len ? "rbp-ellr" : "rbp-ell", v, m->n_rows,
+                                m->stats.max_row_nnz, alpha, x, beta, y);
+}
+
 /* New values: dealt out on the host into a zeroed N x K_v staging matrix (its padding stays
  * 0) and the isolated values, then uploaded. */
 krill_status rbp_ell_cuda_update_values(krill_ctx *ctx, void *impl, const double *values)
@@ -258,6 +292,7 @@ extern "C" const krill_format_ops krill_rbp_ell_cuda_ops = {
     "rbp-ell",                      /* name */
     rbp_ell_cuda_build,             /* build */
     rbp_ell_cuda_spmv,              /* spmv */
+    rbp_ell_cuda_spmv_repro,        /* spmv_repro */
     NULL,                           /* spmv_dot: spmv, then a dot */
     rbp_ell_cuda_update_values,     /* update_values */
     rbp_ell_cuda_diagonal,          /* diagonal */
@@ -270,6 +305,7 @@ extern "C" const krill_format_ops krill_rbp_ellr_cuda_ops = {
     "rbp-ellr",                     /* name */
     rbp_ellr_cuda_build,            /* build */
     rbp_ell_cuda_spmv,              /* spmv */
+    rbp_ell_cuda_spmv_repro,        /* spmv_repro */
     NULL,                           /* spmv_dot: spmv, then a dot */
     rbp_ell_cuda_update_values,     /* update_values */
     rbp_ell_cuda_diagonal,          /* diagonal */

@@ -273,6 +273,45 @@ static krill_status segscan_spmv(krill_ctx *ctx, const void *impl, double alpha,
     return KRILL_OK;
 }
 
+/* the row visitor of spmv_repro, keyed by the stream position of the row's HEAD: its
+ * elements up to its TAIL, the PAD zeros skipped */
+static void segscan_row_terms(const void *impl, int64_t head, const double *x,
+                              krill_row_sink *sink)
+{
+    const krill_segscan_host *h = &((const segscan_cpu *)impl)->h;
+    unsigned hk;
+    int64_t k = head;
+    do {
+        hk = h->hint[k];
+        if (!(hk & KRILL_SEGSCAN_PAD)) krill_row_sink_term(sink, h->val[k], x[h->col[k]]);
+        k++;
+    } while (!(hk & KRILL_SEGSCAN_TAIL));
+}
+
+/* Each row by the warp tile that holds its HEAD (every row has one; warp tile w's first is
+ * row warp_heads[w]), warp tiles handed out dynamically, 8 (2048 elements) at a time. */
+static krill_status segscan_spmv_repro(krill_ctx *ctx, const void *impl, double alpha,
+                                       const double *x, double beta, double *y)
+{
+    const segscan_cpu *m = impl;
+    const krill_segscan_host *h = &m->h;
+    const int64_t n_warp_tiles = h->len / KRILL_SEGSCAN_WARP_TILE;
+    (void)ctx;
+#pragma omp parallel for schedule(dynamic, 8) num_threads(m->threads)
+    for (int64_t w = 0; w < n_warp_tiles; w++) {
+        int64_t acc[KRILL_OZ_MAX_DIAG];
+        int64_t row = h->warp_heads[w];
+        for (int64_t k = w * KRILL_SEGSCAN_WARP_TILE; k < (w + 1) * KRILL_SEGSCAN_WARP_TILE; k++) {
+            if (!(h->hint[k] & KRILL_SEGSCAN_HEAD)) continue;
+            const double s = krill_row_sum_repro(segscan_row_terms, m, k, x, acc);
+            y[row] = beta == 0.0 ? krill_oz_axpby(alpha, s, 0.0, 0.0)
+                                 : krill_oz_axpby(alpha, s, beta, y[row]);
+            row++;
+        }
+    }
+    return KRILL_OK;
+}
+
 static krill_status segscan_update_values(krill_ctx *ctx, void *impl, const double *values)
 {
     segscan_cpu *m = impl;
@@ -311,6 +350,7 @@ const krill_format_ops krill_segscan_cpu_ops = {
     .name = "segscan",
     .build = segscan_build,
     .spmv = segscan_spmv,
+    .spmv_repro = segscan_spmv_repro,
     .update_values = segscan_update_values,
     .diagonal = segscan_diagonal,
     .to_csr = segscan_to_csr,

@@ -50,6 +50,7 @@
 
 #include "formats/formats_impl.h"
 #include "kernels/kernels_impl.cuh"
+#include "ozaki/ozaki_row.cuh"
 
 namespace {
 
@@ -235,6 +236,52 @@ segscan_fixup_kernel(int64_t n_span, const int32_t *__restrict__ span,
     }
 }
 
+/* The row visitor of reproducible SpMV (ozaki/ozaki_row.cuh), a row located by the stream
+ * position of its HEAD: in the last warp tile w with warp_heads[w] <= i (a binary search),
+ * the (i - warp_heads[w])-th HEAD there, counted four hint bytes at a time (a warp tile
+ * starts a multiple of 256 bytes into the hint array, which cudaMalloc aligns to 256) and
+ * then byte by byte. The row's elements run from its HEAD to its TAIL, PAD zeros skipped. */
+struct segscan_row_visitor {
+    int64_t n_warp_tiles;
+    const double *__restrict__ val;
+    const int32_t *__restrict__ col;
+    const uint8_t *__restrict__ hint;
+    const int32_t *__restrict__ warp_heads;
+    typedef int64_t row;
+    __device__ row locate(int64_t i) const
+    {
+        constexpr uint32_t HEAD_BYTES = 0x01010101u * KRILL_SEGSCAN_HEAD;
+        int64_t lo = 0, hi = n_warp_tiles - 1;   /* warp_heads[lo] <= i throughout */
+        while (lo < hi) {
+            const int64_t mid = (lo + hi + 1) / 2;
+            if (warp_heads[mid] <= i) lo = mid;
+            else hi = mid - 1;
+        }
+        const int64_t base = lo * KRILL_SEGSCAN_WARP_TILE;
+        const uint32_t *words = reinterpret_cast<const uint32_t *>(hint + base);
+        int64_t skip = i - warp_heads[lo];       /* HEADs before row i's in the warp tile */
+        int q = 0, heads;
+        while (skip >= (heads = __popc(words[q] & HEAD_BYTES))) {   /* whole words of HEADs */
+            skip -= heads;
+            q++;
+        }
+        int64_t k = base + 4 * q;
+        while (!(hint[k] & KRILL_SEGSCAN_HEAD) || skip-- > 0) k++;   /* then its byte */
+        return k;
+    }
+    template <class Op>
+    __device__ void visit(const row &head, const double *__restrict__ x, Op &op) const
+    {
+        unsigned h;
+        int64_t k = head;
+        do {
+            h = hint[k];
+            if (!(h & KRILL_SEGSCAN_PAD)) op(val[k], __ldg(&x[col[k]]));
+            k++;
+        } while (!(h & KRILL_SEGSCAN_TAIL));
+    }
+};
+
 /* d_r = a_rr for the rows that store it (d zeroed before): one warp per warp tile. */
 __global__ void __launch_bounds__(KRILL_CUDA_THREADS)
 segscan_diagonal_kernel(int64_t n_warp_tiles, const double *__restrict__ val,
@@ -342,6 +389,18 @@ cleanup:
     return st;
 }
 
+/* Every row's exact sum, one thread per row (not the segmented scan: a row is one thread's). */
+krill_status segscan_cuda_spmv_repro(krill_ctx *ctx, const void *impl, double alpha,
+                                     const double *x, double beta, double *y)
+{
+    const segscan_gpu *m = static_cast<const segscan_gpu *>(impl);
+    const krill_segscan_host *h = &m->host;
+    const segscan_row_visitor v{h->len / KRILL_SEGSCAN_WARP_TILE, m->val, m->col, m->hint,
+                                m->warp_heads};
+    return krill_oz_spmv_launch(ctx, "segscan", v, h->n_rows, h->stats.max_row_nnz, alpha, x,
+                                beta, y);
+}
+
 /* New values: scattered around the empty rows' zeros on the host, then uploaded (straight
  * into place when there are no empty rows: the zeros after the last row stay). */
 krill_status segscan_cuda_update_values(krill_ctx *ctx, void *impl, const double *values)
@@ -415,6 +474,7 @@ extern "C" const krill_format_ops krill_segscan_cuda_ops = {
     "segscan",                  /* name */
     segscan_cuda_build,         /* build */
     segscan_cuda_spmv,          /* spmv */
+    segscan_cuda_spmv_repro,    /* spmv_repro */
     NULL,                       /* spmv_dot: spmv, then a dot */
     segscan_cuda_update_values, /* update_values */
     segscan_cuda_diagonal,      /* diagonal */

@@ -1,0 +1,43 @@
+/* formats/spmv_repro.c - the CPU half of every format's reproducible SpMV (spmv_repro):
+ * y_i = alpha s_i + beta y_i with s_i the correctly rounded exact sum of row i's products.
+ *
+ * Each format supplies a row visitor (formats_impl.h) that walks the stored entries of one
+ * row; this file runs the two passes of ozaki/ozaki_row.h over it (statistics, then the
+ * exact accumulation into per-diagonal int64 sums) and rounds once. s_i is a function of the
+ * multiset of the row's products alone, so csr, ell, rbp-* and segscan, which visit the
+ * same entries in different orders, give the same bits, on any thread count. The scratch
+ * (KRILL_OZ_MAX_DIAG int64, 4.2 KB) lives on each thread's stack: no allocation. */
+#include "formats/formats_impl.h"
+
+double krill_row_sum_repro(krill_row_visit_fn visit, const void *impl, int64_t row,
+                           const double *x, int64_t *acc)
+{
+    krill_oz_row r;
+    krill_oz_params p;
+    krill_row_sink sink = {&r, NULL, NULL};
+    int nd;
+    krill_oz_row_init(&r);
+    visit(impl, row, x, &sink);                 /* pass 1: max, lowest bit, Inf/NaN, count */
+    nd = krill_oz_row_begin(&r, &p);
+    for (int c = 0; c < nd; c++) acc[c] = 0;
+    if (nd > 0) {                               /* pass 2: the exact digit products */
+        sink.stats = NULL;
+        sink.params = &p;
+        sink.acc = acc;
+        visit(impl, row, x, &sink);
+    }
+    return krill_oz_row_end(&r, &p, acc);
+}
+
+void krill_spmv_repro_rows(krill_row_visit_fn visit, const void *impl, int64_t n_rows,
+                           int threads, double alpha, const double *x, double beta, double *y)
+{
+    const int chunk = krill_rbp_cpu_chunk(n_rows, threads);
+#pragma omp parallel for schedule(dynamic, chunk) num_threads(threads)
+    for (int64_t i = 0; i < n_rows; i++) {
+        int64_t acc[KRILL_OZ_MAX_DIAG];
+        const double s = krill_row_sum_repro(visit, impl, i, x, acc);
+        y[i] = beta == 0.0 ? krill_oz_axpby(alpha, s, 0.0, 0.0)
+                           : krill_oz_axpby(alpha, s, beta, y[i]);
+    }
+}
