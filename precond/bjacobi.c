@@ -27,13 +27,21 @@
  * and r (N), writes z (N): (B + 2) N doubles (B = 3: 5 N, against 3 N for Jacobi). CPU: an
  * OpenMP loop over blocks; GPU: precond/bjacobi.cu, one thread per entry of z. Both add the
  * products in order j = 0, 1, ..., B-1 without fused multiply-adds, so CPU and GPU give the
- * same bits. */
+ * same bits.
+ *
+ * Reproducible mode (apply_repro): each z_g is the correctly rounded sum of its B products
+ * (precond_repro.h, the same function on the CPU and in bjacobi.cu's kernel), so z has the
+ * same bits on any thread count and device, and every entry is as accurate as a rounding
+ * allows. The inverses need nothing: both devices hold the bits of the one host computation
+ * above. Cost: an exact row of B terms is some hundred operations against B multiply-adds,
+ * so the apply turns from memory-bound to compute-bound. */
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "precond/precond_impl.h"
+#include "precond/precond_repro.h"
 
 /* Largest explicit B: blocks of 16 x 16 hold 256 doubles, on the stack while inverting. */
 #define BJACOBI_MAX_B 16
@@ -296,14 +304,19 @@ static inline void block_apply(int b, const double *m, const double *r, double *
     }
 }
 
+/* The refusal to apply after a failed update. */
+static krill_status bjacobi_refuse(void)
+{
+    return krill_error(KRILL_ERR_NUMERIC, "bjacobi: the last update failed (a singular "
+                       "diagonal block); update it again before applying");
+}
+
 static krill_status bjacobi_apply(krill_ctx *ctx, const void *impl, const double *r, double *z)
 {
     const pc_bjacobi *p = impl;
     const int b = p->b;
     const double *binv = p->binv;
-    if (!p->valid)
-        return krill_error(KRILL_ERR_NUMERIC, "bjacobi: the last update failed (a singular "
-                           "diagonal block); update it again before applying");
+    if (!p->valid) return bjacobi_refuse();
 #ifdef KRILL_HAVE_CUDA
     if (krill_on_gpu(ctx)) return krill_bjacobi_cuda_apply(ctx, p->n, b, binv, r, z);
 #endif
@@ -319,6 +332,30 @@ static krill_status bjacobi_apply(krill_ctx *ctx, const void *impl, const double
         case 6: block_apply(6, m, rk, zk); break;
         default: block_apply(b, m, rk, zk); break;
         }
+    }
+    return KRILL_OK;
+}
+
+/* A block row of B terms always fits a GPU thread's exact row sum. */
+_Static_assert(BJACOBI_MAX_B <= KRILL_OZ_ROW_MAX_N, "a bjacobi row must fit KRILL_OZ_ROW_MAX_N");
+
+/* z_g = the correctly rounded sum_j Binv_k[i][j] r_kB+j for g = kB + i, one row per
+ * iteration: the same bits on any thread count and on the GPU. */
+static krill_status bjacobi_apply_repro(krill_ctx *ctx, const void *impl, const double *r,
+                                        double *z)
+{
+    const pc_bjacobi *p = impl;
+    const int b = p->b;
+    const double *binv = p->binv;
+    if (!p->valid) return bjacobi_refuse();
+#ifdef KRILL_HAVE_CUDA
+    if (krill_on_gpu(ctx)) return krill_bjacobi_cuda_apply_repro(ctx, p->n, b, binv, r, z);
+#endif
+#pragma omp parallel for schedule(static) \
+    num_threads(p->n < BJACOBI_OMP_MIN_ROWS ? 1 : ctx->threads)
+    for (int64_t g = 0; g < p->n; g++) {
+        int64_t acc[KRILL_OZ_ROW_MAX_DIAG];
+        z[g] = krill_pc_repro_dense_row(b, binv + g * b, r + (g - g % b), acc);
     }
     return KRILL_OK;
 }
@@ -339,6 +376,7 @@ const krill_pc_ops krill_pc_bjacobi_ops = {
                "1..16; bjacobi alone detects B from the pattern)",
     .build = bjacobi_build,
     .apply = bjacobi_apply,
+    .apply_repro = bjacobi_apply_repro,
     .update = bjacobi_update,
     .inverse_diagonal = NULL,
     .is_identity = 0,

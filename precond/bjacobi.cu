@@ -8,10 +8,16 @@
  * a block's B threads share are one contiguous run. Memory traffic: (B + 2) n doubles, the
  * least an apply can move (Binv, r, z once each). The products are added in order
  * j = 0..B-1 with explicitly rounded multiply and add (no FMA), as the CPU loop does, so
- * both devices give the same bits. */
+ * both devices give the same bits.
+ *
+ * Reproducible mode (bjacobi_apply_repro_kernel): the same threads and reads, each z_g the
+ * correctly rounded sum of its B products by precond_repro.h, the function the CPU loop
+ * calls; the thread's scratch is a local array of KRILL_OZ_ROW_MAX_DIAG int64 (B <= 16 terms
+ * need fewer than that). */
 #include <stdint.h>
 
 #include "precond/precond_impl.h"
+#include "precond/precond_repro.h"
 #include "kernels/kernels_impl.cuh"
 
 namespace {
@@ -30,6 +36,16 @@ __global__ void bjacobi_apply_kernel(int64_t n, int b, const double *__restrict_
     }
 }
 
+__global__ void bjacobi_apply_repro_kernel(int64_t n, int b, const double *__restrict__ binv,
+                                           const double *__restrict__ r,
+                                           double *__restrict__ z)
+{
+    const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+    int64_t acc[KRILL_OZ_ROW_MAX_DIAG];
+    for (int64_t g = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; g < n; g += stride)
+        z[g] = krill_pc_repro_dense_row(b, binv + g * b, r + (g - (int32_t)g % b), acc);
+}
+
 } /* namespace */
 
 extern "C" krill_status krill_bjacobi_cuda_apply(krill_ctx *ctx, int64_t n, int b,
@@ -40,4 +56,14 @@ extern "C" krill_status krill_bjacobi_cuda_apply(krill_ctx *ctx, int64_t n, int 
     bjacobi_apply_kernel<<<krill_cuda_blocks(ctx, n), KRILL_CUDA_THREADS, 0,
                            krill_cuda_stream(ctx)>>>(n, b, binv, r, z);
     return krill_cuda_check_launch("bjacobi_apply_kernel");
+}
+
+extern "C" krill_status krill_bjacobi_cuda_apply_repro(krill_ctx *ctx, int64_t n, int b,
+                                                       const double *binv, const double *r,
+                                                       double *z)
+{
+    if (n == 0) return KRILL_OK;
+    bjacobi_apply_repro_kernel<<<krill_cuda_blocks(ctx, n), KRILL_CUDA_THREADS, 0,
+                                 krill_cuda_stream(ctx)>>>(n, b, binv, r, z);
+    return krill_cuda_check_launch("bjacobi_apply_repro_kernel");
 }

@@ -13,7 +13,15 @@
  * Apply, memory traffic: each factor entry is read once over the two solves (12 bytes:
  * value and column), the row offsets and diagonal positions once per solve, r read, y
  * written then read, z written (32 bytes per row), plus the gathers of y and z (from cache
- * when the pattern is local). About one SpMV with A, in two dependent halves. */
+ * when the pattern is local). About one SpMV with A, in two dependent halves.
+ *
+ * Reproducible mode (apply_repro; ilu_impl.h says what it computes): the factors are the
+ * same (the device factorization already has the CPU's bits, see ilu.cu: factoring on the
+ * host and uploading would only add a round trip), the solves are the exact-row ones of
+ * krill_ilu_solve_repro (CPU, on the threads the plain solves use) and
+ * krill_ilu_cuda_apply_repro (GPU). A GPU row longer than a thread's exact sum holds is
+ * refused: at build when the context is already in reproducible mode, else at the first
+ * reproducible apply. */
 #include <stdio.h>
 #include <string.h>
 
@@ -112,6 +120,8 @@ static krill_status ilu_build_kind(krill_ctx *ctx, const krill_mat *mat, const c
         if (p->parallel) KRILL_TRY(krill_ilu_perm_build(&p->h, 1, &p->perm));
     }
     describe(ctx, p);
+    if (krill_on_gpu(ctx) && krill_ctx_repro(ctx, NULL) != KRILL_REPRO_OFF)
+        KRILL_TRY(krill_ilu_gpu_repro_fits(&p->h, name));
     KRILL_TRY(ilu_factor(ctx, p, a));
     *impl = p;
     p = NULL;
@@ -133,12 +143,17 @@ static krill_status ic0_build(krill_ctx *ctx, const krill_mat *mat, const char *
     return ilu_build_kind(ctx, mat, param, KRILL_ILU_KIND_IC0, "ic0", impl);
 }
 
+/* The refusal to apply after a failed factorization. */
+static krill_status ilu_refuse(const pc_ilu *p)
+{
+    return krill_error(KRILL_ERR_NUMERIC, "%s: the last update failed (see its message); "
+                       "update it again before applying", p->name);
+}
+
 static krill_status ilu_apply(krill_ctx *ctx, const void *impl, const double *r, double *z)
 {
     const pc_ilu *p = impl;
-    if (!p->valid)
-        return krill_error(KRILL_ERR_NUMERIC, "%s: the last update failed (see its message); "
-                           "update it again before applying", p->name);
+    if (!p->valid) return ilu_refuse(p);
 #ifdef KRILL_HAVE_CUDA
     if (krill_on_gpu(ctx)) return krill_ilu_cuda_apply(ctx, p->gpu, r, z);
 #else
@@ -148,6 +163,23 @@ static krill_status ilu_apply(krill_ctx *ctx, const void *impl, const double *r,
         krill_ilu_solve_levels(&p->h, &p->perm, p->threads, r, z);
     else
         krill_ilu_solve_serial(&p->h, p->val, r, z);
+    return KRILL_OK;
+}
+
+static krill_status ilu_apply_repro(krill_ctx *ctx, const void *impl, const double *r,
+                                    double *z)
+{
+    const pc_ilu *p = impl;
+    if (!p->valid) return ilu_refuse(p);
+#ifdef KRILL_HAVE_CUDA
+    if (krill_on_gpu(ctx)) {
+        const krill_status st = krill_ilu_gpu_repro_fits(&p->h, p->name);
+        return st != KRILL_OK ? st : krill_ilu_cuda_apply_repro(ctx, p->gpu, &p->h, r, z);
+    }
+#else
+    (void)ctx;
+#endif
+    krill_ilu_solve_repro(&p->h, p->val, p->parallel ? p->threads : 1, r, z);
     return KRILL_OK;
 }
 
@@ -192,6 +224,7 @@ const krill_pc_ops krill_pc_ilu0_ops = {
     .summary = "ILU(0): incomplete LU on A's pattern, z = U^{-1} L^{-1} r (needs a_ii stored)",
     .build = ilu0_build,
     .apply = ilu_apply,
+    .apply_repro = ilu_apply_repro,
     .update = ilu_update,
     .inverse_diagonal = NULL,
     .is_identity = 0,
@@ -204,6 +237,7 @@ const krill_pc_ops krill_pc_ic0_ops = {
     .summary = "IC(0): incomplete Cholesky of a symmetric A, z = L^{-T} L^{-1} r",
     .build = ic0_build,
     .apply = ilu_apply,
+    .apply_repro = ilu_apply_repro,
     .update = ilu_update,
     .inverse_diagonal = NULL,
     .is_identity = 0,

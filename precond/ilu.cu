@@ -41,12 +41,28 @@
  * have the bits of the CPU's (ilu_host.c). A refused row (ilu_impl.h's rule) still raises its
  * flag, so that no row waits forever; the smallest refused row is kept with atomicMin, and
  * since every row before it is exact, it is the CPU's first refused row, reported with the
- * same message. */
+ * same message.
+ *
+ * Reproducible solves (repro_level_kernel; what they compute: ilu_impl.h): the simplest level
+ * schedule, one launch per level and one thread per row, rows in A's numbering through the
+ * level order (lower_order / upper_order), entries read from the factors in A's CSR order
+ * (row_ptr, col, val): each row is krill_pc_repro_tri_row, the function the CPU calls, with
+ * a thread-local int64 scratch of KRILL_OZ_ROW_MAX_DIAG (rows of more than KRILL_OZ_ROW_MAX_N
+ * terms are refused before: krill_ilu_gpu_repro_fits). y and z live in place in the
+ * caller's z: a row reads its own entry and those of rows in earlier levels, which earlier
+ * launches on the stream finished. Cost: a launch per level and one thread's exact row sum
+ * per row, instead of one cooperative launch per solve with lanes sharing a row; the plain
+ * path is untouched. Measured on an H100 (one apply, both solves): poisson3d:128 (2.1M rows,
+ * 382 levels a solve) ic0 4.7 ms against 1.7 ms plain, ilu0 6.7 ms against 1.7 ms;
+ * elasticity3d:60,60,60 (0.67M rows of up to 81 entries) ic0 66 ms against 5.4 ms, where one
+ * thread sums about 40 terms: lanes sharing a row (their stats merged by krill_oz_row_merge,
+ * their diagonal sums added) would be the next step for long rows. */
 #include <stdint.h>
 #include <string.h>
 
 #include "kernels/kernels_impl.cuh"
 #include "precond/ilu_impl.h"
+#include "precond/precond_repro.h"
 
 namespace {
 
@@ -499,7 +515,50 @@ factor_kernel(int32_t n, const int32_t *__restrict__ order, const int32_t *__res
     block_done(counters);
 }
 
+/* Threads per block of the reproducible solves: each holds KRILL_OZ_ROW_MAX_DIAG int64 of
+ * local scratch; small blocks leave the short levels spread over more SMs. */
+constexpr int ILU_REPRO_BLOCK = 128;
+
+/* The rows order[first .. first + count) of one level (all independent), one thread each:
+ * x_i = RN(rhs_i - sum_j a_ij x_j) [/ a_ii] over row i's strictly lower (UPPER false) or
+ * strictly upper part of the factors val; unit: no division. rhs may be x (the backward
+ * solve reads its own y_i from there before writing z_i). */
+template <bool UPPER>
+__global__ void __launch_bounds__(ILU_REPRO_BLOCK)
+repro_level_kernel(int32_t first, int32_t count, const int32_t *__restrict__ order,
+                   const int32_t *__restrict__ row_ptr, const int32_t *__restrict__ col,
+                   const int32_t *__restrict__ diag, const double *__restrict__ val, bool unit,
+                   const double *rhs, double *x)
+{
+    int64_t acc[KRILL_OZ_ROW_MAX_DIAG];
+    const int32_t t = (int32_t)(blockIdx.x * blockDim.x + threadIdx.x);
+    if (t < count) {
+        const int32_t i = order[first + t], di = diag[i];
+        const int32_t lo = UPPER ? di + 1 : row_ptr[i], hi = UPPER ? row_ptr[i + 1] : di;
+        x[i] = krill_pc_repro_tri_row(rhs[i], lo, hi, val, col, x, unit ? NULL : val + di, acc);
+    }
+}
+
 /* ---- launchers ------------------------------------------------------------------------- */
+
+/* One triangle's reproducible solve: a launch per level of lv. */
+template <bool UPPER>
+krill_status repro_solve(krill_ctx *ctx, const ilu_gpu *g, const krill_ilu_levels *lv,
+                         const int32_t *order, bool unit, const double *rhs, double *x,
+                         const char *what)
+{
+    krill_status st = KRILL_OK;
+    for (int32_t l = 0; l < lv->n_levels; l++) {
+        const int32_t first = lv->level_ptr[l], count = lv->level_ptr[l + 1] - first;
+        const unsigned int blocks = (unsigned int)((count + ILU_REPRO_BLOCK - 1) /
+                                                   ILU_REPRO_BLOCK);
+        repro_level_kernel<UPPER><<<blocks, ILU_REPRO_BLOCK, 0, krill_cuda_stream(ctx)>>>(
+            first, count, order, g->row_ptr, g->col, g->diag, g->val, unit, rhs, x);
+        KRILL_TRY(krill_cuda_check_launch(what));
+    }
+cleanup:
+    return st;
+}
 
 unsigned int grid_for(int32_t n, int lanes)
 {
@@ -852,6 +911,23 @@ extern "C" krill_status krill_ilu_cuda_apply(krill_ctx *ctx, const void *dev, co
                                            : "ilu0 backward solve (level_solve_kernel)"));
         count_arrivals(g->counted, up);
     }
+cleanup:
+    return st;
+}
+
+extern "C" krill_status krill_ilu_cuda_apply_repro(krill_ctx *ctx, const void *dev,
+                                                   const krill_ilu_host *h, const double *r,
+                                                   double *z)
+{
+    krill_status st = KRILL_OK;
+    const ilu_gpu *g = static_cast<const ilu_gpu *>(dev);
+    /* y = L^{-1} r into z, then z = U^{-1} y in place */
+    KRILL_TRY(repro_solve<false>(ctx, g, &h->lower, g->lower_order, !g->ic, r, z,
+                                 g->ic ? "ic0 reproducible forward solve (repro_level_kernel)"
+                                       : "ilu0 reproducible forward solve (repro_level_kernel)"));
+    KRILL_TRY(repro_solve<true>(ctx, g, &h->upper, g->upper_order, false, z, z,
+                                g->ic ? "ic0 reproducible backward solve (repro_level_kernel)"
+                                      : "ilu0 reproducible backward solve (repro_level_kernel)"));
 cleanup:
     return st;
 }

@@ -26,11 +26,18 @@
  * level: the entries and 8-byte row offsets of the copies, the diagonals (8 bytes per row
  * and solve), and three permutation passes (r gathered, y moved, z scattered: about 24
  * bytes per row each, plus the 4-byte maps), the level vectors streaming in between.
+ *
+ * Reproducible solves (krill_ilu_solve_repro, ilu_impl.h): rows in A's numbering, level by
+ * level (the forward levels, then the backward ones), each row an exact sum rounded once
+ * (precond_repro.h) over the factors in A's order, y and z in place in z. Each row reads its
+ * entries twice (the sum's two passes) and computes a few digits per term: compute-bound,
+ * not memory-bound like the plain solves.
  */
 #include <math.h>
 #include <string.h>
 
 #include "precond/ilu_impl.h"
+#include "precond/precond_repro.h"
 
 void krill_ilu_host_free(krill_ilu_host *h)
 {
@@ -109,6 +116,11 @@ krill_status krill_ilu_analyze(const krill_csr *a, krill_ilu_kind kind, const ch
         }
         h->diag[i] = p;
         h->lower_nnz += p - a->row_ptr[i];
+        {
+            const int64_t lower = p - a->row_ptr[i], upper = a->row_ptr[i + 1] - p - 1;
+            if (lower > h->max_tri_row) h->max_tri_row = lower;
+            if (upper > h->max_tri_row) h->max_tri_row = upper;
+        }
     }
     if (kind == KRILL_ILU_KIND_IC0) {
         /* the pattern is symmetric: column j's rows, ascending, are row j's columns in order */
@@ -268,6 +280,48 @@ void krill_ilu_solve_serial(const krill_ilu_host *h, const double *val, const do
         for (int64_t p = h->diag[i] + 1; p < h->row_ptr[i + 1]; p++) s -= val[p] * z[h->col[p]];
         z[i] = s / val[h->diag[i]];
     }
+}
+
+/* One triangle's reproducible solve in level order (upper = 0: forward, x_i from r_i and
+ * the lower part, divided by the diagonal for ic0; upper = 1: backward, from x_i = y_i and
+ * the upper part, divided by the diagonal). Inside a parallel region. */
+static void solve_repro_levels(const krill_ilu_host *h, const double *val, int upper,
+                               const double *r, double *x)
+{
+    const krill_ilu_levels *lv = upper ? &h->upper : &h->lower;
+    const int unit = !upper && h->kind == KRILL_ILU_KIND_ILU0;
+    for (int32_t l = 0; l < lv->n_levels; l++) {
+#pragma omp for schedule(static)
+        for (int32_t p = lv->level_ptr[l]; p < lv->level_ptr[l + 1]; p++) {
+            int64_t acc[KRILL_OZ_MAX_DIAG];
+            const int32_t i = lv->rows[p];
+            const int64_t lo = upper ? h->diag[i] + 1 : h->row_ptr[i];
+            const int64_t hi = upper ? h->row_ptr[i + 1] : h->diag[i];
+            x[i] = krill_pc_repro_tri_row(upper ? x[i] : r[i], lo, hi, val, h->col, x,
+                                          unit ? NULL : val + h->diag[i], acc);
+        }
+    }
+}
+
+void krill_ilu_solve_repro(const krill_ilu_host *h, const double *val, int threads,
+                           const double *r, double *z)
+{
+#pragma omp parallel num_threads(threads)
+    {
+        solve_repro_levels(h, val, 0, r, z);
+        solve_repro_levels(h, val, 1, r, z);
+    }
+}
+
+krill_status krill_ilu_gpu_repro_fits(const krill_ilu_host *h, const char *name)
+{
+    if (h->max_tri_row + 1 <= KRILL_OZ_ROW_MAX_N) return KRILL_OK;
+    return krill_error(KRILL_ERR_UNSUPPORTED, "%s on the GPU in reproducible mode: a row of the "
+                       "triangular solves has %lld terms (%lld entries and the right-hand side), "
+                       "more than the %lld that a GPU thread's exact row sum holds "
+                       "(KRILL_OZ_ROW_MAX_N); use the CPU, plain mode or another "
+                       "preconditioner", name, (long long)(h->max_tri_row + 1),
+                       (long long)h->max_tri_row, (long long)KRILL_OZ_ROW_MAX_N);
 }
 
 void krill_ilu_perm_free(krill_ilu_perm *q)

@@ -60,6 +60,7 @@ typedef struct krill_ilu_host {
     double *row_max;         /* n: max_j |a_ij| of the values last factored
                                 (krill_ilu_set_row_max); the pivot threshold's scale */
     int64_t lower_nnz;       /* strictly lower entries */
+    int64_t max_tri_row;     /* the most entries of one row of either strict triangle */
     krill_ilu_levels lower;  /* forward solve and factorization: columns j < i */
     krill_ilu_levels upper;  /* backward solve: columns j > i */
 } krill_ilu_host;
@@ -147,6 +148,25 @@ void krill_ilu_perm_free(krill_ilu_perm *q);
 void krill_ilu_solve_levels(const krill_ilu_host *h, const krill_ilu_perm *q, int threads,
                             const double *r, double *z);
 
+/* Reproducible mode (apply_repro). Both solves row by row in level order, each row
+ *   x_i = RN(b_i - sum_j a_ij x_j) [/ a_ii]   (krill_pc_repro_tri_row, precond_repro.h)
+ * with the sum correctly rounded and the division by the stored diagonal (the backward
+ * solve, and ic0's forward solve) rounded once: a row's bits depend on nothing but its
+ * factor entries and the x_j it reads, so they are the same on any thread count, on the CPU
+ * and on the GPU (which run the same function per row), whatever the level schedule. The
+ * factors are the same on both devices in every mode (ilu.cu's factorization performs the
+ * CPU's operations in the CPU's order), so the whole apply is. */
+
+/* z = U^{-1} L^{-1} r on the host with the factors val (A's CSR order), level by level on
+ * `threads` OpenMP threads (1: serially), in place in z (r and z distinct). */
+void krill_ilu_solve_repro(const krill_ilu_host *h, const double *val, int threads,
+                           const double *r, double *z);
+
+/* A GPU thread's exact row sum holds at most KRILL_OZ_ROW_MAX_N terms (a row of a triangle
+ * plus its right-hand side): KRILL_ERR_UNSUPPORTED naming the row length and the limit when
+ * h has a longer row, else KRILL_OK. */
+krill_status krill_ilu_gpu_repro_fits(const krill_ilu_host *h, const char *name);
+
 /* The factors of an ilu0 or ic0 preconditioner, for tests and benchmarks. */
 typedef struct krill_ilu_factors {
     int64_t n, nnz;
@@ -172,6 +192,11 @@ krill_status krill_ilu_cuda_create(krill_ctx *ctx, const krill_ilu_host *h, void
 krill_status krill_ilu_cuda_factor(krill_ctx *ctx, void *dev, const krill_ilu_host *h,
                                    const char *name, const double *a_val);
 krill_status krill_ilu_cuda_apply(krill_ctx *ctx, const void *dev, const double *r, double *z);
+/* The reproducible apply on the device (see above; h: the analysis, for the level offsets;
+ * the caller checked krill_ilu_gpu_repro_fits): one launch per level of each solve, queued
+ * on the context's stream. */
+krill_status krill_ilu_cuda_apply_repro(krill_ctx *ctx, const void *dev, const krill_ilu_host *h,
+                                        const double *r, double *z);
 void krill_ilu_cuda_factors(const void *dev, krill_ilu_factors *f);
 void krill_ilu_cuda_destroy(krill_ctx *ctx, void *dev);     /* NULL-safe */
 #endif

@@ -6,7 +6,11 @@
  * one upload of n doubles at build time, never in a solve). After a failed update the
  * preconditioner refuses to apply until an update succeeds.
  * Apply: z = dinv .* r, one pass (reads r and dinv, writes z). CG does not call apply: it
- * takes dinv through inverse_diagonal and fuses the product into its own updates. */
+ * takes dinv through inverse_diagonal and fuses the product into its own updates.
+ * Reproducible mode needs nothing more: dinv_i = 1 / a_ii is computed by this file's host
+ * loop for both devices (the GPU's diagonal is downloaded, inverted here and uploaded), so
+ * the CPU and the GPU hold the same bits, and z_i = r_i * dinv_i is one correctly rounded
+ * product on both (krill_blas_xmy: __dmul_rn on the GPU). */
 #include <math.h>
 
 #include "precond/precond_impl.h"
@@ -104,6 +108,7 @@ const krill_pc_ops krill_pc_jacobi_ops = {
     .summary = "Jacobi: z_i = r_i / a_ii (needs a nonzero diagonal)",
     .build = jacobi_build,
     .apply = jacobi_apply,
+    .apply_repro = NULL,     /* z_i = r_i * dinv_i: one rounding, the same bits everywhere */
     .update = jacobi_update,
     .inverse_diagonal = jacobi_inverse_diagonal,
     .is_identity = 0,

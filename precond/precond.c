@@ -53,6 +53,7 @@ const krill_pc_ops krill_pc_none_ops = {
     .summary = "no preconditioning: z = r",
     .build = none_build,
     .apply = none_apply,
+    .apply_repro = NULL,     /* a copy: the same bits everywhere */
     .update = none_update,
     .inverse_diagonal = NULL,
     .is_identity = 1,
@@ -87,6 +88,15 @@ static const krill_pc_ops *pc_find(const char *name, const char **param)
         if (strlen(pc_registry[i]->name) == len && strncmp(pc_registry[i]->name, name, len) == 0)
             return pc_registry[i];
     return NULL;
+}
+
+/* z = M^{-1} r by the table: apply_repro in a reproducible mode when there is one. The mode
+ * is read at every apply, so one preconditioner serves both modes. */
+static krill_status pc_dispatch(const krill_pc *pc, const double *r, double *z)
+{
+    if (pc->ops->apply_repro && krill_ctx_repro(pc->ctx, NULL) != KRILL_REPRO_OFF)
+        return pc->ops->apply_repro(pc->ctx, pc->impl, r, z);
+    return pc->ops->apply(pc->ctx, pc->impl, r, z);
 }
 
 /* ---- public API ---------------------------------------------------------------------- */
@@ -159,8 +169,7 @@ krill_status krill_pc_apply(const krill_pc *pc, const krill_vec *r, krill_vec *z
                   (long long)pc->n);
     KRILL_REQUIRE(krill_vec_data((krill_vec *)r) != krill_vec_data(z),
                   "krill_pc_apply: r and z must be distinct vectors");
-    KRILL_TRY(pc->ops->apply(pc->ctx, pc->impl, krill_vec_data((krill_vec *)r),
-                             krill_vec_data(z)));
+    KRILL_TRY(pc_dispatch(pc, krill_vec_data((krill_vec *)r), krill_vec_data(z)));
 cleanup:
     return st;
 }
@@ -186,7 +195,7 @@ const char *krill_pc_describe(const krill_pc *pc)
 
 krill_status krill_pc_apply_raw(const krill_pc *pc, const double *r, double *z)
 {
-    return pc->ops->apply(pc->ctx, pc->impl, r, z);
+    return pc_dispatch(pc, r, z);
 }
 
 int krill_pc_is_identity(const krill_pc *pc) { return pc == NULL || pc->ops->is_identity; }

@@ -26,6 +26,11 @@ typedef struct krill_pc_ops {
                           void **impl);
     /* z = M^{-1} r; r and z are distinct, n_rows long, in context memory. */
     krill_status (*apply)(krill_ctx *ctx, const void *impl, const double *r, double *z);
+    /* The same in reproducible mode (krill_ctx_repro(ctx) != KRILL_REPRO_OFF), called instead
+     * of apply then: every row sum correctly rounded (precond_repro.h), every other operation
+     * one rounding, so that z has the same bits on any thread count and on the CPU and the
+     * GPU. NULL: apply's bits are already independent of both (z_i = r_i * d_i, or a copy). */
+    krill_status (*apply_repro)(krill_ctx *ctx, const void *impl, const double *r, double *z);
     /* Recompute from the matrix's current values (same pattern as at build). */
     krill_status (*update)(krill_ctx *ctx, void *impl, const krill_mat *mat);
     /* Optional (NULL = not diagonal): when M^{-1} is a diagonal matrix D, its entries in
@@ -58,10 +63,14 @@ extern const krill_pc_ops krill_pc_ic0_ops;      /* ilu.c */
 /* bjacobi.cu: z = blockdiag(Binv_k) r on the device, n rows, b x b row-major blocks. */
 krill_status krill_bjacobi_cuda_apply(krill_ctx *ctx, int64_t n, int b, const double *binv,
                                       const double *r, double *z);
+/* The same with every row correctly rounded (precond_repro.h): apply_repro's GPU half. */
+krill_status krill_bjacobi_cuda_apply_repro(krill_ctx *ctx, int64_t n, int b, const double *binv,
+                                            const double *r, double *z);
 #endif
 
 /* z = M^{-1} r on raw pointers in the preconditioner's context memory (no checks: the
- * solvers validated everything once; pc is not NULL). */
+ * solvers validated everything once; pc is not NULL). In reproducible mode: apply_repro
+ * where the table has one. */
 krill_status krill_pc_apply_raw(const krill_pc *pc, const double *r, double *z);
 
 /* 1 when pc is NULL or M = I. */
