@@ -21,6 +21,21 @@
 //                 with more than KRILL_CGS_MAX_COLS columns; GMRES's solution update).
 //   async read    cudaMemcpyAsync into the context's pinned buffer + an event.
 //
+// Reproducible mode (ctx->repro; solver/solver_impl.h): no kernel here reduces; the sums come
+// from ozaki/. What runs instead:
+//   gemv_n_repro        w = alpha V h + beta w per element in fused.c's CPU order (beta
+//                       first, then columns j = 0..k-1), for GMRES's w -= V h and x += V y
+//                       and BiCGStab's two-column updates. Traffic: k+1 reads, 1 write.
+//   cg_residual_repro   r -= alpha q (and z = dinv .* r over q). Traffic: 3 (5) passes.
+//   cg_finish_repro     one thread: krill_cg_finish_repro after the Ozaki dots.
+//   cg_direction        the same kernel, instantiated without contraction.
+// These kernels round every product and sum on its own (KRILL_OZ_MUL / _ADD / _SUB, that is
+// __dmul_rn / __dadd_rn / __dsub_rn, which nvcc never fuses), exactly as the host loops do
+// under -ffp-contract=off, so their bits equal the CPU's. We do not build this file with
+// --fmad=false instead: that would also change the plain kernels (the CGS pass's sums are
+// FMAs on purpose) and the plain mode's bits; the explicit operations cost nothing here, as
+// every one of these kernels is bound by memory traffic.
+//
 // Every CG kernel first reads the state's stop code and returns at once when the iteration
 // is frozen; all its blocks read the same state, so they all agree. Sums use the fixed
 // grid of krill_cuda_blocks and the fixed-order grid sum: the same GPU gives the same bits.
@@ -28,6 +43,7 @@
 #include <string.h>
 
 #include "kernels/kernels_impl.cuh"
+#include "ozaki/ozaki_math.h"
 #include "solver/solver_impl.h"
 
 namespace {
@@ -81,6 +97,8 @@ __global__ void cg_scalars_kernel(int k, krill_cg_state *s)
     if (s->stop == KRILL_CG_RUNNING && s->applied == k) krill_cg_next_direction(s, s->rz_next);
 }
 
+// REPRO: every product and sum rounded on its own, the host loop's bits (see the top).
+template <bool REPRO>
 __global__ void cg_direction_kernel(int64_t n, int k, const krill_cg_state *s,
                                     const double *__restrict__ src,
                                     const double *__restrict__ dinv, double *__restrict__ x,
@@ -92,8 +110,65 @@ __global__ void cg_direction_kernel(int64_t n, int k, const krill_cg_state *s,
     const int64_t stride = (int64_t)gridDim.x * blockDim.x;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
         const double pi = p[i];
-        x[i] += alpha * pi;
-        if (running) p[i] = (dinv ? dinv[i] * src[i] : src[i]) + beta * pi;
+        if (REPRO) {
+            x[i] = KRILL_OZ_ADD(x[i], KRILL_OZ_MUL(alpha, pi));
+            if (running)
+                p[i] = KRILL_OZ_ADD(dinv ? KRILL_OZ_MUL(dinv[i], src[i]) : src[i],
+                                    KRILL_OZ_MUL(beta, pi));
+        } else {
+            x[i] += alpha * pi;
+            if (running) p[i] = (dinv ? dinv[i] * src[i] : src[i]) + beta * pi;
+        }
+    }
+}
+
+// ---- reproducible mode (see the top) --------------------------------------------------------
+
+// The residual kernel's update without its sums: the same state checks, then r -= alpha q and,
+// with a diagonal preconditioner, z = dinv .* r into q (q is not read again before the next
+// SpMV overwrites it).
+__global__ void cg_residual_repro_kernel(int64_t n, krill_cg_state *s, double *__restrict__ q,
+                                         double *__restrict__ r,
+                                         const double *__restrict__ dinv)
+{
+    if (s->stop != KRILL_CG_RUNNING) return;          // frozen: every block returns
+    double alpha = 0.0;
+    const int code = krill_cg_step(s, &alpha);
+    if (code != KRILL_CG_RUNNING) {                   // every block sees the same p'Ap
+        if (blockIdx.x == 0 && threadIdx.x == 0) s->stop = code;
+        return;
+    }
+    const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        const double ri = KRILL_OZ_SUB(r[i], KRILL_OZ_MUL(alpha, q[i]));
+        r[i] = ri;
+        if (dinv) q[i] = KRILL_OZ_MUL(dinv[i], ri);
+    }
+}
+
+__global__ void cg_finish_repro_kernel(int k, int pc_mode, krill_cg_state *s)
+{
+    krill_cg_finish_repro(s, k, pc_mode);
+}
+
+// w = alpha V h + beta w, element by element in fused.c's order: w_i <- 0, w_i or w_i beta,
+// then w_i <- w_i + (alpha h_j) v_ij for j = 0, 1, ..., k-1. A thread per element; the
+// coefficients are read by every thread (one broadcast load per warp, from L1).
+__global__ void gemv_n_repro_kernel(int64_t n, int k, double alpha,
+                                    const double *__restrict__ v, int64_t ldv,
+                                    const double *__restrict__ h, double beta,
+                                    double *__restrict__ w)
+{
+    const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        double wi = 0.0;
+        if (beta == 1.0) wi = w[i];
+        else if (beta != 0.0) wi = KRILL_OZ_MUL(w[i], beta);
+        for (int j = 0; j < k; j++) {
+            const double c = KRILL_OZ_MUL(alpha, __ldg(&h[j]));
+            wi = KRILL_OZ_ADD(wi, KRILL_OZ_MUL(c, __ldg(&v[i + (int64_t)j * ldv])));
+        }
+        w[i] = wi;
     }
 }
 
@@ -159,9 +234,40 @@ extern "C" krill_status krill_cuda_cg_direction(krill_ctx *ctx, int64_t n, int k
                                                 const double *dinv, double *x, double *p)
 {
     const int blocks = krill_cuda_blocks(ctx, n);
-    cg_direction_kernel<<<blocks, KRILL_CUDA_THREADS, 0, krill_cuda_stream(ctx)>>>(
-        n, k, s, src, dinv, x, p);
+    if (ctx->repro != KRILL_REPRO_OFF)
+        cg_direction_kernel<true><<<blocks, KRILL_CUDA_THREADS, 0, krill_cuda_stream(ctx)>>>(
+            n, k, s, src, dinv, x, p);
+    else
+        cg_direction_kernel<false><<<blocks, KRILL_CUDA_THREADS, 0, krill_cuda_stream(ctx)>>>(
+            n, k, s, src, dinv, x, p);
     return krill_cuda_check_launch("cg_direction_kernel");
+}
+
+extern "C" krill_status krill_cuda_cg_residual_repro(krill_ctx *ctx, int64_t n,
+                                                     krill_cg_state *s, double *q, double *r,
+                                                     const double *dinv)
+{
+    const int blocks = krill_cuda_blocks(ctx, n);
+    cg_residual_repro_kernel<<<blocks, KRILL_CUDA_THREADS, 0, krill_cuda_stream(ctx)>>>(
+        n, s, q, r, dinv);
+    return krill_cuda_check_launch("cg_residual_repro_kernel");
+}
+
+extern "C" krill_status krill_cuda_cg_finish_repro(krill_ctx *ctx, int k, int pc_mode,
+                                                   krill_cg_state *s)
+{
+    cg_finish_repro_kernel<<<1, 1, 0, krill_cuda_stream(ctx)>>>(k, pc_mode, s);
+    return krill_cuda_check_launch("cg_finish_repro_kernel");
+}
+
+extern "C" krill_status krill_cuda_gemv_n_repro(krill_ctx *ctx, int64_t n, int k, double alpha,
+                                                const double *v, int64_t ldv, const double *h,
+                                                double beta, double *w)
+{
+    if (n == 0) return KRILL_OK;
+    gemv_n_repro_kernel<<<krill_cuda_blocks(ctx, n), KRILL_CUDA_THREADS, 0,
+                          krill_cuda_stream(ctx)>>>(n, k, alpha, v, ldv, h, beta, w);
+    return krill_cuda_check_launch("gemv_n_repro_kernel");
 }
 
 extern "C" krill_status krill_cuda_axpy_dot(krill_ctx *ctx, int64_t n, const double *coeff,

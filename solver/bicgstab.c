@@ -49,7 +49,11 @@
  *   r = s - omega t with t'r, r0'r, r'r (t, r0, s read, r written)               4
  *   p = r + beta (p - omega v) (v, r, p read, p written)                         4
  *                                                                               = 19
- * plus two preconditioner applications (not M = I; Jacobi: 3 each). The two-column passes
+ * plus two preconditioner applications (not M = I; Jacobi: 3 each). Reproducible mode
+ * (krill_ctx_set_repro; solver_impl.h): every sum an Ozaki sum (a statistics pass and a
+ * products pass: 4 reads per dot, 2 (k + 1) per k-column projection), the updates
+ * unchanged but rounded operation by operation on both devices: 8 + 7 + 8 + 4 + 14 + 4 = 45
+ * (sigma and v'v; s and s's; t's and t't; x; r with t'r, r0'r and r'r; p). The two-column passes
  * use the fused GMRES operations (krill_fused_cgs_pass, krill_fused_gemv_n) on columns
  * that are adjacent in one block: [v | r | p | t | r0] with r = s in place, so that [v r],
  * [r p] and [t r0] are n x 2 matrices with leading dimension n. The host reads three small

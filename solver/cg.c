@@ -33,8 +33,18 @@
  *                       x, p written: 5)                                        = 8
  *   Jacobi:             dinv read in both kernels                              = 10
  *   other M:            8 + M^{-1} r (its own) + r'z (2)                       = 10 + M
- * plus one read of a 64-byte state struct. The GPU launches 3 kernels per iteration (the
+ * plus one read of a 72-byte state struct. The GPU launches 3 kernels per iteration (the
  * SpMV, the residual and direction kernels; other M: 2 more and the dot).
+ *
+ * Reproducible mode (krill_ctx_set_repro; solver_impl.h): the same iteration and the same
+ * state machine, with every sum from ozaki/ (each a statistics pass and a products pass):
+ * the SpMV's rows correctly rounded and p'q an Ozaki dot (4 reads) instead of the fused
+ * one; the residual kernel only updates (3 passes; Jacobi: 5, z = dinv .* r written over
+ * q), r'r (4 reads) and Jacobi's r'z (4) are Ozaki dots into the state, and a one-thread
+ * kernel runs the state step (krill_cg_finish_repro); the direction kernel is unchanged but
+ * rounds every operation on its own. Per iteration besides the SpMV: no preconditioner
+ * 3 + 4 + 5 + 4 = 16 (plain 8), Jacobi 5 + 8 + 6 + 4 = 23 (plain 10), other M 16 + M + 4.
+ * Still no host round trip: the host reads the state as in plain mode.
  *
  * Workspace, allocated once: r, p, q (and z for a general M), the state struct in
  * context memory, the CPU reduction partials, the async-read events. */

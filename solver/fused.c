@@ -7,10 +7,17 @@
  * thread count always gives the same bits. Inside a thread, `omp simd reduction` lets the
  * compiler keep several partial sums in vector lanes (a plain scalar sum is bound by the
  * latency of one add per element); their order is fixed by the compiled code, so runs stay
- * bit-identical. */
+ * bit-identical.
+ *
+ * Reproducible mode (ctx->repro set; solver_impl.h): the reducing operations branch off at
+ * the top into a variant that only updates, then asks ozaki/ for the sums. The element-wise
+ * loops here are already the reproducible arithmetic (-ffp-contract=off: every product and
+ * sum rounded where written, columns added in index order), so the CPU's updates are the
+ * same code in both modes; the GPU has explicit kernels for them (kernels/krylov.cu). */
 #include <omp.h>
 #include <string.h>
 
+#include "ozaki/ozaki_impl.h"
 #include "solver/solver_impl.h"
 
 /* Vectors shorter than this run on one thread: starting a parallel region costs more than
@@ -34,6 +41,8 @@ static int cpu_threads(const krill_ctx *ctx)
     int t = krill_ctx_threads(ctx);
     return t > 0 ? t : 1;
 }
+
+static int repro(const krill_ctx *ctx) { return ctx->repro != KRILL_REPRO_OFF; }
 
 /* ---- reduction workspace ------------------------------------------------------------------ */
 
@@ -136,7 +145,9 @@ krill_status krill_fused_gemv_n(krill_ctx *ctx, int64_t n, int k, double alpha,
                                 double *w)
 {
 #ifdef KRILL_HAVE_CUDA
-    if (krill_on_gpu(ctx)) return krill_cuda_gemv_n(ctx, n, k, alpha, v, ldv, h, beta, w);
+    if (krill_on_gpu(ctx))
+        return repro(ctx) ? krill_cuda_gemv_n_repro(ctx, n, k, alpha, v, ldv, h, beta, w)
+                          : krill_cuda_gemv_n(ctx, n, k, alpha, v, ldv, h, beta, w);
 #endif
 #pragma omp parallel num_threads(cpu_threads(ctx)) if (n >= FUSED_PARALLEL_MIN)
     {
@@ -160,6 +171,23 @@ krill_status krill_fused_gemv_n(krill_ctx *ctx, int64_t n, int k, double alpha,
     return KRILL_OK;
 }
 
+/* Reproducible CGS pass: w -= V h_sub in krill_fused_gemv_n's element order (alpha = -1
+ * gives the coefficients -h_j exactly), then h_out = V^T w in one pass over w
+ * (krill_ozaki_mdot; groups of KRILL_OZ_KMAX columns beyond that) and ss_out = w'w.
+ * Traffic: k+1 reads and 1 write (h_sub), 2 (k+1) reads (h_out: statistics, then the
+ * products), 4 reads (ss_out: the same for w against itself). */
+static krill_status cgs_pass_repro(krill_ctx *ctx, int64_t n, int k, const double *v,
+                                   int64_t ldv, const double *h_sub, double *w, double *h_out,
+                                   double *ss_out)
+{
+    krill_status st = KRILL_OK;
+    if (h_sub) KRILL_TRY(krill_fused_gemv_n(ctx, n, k, -1.0, v, ldv, h_sub, 1.0, w));
+    if (h_out) KRILL_TRY(krill_ozaki_mdot(ctx, n, k, v, ldv, w, h_out));
+    if (ss_out) KRILL_TRY(krill_ozaki_dot(ctx, n, w, w, ss_out));
+cleanup:
+    return st;
+}
+
 /* CPU: per thread and per block of GEMV_ROW_BLOCK rows, the subtraction (w's block stays in
  * L1) and then the dot products over the same rows (V's block, just read, comes from L2). */
 krill_status krill_fused_cgs_pass(krill_ctx *ctx, const krill_reduce_ws *ws, int64_t n, int k,
@@ -167,6 +195,7 @@ krill_status krill_fused_cgs_pass(krill_ctx *ctx, const krill_reduce_ws *ws, int
                                   double *h_out, double *ss_out)
 {
     int used = 1;
+    if (repro(ctx)) return cgs_pass_repro(ctx, n, k, v, ldv, h_sub, w, h_out, ss_out);
 #ifdef KRILL_HAVE_CUDA
     if (krill_on_gpu(ctx)) {
         krill_status st = KRILL_OK;
@@ -209,11 +238,25 @@ krill_status krill_fused_cgs_pass(krill_ctx *ctx, const krill_reduce_ws *ws, int
     return KRILL_OK;
 }
 
+/* Reproducible MGS step: w -= coeff[0] v as krill_fused_gemv_n with one column (w_i +
+ * (-coeff[0]) v_i: the bits of w_i - coeff[0] v_i, the coefficient read where it lies),
+ * then result = u'w (w'w) by krill_ozaki_dot. Traffic: 2 reads and 1 write, then 4 reads. */
+static krill_status axpy_dot_repro(krill_ctx *ctx, int64_t n, const double *coeff,
+                                   const double *v, double *w, const double *u, double *result)
+{
+    krill_status st = KRILL_OK;
+    KRILL_TRY(krill_fused_gemv_n(ctx, n, 1, -1.0, v, n, coeff, 1.0, w));
+    KRILL_TRY(krill_ozaki_dot(ctx, n, u ? u : w, w, result));
+cleanup:
+    return st;
+}
+
 krill_status krill_fused_axpy_dot(krill_ctx *ctx, const krill_reduce_ws *ws, int64_t n,
                                   const double *coeff, const double *v, double *w,
                                   const double *u, double *result)
 {
     int used = 1;
+    if (repro(ctx)) return axpy_dot_repro(ctx, n, coeff, v, w, u, result);
 #ifdef KRILL_HAVE_CUDA
     if (krill_on_gpu(ctx)) return krill_cuda_axpy_dot(ctx, n, coeff, v, w, u, result);
 #endif
@@ -248,12 +291,57 @@ krill_status krill_fused_axpy_dot(krill_ctx *ctx, const krill_reduce_ws *ws, int
 
 /* ---- CG ------------------------------------------------------------------------------------- */
 
+/* Reproducible residual step (solver_impl.h): r -= alpha q and, DIAGONAL, z = dinv .* r over
+ * q; rr_next = r'r and rz_next = r'z by krill_ozaki_dot; then the state step. On the GPU the
+ * state is on the device, so its kernels decide whether to update (the dots then read an
+ * unchanged r, and krill_cg_finish_repro ignores them). Traffic: r, q (+ dinv) read, r
+ * (+ q) written, then 4 reads per dot. */
+static krill_status cg_residual_repro(krill_ctx *ctx, int64_t n, int k, int pc_mode,
+                                      krill_cg_state *s, double *q, double *r,
+                                      const double *dinv)
+{
+    krill_status st = KRILL_OK;
+    double alpha = 0.0;
+    int code;
+#ifdef KRILL_HAVE_CUDA
+    if (krill_on_gpu(ctx)) {
+        KRILL_TRY(krill_cuda_cg_residual_repro(ctx, n, s, q, r, dinv));
+        KRILL_TRY(krill_ozaki_dot(ctx, n, r, r, &s->rr_next));
+        if (dinv) KRILL_TRY(krill_ozaki_dot(ctx, n, r, q, &s->rz_next));
+        KRILL_TRY(krill_cuda_cg_finish_repro(ctx, k, pc_mode, s));
+        goto cleanup;
+    }
+#endif
+    if (s->stop != KRILL_CG_RUNNING) goto cleanup;
+    code = krill_cg_step(s, &alpha);
+    if (code != KRILL_CG_RUNNING) {
+        s->stop = code;
+        goto cleanup;
+    }
+#pragma omp parallel num_threads(cpu_threads(ctx)) if (n >= FUSED_PARALLEL_MIN)
+    {
+        int64_t lo, hi;
+        thread_chunk(n, omp_get_thread_num(), omp_get_num_threads(), &lo, &hi);
+        for (int64_t i = lo; i < hi; i++) {
+            double ri = r[i] - alpha * q[i];
+            r[i] = ri;
+            if (dinv) q[i] = dinv[i] * ri;
+        }
+    }
+    KRILL_TRY(krill_ozaki_dot(ctx, n, r, r, &s->rr_next));
+    if (dinv) KRILL_TRY(krill_ozaki_dot(ctx, n, r, q, &s->rz_next));
+    krill_cg_finish_repro(s, k, pc_mode);
+cleanup:
+    return st;
+}
+
 krill_status krill_fused_cg_residual(krill_ctx *ctx, const krill_reduce_ws *ws, int64_t n,
-                                     int k, int pc_mode, krill_cg_state *s, const double *q,
+                                     int k, int pc_mode, krill_cg_state *s, double *q,
                                      double *r, const double *dinv)
 {
     int used = 1, code;
     double alpha = 0.0;
+    if (repro(ctx)) return cg_residual_repro(ctx, n, k, pc_mode, s, q, r, dinv);
 #ifdef KRILL_HAVE_CUDA
     if (krill_on_gpu(ctx)) return krill_cuda_cg_residual(ctx, n, k, pc_mode, s, q, r, dinv);
 #endif

@@ -48,6 +48,18 @@
  * GPU the host reads h and ||w|| once per iteration (one synchronization: 2j+3 doubles for
  * CGS2, j+2 for MGS) and does the Givens work itself.
  *
+ * Reproducible mode (krill_ctx_set_repro; solver_impl.h): the same code; the fused
+ * operations split into their update (w -= V h per element in the order j = 0..k-1, no
+ * cuBLAS) and Ozaki sums (krill_ozaki_mdot for the j+1 projections, one pass over w, each
+ * Ozaki call a statistics pass and a products pass), and the norms are Ozaki norms. The
+ * Hessenberg, Givens and least-squares work on the host reads only those results, so it
+ * repeats bit for bit. Traffic per iteration j:
+ *   CGS2: V^T w (2 (j+2)), w -= V h1 (j+3) then V^T w (2 (j+2)), w -= V h2 (j+3) then
+ *         w'w (4), v_{j+1} = w / h (2)                                     = 6j + 20
+ *   MGS:  v_0'w (4), j steps (w -= h_i v_i: 3, v_{i+1}'w: 4), the last step (3 + 4),
+ *         v_{j+1} = w / h (2)                                              = 7j + 13
+ * and x += V y: the same k + 2 passes as plain, each element summed in column order.
+ *
  * Workspace, allocated once: V (n x (m+1)), z (n, only with a preconditioner; FGMRES:
  * Z, n x m), 3m+3 doubles of context memory, O(m^2) host doubles, and (CPU) the GEMV
  * partial sums. */

@@ -127,9 +127,21 @@ krill_status krill_reduce_ws_create(krill_ctx *ctx, int width, krill_reduce_ws *
 void krill_reduce_ws_destroy(krill_ctx *ctx, krill_reduce_ws *ws);
 
 /* ---- GMRES vector operations (fused.c: CPU loops, or the GPU launchers) -------------------
- * V is column-major, n x k, leading dimension ldv; h and coeff are in context memory. */
+ * V is column-major, n x k, leading dimension ldv; h and coeff are in context memory.
+ *
+ * Reproducible mode (ctx->repro != KRILL_REPRO_OFF; doc/reproducible.md, "Solvers"): the
+ * operations below and the CG ones keep their contracts and their destinations, but no
+ * kernel reduces: each does its element-wise update alone, then the sums come from
+ * ozaki/ (krill_ozaki_dot, krill_ozaki_mdot) into the same context-memory results, and
+ * the CG state step follows on the device (krill_cg_finish_repro). Every element-wise
+ * update is the same sequence of separately rounded operations on the CPU (host code is
+ * -ffp-contract=off) and the GPU (KRILL_OZ_* / __d*_rn in the repro kernels), and the
+ * k-term sums of w = alpha V h + beta w run j = 0, 1, ..., k-1 per element on both (no
+ * cuBLAS): so every bit of a solve is independent of the thread count and the device. */
 
-/* w = alpha * V h + beta * w (beta == 0: w is not read)
+/* w = alpha * V h + beta * w (beta == 0: w is not read). Per element, on the CPU and in
+ * reproducible mode on the GPU: w_i <- 0 (beta == 0), w_i (beta == 1) or w_i beta, then for
+ * j = 0..k-1 in order w_i <- w_i + (alpha h_j) v_ij, every product and sum rounded.
  *                                                    reads k+1 vectors (k if beta == 0), writes 1 */
 krill_status krill_fused_gemv_n(krill_ctx *ctx, int64_t n, int k, double alpha,
                                 const double *v, int64_t ldv, const double *h, double beta,
@@ -156,6 +168,10 @@ krill_status krill_fused_axpy_dot(krill_ctx *ctx, const krill_reduce_ws *ws, int
 
 #ifdef KRILL_HAVE_CUDA
 size_t krill_cuda_cgs_partials(const krill_ctx *ctx);
+/* krill_fused_gemv_n's element order on the GPU (reproducible mode), no cuBLAS */
+krill_status krill_cuda_gemv_n_repro(krill_ctx *ctx, int64_t n, int k, double alpha,
+                                     const double *v, int64_t ldv, const double *h, double beta,
+                                     double *w);
 krill_status krill_cuda_cgs_pass(krill_ctx *ctx, double *partial, int64_t n, int k,
                                  const double *v, int64_t ldv, const double *h_sub, double *w,
                                  double *h_out, double *ss_out);
@@ -190,7 +206,10 @@ enum {
 
 typedef struct krill_cg_state {
     double rz;                   /* r'z of the current residual */
-    double rz_next;              /* GENERAL: r'z of the new residual, written by a dot */
+    double rz_next;              /* GENERAL, and DIAGONAL in reproducible mode: r'z of the new
+                                    residual, written by a dot */
+    double rr_next;              /* reproducible mode: r'r of the new residual, written by a
+                                    dot (krill_cg_finish_repro takes it into rr) */
     double pap;                  /* p'Ap, written by the SpMV */
     double rr;                   /* r'r of the current residual */
     double alpha;                /* step of the last applied iteration */
@@ -241,13 +260,29 @@ static inline KRILL_HD void krill_cg_finish_residual(krill_cg_state *s, int k, i
     if (pc_mode != KRILL_CG_PC_GENERAL) krill_cg_next_direction(s, rz);
 }
 
+/* Reproducible mode: the residual kernel of iteration k only updated r (and, DIAGONAL, wrote
+ * z = dinv .* r over q), the Ozaki dots wrote rr_next (and rz_next); this is the state step
+ * the plain kernel runs at the end of its grid sum. The update left the state as it found
+ * it, so alpha is recomputed from the same r'z and p'Ap, bit for bit; a state the update
+ * froze (stop set, or never RUNNING) is left alone. */
+static inline KRILL_HD void krill_cg_finish_repro(krill_cg_state *s, int k, int pc_mode)
+{
+    double alpha = 0.0;
+    if (s->stop != KRILL_CG_RUNNING || krill_cg_step(s, &alpha) != KRILL_CG_RUNNING) return;
+    krill_cg_finish_residual(s, k, pc_mode, alpha, s->rr_next,
+                             pc_mode == KRILL_CG_PC_NONE ? s->rr_next : s->rz_next);
+}
+
 /* Iteration k of CG, in three (GENERAL: five) device-side steps:
  *   residual:  alpha = rz / pap; r -= alpha q; rr = r'r; rz = r'(dinv .* r) (DIAGONAL)
  *   [GENERAL:  z = M^{-1} r and rz_next = r'z by the caller; then cg_scalars]
  *   direction: x += alpha p; p = src (.* dinv) + beta p    (src = r, or z for GENERAL)
- * q = A p and pap = p'q come before, from krill_mat_spmv_dot_raw. */
+ * q = A p and pap = p'q come before, from krill_mat_spmv_dot_raw.
+ * Reproducible mode, residual: r -= alpha q (and, DIAGONAL, q = z = dinv .* r: q is free
+ * until the next SpMV), rr_next = r'r and (DIAGONAL) rz_next = r'z by krill_ozaki_dot,
+ * then krill_cg_finish_repro on the device: 2 (3) more launches, no host round trip. */
 krill_status krill_fused_cg_residual(krill_ctx *ctx, const krill_reduce_ws *ws, int64_t n,
-                                     int k, int pc_mode, krill_cg_state *s, const double *q,
+                                     int k, int pc_mode, krill_cg_state *s, double *q,
                                      double *r, const double *dinv);
 krill_status krill_fused_cg_scalars(krill_ctx *ctx, int k, krill_cg_state *s);
 krill_status krill_fused_cg_direction(krill_ctx *ctx, int64_t n, int k, const krill_cg_state *s,
@@ -259,6 +294,12 @@ krill_status krill_cuda_cg_residual(krill_ctx *ctx, int64_t n, int k, int pc_mod
                                     krill_cg_state *s, const double *q, double *r,
                                     const double *dinv);
 krill_status krill_cuda_cg_scalars(krill_ctx *ctx, int k, krill_cg_state *s);
+/* reproducible mode: the residual kernel's update alone (z over q for DIAGONAL), and
+ * krill_cg_finish_repro on one thread */
+krill_status krill_cuda_cg_residual_repro(krill_ctx *ctx, int64_t n, krill_cg_state *s,
+                                          double *q, double *r, const double *dinv);
+krill_status krill_cuda_cg_finish_repro(krill_ctx *ctx, int k, int pc_mode, krill_cg_state *s);
+/* the direction kernel without contraction in reproducible mode (ctx->repro) */
 krill_status krill_cuda_cg_direction(krill_ctx *ctx, int64_t n, int k, const krill_cg_state *s,
                                      const double *src, const double *dinv, double *x,
                                      double *p);
