@@ -1,6 +1,7 @@
 /* core/csr.c - the host CSR exchange format: creation, triplet assembly, validation and the
  * reference SpMV that every format and device is tested against. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/core_impl.h"
@@ -210,14 +211,35 @@ static double entry(const krill_csr *a, int32_t i, int32_t j, int *found)
     return *found ? a->val[lo] : 0.0;
 }
 
+/* One pass with a cursor per row: visiting the rows i in ascending order, the entries (i, j)
+ * of a symmetric matrix meet row j's entries (j, i) in row j's own (ascending column) order,
+ * so entry (i, j) must find (j, i) with the same value at cursor[j], which then advances.
+ * Every entry matched exactly once (each cursor at its row's end) is a bijection between the
+ * entries and their transposes: the matrix is symmetric. O(nnz); the binary search per entry
+ * when the n cursors cannot be allocated. */
 int krill_csr_is_symmetric(const krill_csr *a)
 {
-    if (a->n_rows != a->n_cols) return 0;
-    for (int32_t i = 0; i < a->n_rows; i++)
-        for (int64_t p = a->row_ptr[i]; p < a->row_ptr[i + 1]; p++) {
-            int found;
-            double t = entry(a, a->col[p], i, &found);
-            if (!found || t != a->val[p]) return 0;
-        }
-    return 1;
+    int64_t *cursor = NULL;
+    int symmetric = a->n_rows == a->n_cols;
+    if (symmetric && a->n_rows > 0) cursor = malloc((size_t)a->n_rows * sizeof *cursor);
+    if (cursor) {
+        memcpy(cursor, a->row_ptr, (size_t)a->n_rows * sizeof *cursor);
+        for (int32_t i = 0; i < a->n_rows && symmetric; i++)
+            for (int64_t p = a->row_ptr[i]; p < a->row_ptr[i + 1] && symmetric; p++) {
+                const int32_t j = a->col[p];
+                const int64_t q = cursor[j]++;
+                symmetric = q < a->row_ptr[j + 1] && a->col[q] == i && a->val[q] == a->val[p];
+            }
+        for (int32_t j = 0; j < a->n_rows && symmetric; j++)
+            symmetric = cursor[j] == a->row_ptr[j + 1];
+        free(cursor);
+    } else {
+        for (int32_t i = 0; i < a->n_rows && symmetric; i++)
+            for (int64_t p = a->row_ptr[i]; p < a->row_ptr[i + 1] && symmetric; p++) {
+                int found;
+                const double t = entry(a, a->col[p], i, &found);
+                symmetric = found && t == a->val[p];
+            }
+    }
+    return symmetric;
 }
