@@ -506,6 +506,17 @@ krill_status csr_cuda_diagonal(krill_ctx *ctx, const void *impl, double *d)
                                              m->val, d);
 }
 
+krill_status csr_cuda_diagonal_blocks(krill_ctx *ctx, const void *impl, int b, double *blocks)
+{
+    const csr_gpu *m = static_cast<const csr_gpu *>(impl);
+    return m->wide ? krill_csr_cuda_diagonal_blocks(ctx, m->n_rows, b,
+                                                    static_cast<const int64_t *>(m->row_ptr),
+                                                    m->col, m->val, blocks)
+                   : krill_csr_cuda_diagonal_blocks(ctx, m->n_rows, b,
+                                                    static_cast<const int32_t *>(m->row_ptr),
+                                                    m->col, m->val, blocks);
+}
+
 krill_status csr_cuda_to_csr(krill_ctx *ctx, const void *impl, krill_csr **csr)
 {
     const csr_gpu *m = static_cast<const csr_gpu *>(impl);
@@ -639,4 +650,5 @@ extern "C" const krill_format_ops krill_csr_cuda_ops = {
     csr_cuda_to_csr,            /* to_csr */
     csr_cuda_stats,             /* stats */
     csr_cuda_destroy,           /* destroy */
+    csr_cuda_diagonal_blocks,   /* diagonal_blocks */
 };

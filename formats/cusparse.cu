@@ -209,6 +209,19 @@ krill_status cusparse_diagonal(krill_ctx *ctx, const void *impl, double *d)
                                              static_cast<const int32_t *>(m->col), m->val, d);
 }
 
+krill_status cusparse_diagonal_blocks(krill_ctx *ctx, const void *impl, int b, double *blocks)
+{
+    const cusparse_gpu *m = static_cast<const cusparse_gpu *>(impl);
+    return m->wide ? krill_csr_cuda_diagonal_blocks(ctx, m->n_rows, b,
+                                                    static_cast<const int64_t *>(m->row_ptr),
+                                                    static_cast<const int64_t *>(m->col),
+                                                    m->val, blocks)
+                   : krill_csr_cuda_diagonal_blocks(ctx, m->n_rows, b,
+                                                    static_cast<const int32_t *>(m->row_ptr),
+                                                    static_cast<const int32_t *>(m->col),
+                                                    m->val, blocks);
+}
+
 krill_status cusparse_to_csr(krill_ctx *ctx, const void *impl, krill_csr **csr)
 {
     const cusparse_gpu *m = static_cast<const cusparse_gpu *>(impl);
@@ -247,4 +260,5 @@ extern "C" const krill_format_ops krill_cusparse_cuda_ops = {
     cusparse_to_csr,            /* to_csr */
     cusparse_stats,             /* stats */
     cusparse_destroy,           /* destroy */
+    cusparse_diagonal_blocks,   /* diagonal_blocks */
 };

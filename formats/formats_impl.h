@@ -46,6 +46,11 @@ typedef struct krill_format_ops {
     krill_status (*to_csr)(krill_ctx *ctx, const void *impl, krill_csr **csr);
     void (*stats)(const void *impl, krill_format_stats *stats);
     void (*destroy)(krill_ctx *ctx, void *impl);
+    /* Optional (NULL = not offered; last, so positional tables may leave it out): the
+     * n_rows / b dense b x b diagonal blocks of A (b divides n_rows), row-major, block after
+     * block, into host memory (n_rows * b doubles; entries absent from the pattern are 0).
+     * What block-Jacobi inverts, without the whole matrix leaving a GPU. */
+    krill_status (*diagonal_blocks)(krill_ctx *ctx, const void *impl, int b, double *blocks);
 } krill_format_ops;
 
 typedef struct krill_format_entry {
@@ -73,6 +78,9 @@ krill_status krill_mat_spmv_raw(const krill_mat *a, double alpha, const double *
 /* y = A*x and *xy = x'y; falls back to spmv + dot when the format has no spmv_dot. */
 krill_status krill_mat_spmv_dot_raw(const krill_mat *a, const double *x, double *y, double *xy);
 krill_status krill_mat_diagonal_raw(const krill_mat *a, double *d);
+/* The format's diagonal_blocks, or KRILL_ERR_UNSUPPORTED without a message when it offers
+ * none (the caller goes through krill_mat_to_csr instead). */
+krill_status krill_mat_diagonal_blocks_raw(const krill_mat *a, int b, double *blocks);
 
 /* Row statistics every format reports: n_rows, n_cols, nnz, max_row_nnz, mean_row_nnz,
  * empty_rows (bytes and variant are left to the format). */

@@ -107,6 +107,12 @@ krill_status krill_mat_diagonal_raw(const krill_mat *a, double *d)
     return a->ops->diagonal(a->ctx, a->impl, d);
 }
 
+krill_status krill_mat_diagonal_blocks_raw(const krill_mat *a, int b, double *blocks)
+{
+    if (!a->ops->diagonal_blocks) return KRILL_ERR_UNSUPPORTED;
+    return a->ops->diagonal_blocks(a->ctx, a->impl, b, blocks);
+}
+
 krill_status krill_mat_spmv(const krill_mat *a, double alpha, const krill_vec *x, double beta,
                             krill_vec *y)
 {

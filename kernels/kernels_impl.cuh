@@ -189,6 +189,52 @@ static krill_status krill_csr_cuda_diagonal(krill_ctx *ctx, int64_t n_rows, cons
     return krill_cuda_check_launch("krill_csr_diagonal_kernel");
 }
 
+/* The n_rows / b dense b x b diagonal blocks of CSR arrays (b divides n_rows), row-major,
+ * into `blocks` (zeroed before: absent entries stay 0). A thread per row: a binary search for
+ * the first column >= the block's first, then the row's columns inside the block. */
+template <typename I, typename J>
+__global__ void krill_csr_block_diag_kernel(int64_t n_rows, int b, const I *__restrict__ row_ptr,
+                                            const J *__restrict__ col,
+                                            const double *__restrict__ val,
+                                            double *__restrict__ blocks)
+{
+    const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t r = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; r < n_rows; r += stride) {
+        const int64_t c0 = r - r % b, end = (int64_t)row_ptr[r + 1];
+        int64_t lo = row_ptr[r], hi = end;
+        double *out = blocks + c0 * b + (r - c0) * b;
+        while (lo < hi) {
+            const int64_t mid = lo + (hi - lo) / 2;
+            if ((int64_t)col[mid] < c0) lo = mid + 1;
+            else hi = mid;
+        }
+        for (; lo < end && (int64_t)col[lo] < c0 + b; lo++) out[col[lo] - c0] = val[lo];
+    }
+}
+
+/* The diagonal_blocks op of a format on device CSR arrays: gathered on the device, then the
+ * n_rows * b doubles downloaded to `blocks` (host); waits. */
+template <typename I, typename J>
+static krill_status krill_csr_cuda_diagonal_blocks(krill_ctx *ctx, int64_t n_rows, int b,
+                                                   const I *row_ptr, const J *col,
+                                                   const double *val, double *blocks)
+{
+    krill_status st = KRILL_OK;
+    double *dev = NULL;
+    const size_t bytes = (size_t)n_rows * (size_t)b * sizeof(double);
+    if (n_rows == 0) goto cleanup;
+    KRILL_TRY(krill_mem_alloc(ctx, (void **)&dev, bytes, "diagonal blocks"));
+    KRILL_TRY(krill_cuda_memset0(ctx, dev, bytes));
+    krill_csr_block_diag_kernel<I, J><<<krill_cuda_blocks(ctx, n_rows), KRILL_CUDA_THREADS, 0,
+                                        krill_cuda_stream(ctx)>>>(n_rows, b, row_ptr, col, val,
+                                                                  dev);
+    KRILL_TRY(krill_cuda_check_launch("krill_csr_block_diag_kernel"));
+    KRILL_TRY(krill_mem_download(ctx, blocks, dev, bytes));
+cleanup:
+    krill_mem_free(ctx, dev);
+    return st;
+}
+
 /* A format's new values (host, nnz doubles) into its device array; waits, so the caller
  * may reuse `values` at once. */
 static inline krill_status krill_cuda_upload_values(krill_ctx *ctx, double *dst,

@@ -11,8 +11,9 @@
  * at the first mismatch. When no B > 1 qualifies, B = 1 (Jacobi) and the description says
  * so. update never detects again: the pattern is fixed.
  *
- * Build and update (on the host, for both devices): the matrix through krill_mat_to_csr
- * (on a GPU context that downloads it), each A_k gathered densely and inverted by LU with
+ * Build and update (on the host, for both devices): the diagonal blocks gathered by the
+ * format on the device when it can (the GPU csr and cusparse: n B doubles leave the GPU),
+ * else through krill_mat_to_csr (a GPU context downloads the matrix), each A_k inverted by LU with
  * partial pivoting, then one solve per column of the identity. A block is refused with
  * KRILL_ERR_NUMERIC naming it (0-based index and rows) when a pivot p has
  * |p| <= B * eps * max|a_ij| (max over A_k; eps = DBL_EPSILON): at that size the pivot is
@@ -170,13 +171,24 @@ static int invert_block(double *blk, int b, double *inv, block_failure *why)
     return 1;
 }
 
-/* The refusal of block k of a, with its entries gathered again to say why. */
-static krill_status block_error(const krill_csr *a, int b, int64_t k)
+/* Diagonal block k into blk: from the blocks the format gathered (gathered != NULL), else
+ * from the CSR a. */
+static void load_block(const krill_csr *a, const double *gathered, int b, int64_t k,
+                       double *blk)
+{
+    if (gathered)
+        memcpy(blk, gathered + k * b * b, (size_t)b * (size_t)b * sizeof *blk);
+    else
+        gather_block(a, b, k, blk);
+}
+
+/* The refusal of block k, with its entries loaded again to say why. */
+static krill_status block_error(const krill_csr *a, const double *gathered, int b, int64_t k)
 {
     double blk[BJACOBI_MAX_B * BJACOBI_MAX_B], inv[BJACOBI_MAX_B * BJACOBI_MAX_B];
     block_failure why = { -1, 0.0, 0.0 };
     const long long first = (long long)(k * b), last = first + b - 1;
-    gather_block(a, b, k, blk);
+    load_block(a, gathered, b, k, blk);
     invert_block(blk, b, inv, &why);
     if (why.column < 0)
         return krill_error(KRILL_ERR_NUMERIC, "bjacobi: diagonal block %lld (rows %lld..%lld, "
@@ -188,31 +200,46 @@ static krill_status block_error(const krill_csr *a, int b, int64_t k)
                        why.column, b, why.threshold);
 }
 
-/* out = the inverses of all diagonal blocks of a (blocks * b * b doubles, host), in
- * parallel; the first singular block (lowest index) is refused. */
-static krill_status invert_all_blocks(const krill_csr *a, int b, int64_t blocks, int threads,
-                                      double *out)
+/* out = the inverses of all diagonal blocks (blocks * b * b doubles, host), from the
+ * format's gathered blocks or from the CSR a, in parallel; the first singular block (lowest
+ * index) is refused. */
+static krill_status invert_all_blocks(const krill_csr *a, const double *gathered, int b,
+                                      int64_t blocks, int threads, double *out)
 {
     int64_t first_bad = blocks;
 #pragma omp parallel for schedule(static) num_threads(threads) reduction(min : first_bad)
     for (int64_t k = 0; k < blocks; k++) {
         double blk[BJACOBI_MAX_B * BJACOBI_MAX_B];
         block_failure why;
-        gather_block(a, b, k, blk);
+        load_block(a, gathered, b, k, blk);
         if (!invert_block(blk, b, out + k * b * b, &why) && k < first_bad) first_bad = k;
     }
-    return first_bad < blocks ? block_error(a, b, first_bad) : KRILL_OK;
+    return first_bad < blocks ? block_error(a, gathered, b, first_bad) : KRILL_OK;
 }
 
-/* binv from the matrix's current values; at build (detect) also chooses b first. */
+/* binv from the matrix's current values; at build (detect) also chooses b first. With b
+ * known, a format that gathers its diagonal blocks itself (krill_mat_diagonal_blocks_raw:
+ * the GPU csr and cusparse) sends only those n b doubles to the host; otherwise, and to
+ * detect b from the pattern, the whole matrix comes as a CSR (krill_mat_to_csr). */
 static krill_status bjacobi_compute(krill_ctx *ctx, pc_bjacobi *p, const krill_mat *mat,
                                     int detect)
 {
     krill_status st = KRILL_OK;
     krill_csr *a = NULL;
-    double *host = NULL;
+    double *host = NULL, *gathered = NULL;
     p->valid = 0;
-    KRILL_TRY(krill_mat_to_csr(mat, &a));
+    if (!detect && p->n > 0) {
+        krill_status got;
+        KRILL_ALLOC(gathered, (size_t)p->n * (size_t)p->b);
+        got = krill_mat_diagonal_blocks_raw(mat, p->b, gathered);
+        if (got == KRILL_ERR_UNSUPPORTED) {
+            krill_free(gathered);
+            gathered = NULL;
+        } else {
+            KRILL_TRY(got);
+        }
+    }
+    if (!gathered) KRILL_TRY(krill_mat_to_csr(mat, &a));
     if (detect) {
         p->b = detect_block_size(a);
         p->detected = 1;
@@ -221,16 +248,17 @@ static krill_status bjacobi_compute(krill_ctx *ctx, pc_bjacobi *p, const krill_m
     if (p->binv == NULL) KRILL_MEM_ALLOC(ctx, p->binv, (size_t)p->n * (size_t)p->b);
     if (krill_on_gpu(ctx)) {
         KRILL_ALLOC(host, (size_t)p->n * (size_t)p->b);
-        KRILL_TRY(invert_all_blocks(a, p->b, p->blocks, ctx->threads, host));
+        KRILL_TRY(invert_all_blocks(a, gathered, p->b, p->blocks, ctx->threads, host));
         KRILL_TRY(krill_mem_upload(ctx, p->binv, host, (size_t)p->n * (size_t)p->b *
                                                            sizeof *host));
         KRILL_TRY(krill_ctx_sync(ctx));   /* `host` is freed below: the upload must be done */
     } else {
-        KRILL_TRY(invert_all_blocks(a, p->b, p->blocks, ctx->threads, p->binv));
+        KRILL_TRY(invert_all_blocks(a, gathered, p->b, p->blocks, ctx->threads, p->binv));
     }
     p->valid = 1;
 cleanup:
     krill_free(host);
+    krill_free(gathered);
     krill_csr_destroy(&a);
     return st;
 }

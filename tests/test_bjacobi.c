@@ -794,9 +794,37 @@ static void test_bcsstk15(krill_ctx *ctx)
     su_system_free(&s);
 }
 
+/* Every format: the blocks come from the format's own gathering (GPU csr and cusparse) or
+ * from its CSR (the others); the apply has the reference's and (GPU) the CPU's bits. */
+static void test_formats(krill_ctx *ctx)
+{
+    static const char *const formats[] = {"csr", "ell", "rbp-csr", "segscan",
+#ifdef BJACOBI_TEST_GPU
+                                          "cusparse",
+#endif
+                                          NULL};
+    krill_csr *el = su_gen("elasticity3d:4,3,3");
+    krill_csr *big = block_matrix((block_spec){5, 16, 1, -1, -1, 7});
+    for (int f = 0; formats[f]; f++) {
+        krill_mat *a = NULL, *abig = NULL;
+        char what[64];
+        CHECK_OK(krill_mat_create(ctx, el, formats[f], &a));
+        CHECK_OK(krill_mat_create(ctx, big, formats[f], &abig));
+        snprintf(what, sizeof what, "bjacobi:3 on %s", formats[f]);
+        if (a) check_pc(ctx, el, a, "bjacobi:3", 3, what);
+        snprintf(what, sizeof what, "bjacobi:16 with holes on %s", formats[f]);
+        if (abig) check_pc(ctx, big, abig, "bjacobi:16", 16, what);
+        krill_mat_destroy(&a);
+        krill_mat_destroy(&abig);
+    }
+    krill_csr_destroy(&el);
+    krill_csr_destroy(&big);
+}
+
 int main(void)
 {
     krill_ctx *ctx = make_ctx();
+    test_formats(ctx);
     test_detect(ctx);
     test_explicit(ctx);
     test_errors(ctx);
