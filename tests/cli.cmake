@@ -150,7 +150,7 @@ krill_cli_case(solve_repro_negative 2 "" "--repro expects an integer in \\[0, 64
 foreach(scenario threads formats plain_differs)
   add_test(NAME cli_repro_${scenario} COMMAND bash ${KRILL_CLI_DIR}/repro.sh
            $<TARGET_FILE:krill_cli> ${scenario})
-  set_tests_properties(cli_repro_${scenario} PROPERTIES LABELS cli SKIP_RETURN_CODE 77
+  set_tests_properties(cli_repro_${scenario} PROPERTIES LABELS "cli;slow" SKIP_RETURN_CODE 77
                        ENVIRONMENT "${KRILL_CLI_ENV}")
 endforeach()
 add_test(NAME cli_repro_gpu COMMAND bash ${KRILL_CLI_DIR}/repro.sh $<TARGET_FILE:krill_cli> gpu)

@@ -127,14 +127,15 @@ static void check_case(const char *pname, const krill_csr *a, const double *b,
     rs_result_free(&plain);
 }
 
-static void test_threads(void)
+/* Every problem, or the first only (quick: what the sanitizer build runs) */
+static void test_threads(int quick)
 {
     /* the Ozaki reductions use the threads at every length (no bit may change) */
     krill_ozaki_tuning t;
     krill_ozaki_tuning_get(&t);
     t.cpu_min_n = 1;
     krill_ozaki_tuning_set(&t);
-    for (int pi = 0; pi < RS_NPROBLEMS; pi++) {
+    for (int pi = 0; pi < (quick ? 1 : RS_NPROBLEMS); pi++) {
         char name[64];
         krill_csr *a = rs_matrix(&rs_problems[pi], name, sizeof name);
         double *b;
@@ -243,6 +244,6 @@ int main(int argc, char **argv)
             tu_skip("some formats have no reproducible SpMV yet (listed above): not compared");
         return rc;
     }
-    test_threads();
+    test_threads(argc > 1 && strcmp(argv[1], "quick") == 0);
     return tu_finish("test_repro_solve");
 }
