@@ -1,7 +1,7 @@
 /* bench/bench_spmv.c - SpMV time and bandwidth of krill's formats, cuSPARSE beside them.
  *
  *   bench_spmv [--device cpu|gpu] [--threads N] [--formats csr,cusparse,...]
- *              [--warmup W] [--reps R] [--batches K] [--min-time S]
+ *              [--warmup W] [--reps R] [--batches K] [--min-time S] [--repro]
  *              [--csv FILE] [--json FILE] [MATRIX ...]
  *
  * MATRIX is a krill_gen SPEC (poisson3d:160, band101, ...) or a Matrix Market file (a name
@@ -12,6 +12,12 @@
  * timed in K batches of equal size, at least R SpMVs and at least S seconds in all; the
  * figure is the median over batches of the batch time / batch size. A GPU batch is timed
  * with CUDA events on the context's stream; a CPU batch with the host clock.
+ *
+ * --repro: each format is timed a second time, the same way on the same copies, with the
+ * context in reproducible exact mode (krill_ctx_set_repro(ctx, KRILL_REPRO_OZAKI, 0): every
+ * row the correctly rounded exact sum, the format's spmv_repro), and reported beside the
+ * plain time as repro_us and x_plain = repro time / plain time. The reproducible result is
+ * checked like the plain one (against the same bound, which a correctly rounded row meets).
  *
  * Caches: when one matrix with its x and y is smaller than FLUSH_BYTES, the program builds
  * several copies (matrix, x and y each) and rotates through them, so that every SpMV reads
@@ -45,6 +51,7 @@ typedef struct spmv_opts {
     char formats[256];       /* comma-separated format names */
     int warmup, min_reps, batches;
     double min_time;
+    int repro;               /* --repro: also time every format in reproducible exact mode */
     const char *csv_path, *json_path;
 } spmv_opts;
 
@@ -57,6 +64,9 @@ typedef struct spmv_result {
     double t_med, t_min, t_max;   /* seconds per SpMV (median, min, max over batches) */
     double bytes;                 /* bytes moved per SpMV, as counted above */
     double ratio;                 /* t_med / cuSPARSE's t_med on the same matrix, or NAN */
+    double t_repro;               /* --repro: median seconds per reproducible SpMV, or NAN */
+    double repro_ratio;           /* t_repro / t_med, or NAN */
+    double repro_err;             /* the check of the reproducible result, or NAN */
     double err;                   /* max_i |y_i - yref_i| / sum_j |a_ij x_j| */
     double err_bound;             /* 2 (K + 2) eps */
     int ok;                       /* 1 when built, timed and checked within the bound */
@@ -74,11 +84,12 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: bench_spmv [--device cpu|gpu] [--threads N] [--formats LIST]\n"
-            "                  [--warmup W] [--reps R] [--batches K] [--min-time S]\n"
+            "                  [--warmup W] [--reps R] [--batches K] [--min-time S] [--repro]\n"
             "                  [--csv FILE] [--json FILE] [MATRIX ...]\n"
             "MATRIX: a krill_gen SPEC or a .mtx file; default: band1 band3 band101 rand1\n"
             "rand100 band1x poisson3d:160 elasticity3d:160,64,64\n"
-            "LIST: comma-separated formats (default csr on cpu, csr,cusparse on gpu)\n");
+            "LIST: comma-separated formats (default csr on cpu, csr,cusparse on gpu)\n"
+            "--repro: also time each format in reproducible exact mode (x_plain: the ratio)\n");
 }
 
 static void host_problem_free(host_problem *p)
@@ -214,16 +225,33 @@ cleanup:
     return st;
 }
 
-/* Poison y, run one SpMV on copy 0, compare with the reference. */
-static krill_status check_spmv(const spmv_set *s, host_problem *p, spmv_result *r)
+/* Poison y, run one SpMV on copy 0, compare with the reference: *err. */
+static krill_status check_spmv(const spmv_set *s, host_problem *p, double *err)
 {
     krill_status st = KRILL_OK;
     KRILL_TRY(krill_vec_fill(s->y[0], NAN));
     KRILL_TRY(krill_mat_spmv(s->mat[0], 1.0, s->x[0], 0.0, s->y[0]));
     KRILL_TRY(krill_vec_download(s->y[0], p->y));
-    r->err = check_error(p);
-    r->err_bound = 2.0 * (double)(p->max_row + 2) * DBL_EPSILON;
+    *err = check_error(p);
 cleanup:
+    return st;
+}
+
+/* --repro: time and check the set again with the context in reproducible exact mode (its
+ * mode is back to plain on return, also on failure). */
+static krill_status time_spmv_repro(krill_ctx *ctx, const spmv_set *s, host_problem *p,
+                                    bench_clock *clock, const spmv_opts *o, spmv_result *r)
+{
+    krill_status st = KRILL_OK;
+    spmv_result t;
+    memset(&t, 0, sizeof t);
+    KRILL_TRY(krill_ctx_set_repro(ctx, KRILL_REPRO_OZAKI, 0));
+    KRILL_TRY(time_spmv(s, clock, o, &t));
+    KRILL_TRY(check_spmv(s, p, &r->repro_err));
+    r->t_repro = t.t_med;
+    r->repro_ratio = t.t_med / r->t_med;
+cleanup:
+    (void)krill_ctx_set_repro(ctx, KRILL_REPRO_OFF, 0);
     return st;
 }
 
@@ -241,14 +269,21 @@ static void bench_format(krill_ctx *ctx, host_problem *p, const char *format, be
     r->nnz = p->a->nnz;
     r->ratio = NAN;
     r->err = NAN;
+    r->t_repro = r->repro_ratio = r->repro_err = NAN;
+    r->err_bound = 2.0 * (double)(p->max_row + 2) * DBL_EPSILON;
     st = spmv_set_build(ctx, p, format, &set, &stats);
     if (st == KRILL_OK) st = time_spmv(&set, clock, o, r);
-    if (st == KRILL_OK) st = check_spmv(&set, p, r);
+    if (st == KRILL_OK) st = check_spmv(&set, p, &r->err);
+    if (st == KRILL_OK && o->repro) st = time_spmv_repro(ctx, &set, p, clock, o, r);
     if (st != KRILL_OK) {
         snprintf(r->message, sizeof r->message, "%s", krill_last_error());
     } else if (!(r->err <= r->err_bound)) {
         snprintf(r->message, sizeof r->message, "wrong result: error %.3g > bound %.3g",
                  r->err, r->err_bound);
+    } else if (o->repro && !(r->repro_err <= r->err_bound)) {
+        snprintf(r->message, sizeof r->message,
+                 "wrong reproducible result: error %.3g > bound %.3g", r->repro_err,
+                 r->err_bound);
     } else {
         r->ok = 1;
     }
@@ -266,14 +301,16 @@ static void bench_format(krill_ctx *ctx, host_problem *p, const char *format, be
 static double gbs(const spmv_result *r) { return r->bytes / r->t_med * 1e-9; }
 static double gflops(const spmv_result *r) { return 2.0 * (double)r->nnz / r->t_med * 1e-9; }
 
-static void print_header(void)
+static void print_header(int repro)
 {
-    printf("%-24s %9s %10s %-12s %-16s %4s %6s %11s %7s %8s %8s %8s %s\n", "matrix", "rows",
+    printf("%-24s %9s %10s %-12s %-16s %4s %6s %11s %7s %8s %8s %8s ", "matrix", "rows",
            "nnz", "format", "variant", "cp", "reps", "median_us", "spread", "GB/s", "GFLOP/s",
-           "vs_cusp", "check");
+           "vs_cusp");
+    if (repro) printf("%11s %8s ", "repro_us", "x_plain");
+    printf("%s\n", "check");
 }
 
-static void print_row(const spmv_result *r)
+static void print_row(const spmv_result *r, int repro)
 {
     if (!r->ok && !(r->t_med > 0.0)) {
         printf("%-24s %9lld %10lld %-12s FAILED: %s\n", r->matrix, (long long)r->rows,
@@ -287,6 +324,10 @@ static void print_row(const spmv_result *r)
         printf("%8s ", "-");
     else
         printf("%8.3f ", r->ratio);
+    if (repro && isnan(r->t_repro))
+        printf("%11s %8s ", "-", "-");
+    else if (repro)
+        printf("%11.2f %8.2f ", r->t_repro * 1e6, r->repro_ratio);
     printf("%s\n", r->ok ? "ok" : r->message);
 }
 
@@ -297,7 +338,8 @@ static int write_csv(const char *path, const spmv_result *res, int n, const char
     if (!f) return -1;
     fprintf(f, "matrix,rows,cols,nnz,format,variant,device,threads,copies,reps,batches,"
                "t_median_s,t_min_s,t_max_s,bytes,gb_per_s,gflop_per_s,time_vs_cusparse,"
-               "check_error,check_bound,ok,message\n");
+               "check_error,check_bound,ok,message,t_repro_median_s,repro_vs_plain,"
+               "repro_check_error\n");
     for (int i = 0; i < n; i++) {
         const spmv_result *r = &res[i];
         fprintf(f, "\"%s\",%lld,%lld,%lld,%s,%s,%s,%d,%d,%d,%d,%.6e,%.6e,%.6e,%.0f,%.3f,%.3f,",
@@ -308,7 +350,11 @@ static int write_csv(const char *path, const spmv_result *res, int n, const char
             fprintf(f, ",");
         else
             fprintf(f, "%.4f,", r->ratio);
-        fprintf(f, "%.3e,%.3e,%d,\"%s\"\n", r->err, r->err_bound, r->ok, r->message);
+        fprintf(f, "%.3e,%.3e,%d,\"%s\",", r->err, r->err_bound, r->ok, r->message);
+        if (isnan(r->t_repro))
+            fprintf(f, ",,\n");
+        else
+            fprintf(f, "%.6e,%.4f,%.3e\n", r->t_repro, r->repro_ratio, r->repro_err);
     }
     return fclose(f) == 0 ? 0 : -1;
 }
@@ -347,6 +393,9 @@ static int write_json(const char *path, const spmv_result *res, int n, krill_ctx
         json_number(f, "time_vs_cusparse", r->ratio, 0);
         json_number(f, "check_error", r->err, 0);
         json_number(f, "check_bound", r->err_bound, 0);
+        json_number(f, "t_repro_median_s", r->t_repro, 0);
+        json_number(f, "repro_vs_plain", r->repro_ratio, 0);
+        json_number(f, "repro_check_error", r->repro_err, 0);
         fprintf(f, "\"ok\": %s, \"message\": ", r->ok ? "true" : "false");
         bench_json_string(f, r->message);
         fprintf(f, "}%s\n", i + 1 < n ? "," : "");
@@ -376,6 +425,10 @@ static int parse_args(int argc, char **argv, spmv_opts *o, int *n_positional)
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             usage(stdout);
             exit(0);
+        }
+        if (strcmp(a, "--repro") == 0) {   /* the one option without a value */
+            o->repro = 1;
+            continue;
         }
         if (!v) {
             fprintf(stderr, "bench_spmv: %s needs a value\n", a);
@@ -475,7 +528,7 @@ int main(int argc, char **argv)
         }
         printf("# %s: %d x %d, nnz %lld, longest row %lld, loaded in %.1f s\n", matrices[m],
                p.a->n_rows, p.a->n_cols, (long long)p.a->nnz, (long long)p.max_row, load_s);
-        if (!header) print_header();
+        if (!header) print_header(o.repro);
         header = 1;
         for (int f = 0; f < n_formats; f++) {
             spmv_result *r = &res[n_res++];
@@ -486,7 +539,7 @@ int main(int argc, char **argv)
         }
         for (int k = first_res; k < n_res; k++) {
             if (cusp >= 0 && res[k].ok) res[k].ratio = res[k].t_med / res[cusp].t_med;
-            print_row(&res[k]);
+            print_row(&res[k], o.repro);
         }
         fflush(stdout);
         host_problem_free(&p);
@@ -503,6 +556,9 @@ int main(int argc, char **argv)
     }
     printf("# vs_cusp = time / cuSPARSE time on the same matrix (below 1: faster than "
            "cuSPARSE); spread = (max - min) / median over batches\n");
+    if (o.repro)
+        printf("# repro_us: median time of the reproducible exact-mode SpMV (every row "
+               "correctly rounded); x_plain = repro_us / median_us\n");
     rc = failures ? 1 : 0;
 cleanup:
     krill_free(res);

@@ -460,8 +460,8 @@ krill_status csr_cuda_spmv_repro(krill_ctx *ctx, const void *impl, double alpha,
                                  const double *x, double beta, double *y)
 {
     const csr_gpu *m = static_cast<const csr_gpu *>(impl);
-    return krill_csr_cuda_spmv_repro(ctx, "csr", m->n_rows, m->max_row_nnz, m->row_ptr, m->wide,
-                                     m->col, 0, m->val, alpha, x, beta, y);
+    return krill_csr_cuda_spmv_repro(ctx, "csr", m->n_rows, m->max_row_nnz, m->mean_row_nnz,
+                                     m->row_ptr, m->wide, m->col, 0, m->val, alpha, x, beta, y);
 }
 
 /* y = A x and *xy = x'y (square matrices). Fused in the row kernel unless there are long
@@ -561,36 +561,40 @@ cleanup:
     return st;
 }
 
-/* The row visitor of reproducible SpMV (ozaki/ozaki_row.cuh) on CSR arrays with offsets of
- * type I and columns of type J: row i is the range [row_ptr[i], row_ptr[i + 1]). */
+/* The range visitor of reproducible SpMV (ozaki/ozaki_row.cuh) on CSR arrays with offsets
+ * of type I and columns of type J: row i is the range [row_ptr[i], row_ptr[i + 1]), every
+ * element an entry. */
 template <typename I, typename J>
 struct csr_row_visitor {
     const I *__restrict__ row_ptr;
     const J *__restrict__ col;
     const double *__restrict__ val;
-    struct row {
-        int64_t begin, end;
-    };
-    __device__ row locate(int64_t i) const
+    __device__ void locate_rows(int64_t first, int count, int sub, int64_t *begin,
+                                int64_t *end) const
     {
-        return row{(int64_t)row_ptr[i], (int64_t)row_ptr[i + 1]};
+        if (sub < count) {
+            *begin = (int64_t)row_ptr[first + sub];
+            *end = (int64_t)row_ptr[first + sub + 1];
+        }
     }
-    template <class Op>
-    __device__ void visit(const row &r, const double *__restrict__ x, Op &op) const
+    __device__ bool term(int64_t k, const double *__restrict__ x, double *a, double *xv) const
     {
-        for (int64_t p = r.begin; p < r.end; p++) op(val[p], __ldg(&x[col[p]]));
+        *a = val[k];
+        *xv = __ldg(&x[col[k]]);
+        return true;
     }
 };
 
 template <typename I, typename J>
 krill_status csr_spmv_repro_typed(krill_ctx *ctx, const char *format, int64_t n_rows,
-                                  int64_t max_row_nnz, const void *row_ptr, const void *col,
-                                  const double *val, double alpha, const double *x, double beta,
-                                  double *y)
+                                  int64_t max_row_nnz, int lanes, const void *row_ptr,
+                                  const void *col, const double *val, double alpha,
+                                  const double *x, double beta, double *y)
 {
     const csr_row_visitor<I, J> v{static_cast<const I *>(row_ptr), static_cast<const J *>(col),
                                   val};
-    return krill_oz_spmv_launch(ctx, format, v, n_rows, max_row_nnz, alpha, x, beta, y);
+    return krill_oz_spmv_range_launch(ctx, format, v, n_rows, max_row_nnz, lanes, alpha, x,
+                                      beta, y);
 }
 
 } /* namespace */
@@ -624,19 +628,21 @@ cleanup:
 
 extern "C" krill_status krill_csr_cuda_spmv_repro(krill_ctx *ctx, const char *format,
                                                   int64_t n_rows, int64_t max_row_nnz,
-                                                  const void *row_ptr, int wide_offsets,
-                                                  const void *col, int wide_cols,
-                                                  const double *val, double alpha,
-                                                  const double *x, double beta, double *y)
+                                                  double mean_row_nnz, const void *row_ptr,
+                                                  int wide_offsets, const void *col,
+                                                  int wide_cols, const double *val,
+                                                  double alpha, const double *x, double beta,
+                                                  double *y)
 {
+    const int lanes = krill_oz_row_lanes(mean_row_nnz, n_rows);
     if (wide_cols)   /* cusparse past INT32_MAX entries: both 64-bit */
-        return csr_spmv_repro_typed<int64_t, int64_t>(ctx, format, n_rows, max_row_nnz, row_ptr,
-                                                      col, val, alpha, x, beta, y);
+        return csr_spmv_repro_typed<int64_t, int64_t>(ctx, format, n_rows, max_row_nnz, lanes,
+                                                      row_ptr, col, val, alpha, x, beta, y);
     if (wide_offsets)
-        return csr_spmv_repro_typed<int64_t, int32_t>(ctx, format, n_rows, max_row_nnz, row_ptr,
-                                                      col, val, alpha, x, beta, y);
-    return csr_spmv_repro_typed<int32_t, int32_t>(ctx, format, n_rows, max_row_nnz, row_ptr, col,
-                                                  val, alpha, x, beta, y);
+        return csr_spmv_repro_typed<int64_t, int32_t>(ctx, format, n_rows, max_row_nnz, lanes,
+                                                      row_ptr, col, val, alpha, x, beta, y);
+    return csr_spmv_repro_typed<int32_t, int32_t>(ctx, format, n_rows, max_row_nnz, lanes,
+                                                  row_ptr, col, val, alpha, x, beta, y);
 }
 
 extern "C" const krill_format_ops krill_csr_cuda_ops = {

@@ -145,12 +145,13 @@ krill_status krill_csr_cuda_download(krill_ctx *ctx, int64_t n_rows, int64_t n_c
 /* The spmv_repro of CSR arrays in device memory (formats/csr.cu; the GPU csr and cusparse):
  * offsets 64-bit when wide_offsets is set, columns too when wide_cols is (which implies
  * wide_offsets, as in cusparse), else 32-bit; max_row_nnz from the build (a row longer
- * than KRILL_OZ_ROW_MAX_N: KRILL_ERR_UNSUPPORTED naming `format`). */
+ * than KRILL_OZ_ROW_MAX_N: KRILL_ERR_UNSUPPORTED naming `format`); mean_row_nnz sets the
+ * lanes per row (krill_oz_row_lanes, ozaki/ozaki_row.cuh). */
 krill_status krill_csr_cuda_spmv_repro(krill_ctx *ctx, const char *format, int64_t n_rows,
-                                       int64_t max_row_nnz, const void *row_ptr,
-                                       int wide_offsets, const void *col, int wide_cols,
-                                       const double *val, double alpha, const double *x,
-                                       double beta, double *y);
+                                       int64_t max_row_nnz, double mean_row_nnz,
+                                       const void *row_ptr, int wide_offsets, const void *col,
+                                       int wide_cols, const double *val, double alpha,
+                                       const double *x, double beta, double *y);
 #endif
 
 /* Row Block Packing (formats/rbp.c; the RBP paper, Algorithms 3-5). In each row, a run of
@@ -277,18 +278,36 @@ void krill_segscan_host_free(krill_segscan_host *h);
 /* ---- reproducible SpMV on the CPU (formats/spmv_repro.c) --------------------------------
  * A format's row visitor hands every stored entry a_ij of one row, with x_j, to
  * krill_row_sink_term, in any order, each entry once, padding skipped (never a 0 * x_j: an
- * Inf in x would make it NaN). It is called twice per row: first with a sink that gathers
- * the row's statistics, then with one that accumulates the products (ozaki/ozaki_row.h). */
+ * Inf in x would make it NaN). It is called once per row with a sink that runs the fast
+ * path, and for the rare row that the fast path leaves undecided twice more: with a sink
+ * that gathers the row's statistics, then with one that accumulates the exact products
+ * (the passes of ozaki/ozaki_row.h). In the fast pass the terms are gathered into the
+ * sink's arrays and summed a chunk at a time (krill_row_sink_flush), by a loop that keeps
+ * the compensated sum in registers: summed term by term through the sink's pointer, the
+ * sum's dependency chains would pass through memory (a store and a load per term). */
+#define KRILL_ROW_SINK_CHUNK 64
 typedef struct krill_row_sink {
-    krill_oz_row *stats;             /* pass 1: the row's statistics; NULL in pass 2 */
-    const krill_oz_params *params;   /* pass 2: the row's parameters */
-    int64_t *acc;                    /* pass 2: its diagonal sums */
+    krill_oz_fast *fast;             /* pass 1: the fast path's state; NULL after */
+    krill_oz_row *row;               /* passes 2 (acc NULL: statistics) and 3 (products) */
+    int64_t *acc;                    /* pass 3: the row's diagonal sums */
+    int n;                           /* pass 1: terms waiting in a[] and x[] */
+    double a[KRILL_ROW_SINK_CHUNK], x[KRILL_ROW_SINK_CHUNK];
 } krill_row_sink;
+
+/* pass 1: the n waiting terms into *fast, n <- 0 */
+void krill_row_sink_flush(krill_row_sink *sink);
 
 static inline void krill_row_sink_term(krill_row_sink *sink, double a, double x)
 {
-    if (sink->stats) krill_oz_row_stats(sink->stats, a, x);
-    else krill_oz_row_add(sink->params, a, x, sink->acc);
+    if (sink->fast) {
+        sink->a[sink->n] = a;
+        sink->x[sink->n] = x;
+        if (++sink->n == KRILL_ROW_SINK_CHUNK) krill_row_sink_flush(sink);
+    } else if (!sink->acc) {
+        krill_oz_row_stats(sink->row, a, x);
+    } else {
+        krill_oz_row_add(sink->row, a, x, sink->acc);
+    }
 }
 
 /* The visitor of row `row` (a row index, or any key the format's loop passes). */

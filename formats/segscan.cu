@@ -236,49 +236,66 @@ segscan_fixup_kernel(int64_t n_span, const int32_t *__restrict__ span,
     }
 }
 
-/* The row visitor of reproducible SpMV (ozaki/ozaki_row.cuh), a row located by the stream
- * position of its HEAD: in the last warp tile w with warp_heads[w] <= i (a binary search),
- * the (i - warp_heads[w])-th HEAD there, counted four hint bytes at a time (a warp tile
- * starts a multiple of 256 bytes into the hint array, which cudaMalloc aligns to 256) and
- * then byte by byte. The row's elements run from its HEAD to its TAIL, PAD zeros skipped. */
+/* The range visitor of reproducible SpMV (ozaki/ozaki_row.cuh): row i is the stream from
+ * its HEAD to the next row's HEAD (the stream's end for the last row), PAD zeros skipped.
+ * A warp locates its count <= 32 consecutive rows first .. first + count - 1 together: a
+ * binary search (warp-uniform: every lane reads the same warp_heads entries) finds the warp
+ * tile w0 that holds row first's HEAD (the last w with warp_heads[w] <= first, at least
+ * first / 256: every row has an element, so rows before `first` fill at least `first`
+ * positions), then the warp reads the warp tiles from w0 on, 256 hint bytes a step (8 a
+ * lane, one aligned 64-bit load: a warp tile starts a multiple of 256 bytes into the hint
+ * array, which cudaMalloc aligns to 256), numbers the HEADs in them with a popcount and a
+ * warp prefix sum (tile w's first HEAD is row warp_heads[w]), and records the positions of
+ * the HEADs of its rows and of the row after them in shared memory, until that last HEAD
+ * is found. Cost: the tiles the rows touch, plus one, read coalesced. */
 struct segscan_row_visitor {
-    int64_t n_warp_tiles;
+    int64_t n_rows, len, n_warp_tiles;
     const double *__restrict__ val;
     const int32_t *__restrict__ col;
     const uint8_t *__restrict__ hint;
     const int32_t *__restrict__ warp_heads;
-    typedef int64_t row;
-    __device__ row locate(int64_t i) const
+    __device__ void locate_rows(int64_t first, int count, int sub, int64_t *begin,
+                                int64_t *end) const
     {
-        constexpr uint32_t HEAD_BYTES = 0x01010101u * KRILL_SEGSCAN_HEAD;
-        int64_t lo = 0, hi = n_warp_tiles - 1;   /* warp_heads[lo] <= i throughout */
-        while (lo < hi) {
+        constexpr uint64_t HEAD_BYTES = 0x0101010101010101ull * KRILL_SEGSCAN_HEAD;
+        __shared__ int64_t heads[KRILL_CUDA_WARPS][33];   /* HEADs of rows first .. + 32 */
+        const int lane = threadIdx.x & 31, wib = threadIdx.x / 32;
+        /* the last row whose HEAD is needed: the row after the warp's, if there is one */
+        const int64_t need = first + count < n_rows ? first + count : n_rows - 1;
+        int64_t lo = first / KRILL_SEGSCAN_WARP_TILE, hi = n_warp_tiles - 1;
+        while (lo < hi) {                                 /* warp_heads[lo] <= first */
             const int64_t mid = (lo + hi + 1) / 2;
-            if (warp_heads[mid] <= i) lo = mid;
+            if (warp_heads[mid] <= first) lo = mid;
             else hi = mid - 1;
         }
-        const int64_t base = lo * KRILL_SEGSCAN_WARP_TILE;
-        const uint32_t *words = reinterpret_cast<const uint32_t *>(hint + base);
-        int64_t skip = i - warp_heads[lo];       /* HEADs before row i's in the warp tile */
-        int q = 0, heads;
-        while (skip >= (heads = __popc(words[q] & HEAD_BYTES))) {   /* whole words of HEADs */
-            skip -= heads;
-            q++;
+        for (int64_t w = lo;; w++) {
+            const int64_t at = w * KRILL_SEGSCAN_WARP_TILE + 8 * lane;
+            uint64_t m = *reinterpret_cast<const uint64_t *>(hint + at) & HEAD_BYTES;
+            const int mine = __popcll(m);
+            int before = mine;                            /* inclusive prefix sum of mine */
+#pragma unroll
+            for (int offset = 1; offset < 32; offset <<= 1) {
+                const int t = __shfl_up_sync(0xffffffffu, before, offset);
+                if (lane >= offset) before += t;
+            }
+            for (int64_t row = warp_heads[w] + before - mine; m != 0; row++, m &= m - 1)
+                if (row >= first && row <= need)
+                    heads[wib][row - first] = at + (__ffsll((long long)m) - 1) / 8;
+            if (w + 1 >= n_warp_tiles || warp_heads[w + 1] > need) break;
         }
-        int64_t k = base + 4 * q;
-        while (!(hint[k] & KRILL_SEGSCAN_HEAD) || skip-- > 0) k++;   /* then its byte */
-        return k;
+        __syncwarp();
+        if (sub < count) {
+            *begin = heads[wib][sub];
+            *end = first + sub + 1 < n_rows ? heads[wib][sub + 1] : len;
+        }
+        __syncwarp();                                     /* heads is rewritten next call */
     }
-    template <class Op>
-    __device__ void visit(const row &head, const double *__restrict__ x, Op &op) const
+    __device__ bool term(int64_t k, const double *__restrict__ x, double *a, double *xv) const
     {
-        unsigned h;
-        int64_t k = head;
-        do {
-            h = hint[k];
-            if (!(h & KRILL_SEGSCAN_PAD)) op(val[k], __ldg(&x[col[k]]));
-            k++;
-        } while (!(h & KRILL_SEGSCAN_TAIL));
+        if (hint[k] & KRILL_SEGSCAN_PAD) return false;
+        *a = val[k];
+        *xv = __ldg(&x[col[k]]);
+        return true;
     }
 };
 
@@ -389,16 +406,18 @@ cleanup:
     return st;
 }
 
-/* Every row's exact sum, one thread per row (not the segmented scan: a row is one thread's). */
+/* Every row's exact sum, L lanes a row (krill_oz_row_lanes of the mean row length; not the
+ * segmented scan: a row is one sub-warp's). */
 krill_status segscan_cuda_spmv_repro(krill_ctx *ctx, const void *impl, double alpha,
                                      const double *x, double beta, double *y)
 {
     const segscan_gpu *m = static_cast<const segscan_gpu *>(impl);
     const krill_segscan_host *h = &m->host;
-    const segscan_row_visitor v{h->len / KRILL_SEGSCAN_WARP_TILE, m->val, m->col, m->hint,
-                                m->warp_heads};
-    return krill_oz_spmv_launch(ctx, "segscan", v, h->n_rows, h->stats.max_row_nnz, alpha, x,
-                                beta, y);
+    const segscan_row_visitor v{h->n_rows, h->len, h->len / KRILL_SEGSCAN_WARP_TILE, m->val,
+                                m->col, m->hint, m->warp_heads};
+    return krill_oz_spmv_range_launch(ctx, "segscan", v, h->n_rows, h->stats.max_row_nnz,
+                                      krill_oz_row_lanes(h->stats.mean_row_nnz, h->n_rows),
+                                      alpha, x, beta, y);
 }
 
 /* New values: scattered around the empty rows' zeros on the host, then uploaded (straight

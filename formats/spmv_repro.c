@@ -2,31 +2,44 @@
  * y_i = alpha s_i + beta y_i with s_i the correctly rounded exact sum of row i's products.
  *
  * Each format supplies a row visitor (formats_impl.h) that walks the stored entries of one
- * row; this file runs the two passes of ozaki/ozaki_row.h over it (statistics, then the
- * exact accumulation into per-diagonal int64 sums) and rounds once. s_i is a function of the
- * multiset of the row's products alone, so csr, ell, rbp-* and segscan, which visit the
- * same entries in different orders, give the same bits, on any thread count. The scratch
- * (KRILL_OZ_MAX_DIAG int64, 4.2 KB) lives on each thread's stack: no allocation. */
+ * row; this file runs the passes of ozaki/ozaki_row.h over it: the fast path, and for a row
+ * it leaves undecided the exact path (statistics, then the exact accumulation into
+ * per-diagonal int64 sums, one rounding). s_i is a function of the multiset of the row's
+ * products alone, so csr, ell, rbp-* and segscan, which visit the same entries in different
+ * orders, give the same bits, on any thread count. The scratch (KRILL_OZ_MAX_DIAG int64,
+ * 4.2 KB) lives on each thread's stack: no allocation. */
 #include "formats/formats_impl.h"
+
+void krill_row_sink_flush(krill_row_sink *sink)
+{
+    krill_oz_fast f = *sink->fast;              /* a local copy: its fields in registers */
+    for (int k = 0; k < sink->n; k++) krill_oz_fast_add(&f, sink->a[k], sink->x[k]);
+    *sink->fast = f;
+    sink->n = 0;
+}
 
 double krill_row_sum_repro(krill_row_visit_fn visit, const void *impl, int64_t row,
                            const double *x, int64_t *acc)
 {
+    krill_oz_fast f;
     krill_oz_row r;
-    krill_oz_params p;
-    krill_row_sink sink = {&r, NULL, NULL};
-    int nd;
+    krill_row_sink sink;
+    double s;
+    krill_oz_fast_init(&f);
+    sink.fast = &f;
+    sink.row = NULL;
+    sink.acc = NULL;
+    sink.n = 0;
+    visit(impl, row, x, &sink);                 /* pass 1: the fast path */
+    krill_row_sink_flush(&sink);
+    if (krill_oz_fast_end(&f, &s)) return s;
     krill_oz_row_init(&r);
-    visit(impl, row, x, &sink);                 /* pass 1: max, lowest bit, Inf/NaN, count */
-    nd = krill_oz_row_begin(&r, &p);
-    for (int c = 0; c < nd; c++) acc[c] = 0;
-    if (nd > 0) {                               /* pass 2: the exact digit products */
-        sink.stats = NULL;
-        sink.params = &p;
-        sink.acc = acc;
-        visit(impl, row, x, &sink);
-    }
-    return krill_oz_row_end(&r, &p, acc);
+    sink.fast = NULL;
+    sink.row = &r;
+    visit(impl, row, x, &sink);                 /* pass 2: max, lowest bit, Inf/NaN, count */
+    sink.acc = acc;
+    if (krill_oz_row_begin(&r, acc) > 0) visit(impl, row, x, &sink);   /* pass 3 */
+    return krill_oz_row_end(&r, acc);
 }
 
 void krill_spmv_repro_rows(krill_row_visit_fn visit, const void *impl, int64_t n_rows,

@@ -1,34 +1,104 @@
 /* ozaki/ozaki_row.cuh - the GPU half of every format's reproducible SpMV (spmv_repro):
  * y_i = alpha s_i + beta y_i with s_i the correctly rounded exact sum of row i's stored
- * products (ozaki/ozaki_row.h), one thread per row. Included by CUDA sources only.
+ * products (ozaki/ozaki_row.h), and the sub-warp merge of fast-path states that the
+ * preconditioners' lanes use too. Included by CUDA sources only.
  *
- * A format describes its storage by a row visitor V, a small struct of device pointers:
+ * Two kernel templates, both running ozaki_row.h's passes: the fast path over every row,
+ * then, for the rare row it leaves undecided, the exact path (statistics, exact digit
+ * products into per-diagonal int64 sums, one rounding). The bits are those of the CPU's
+ * krill_row_sum_repro (formats/spmv_repro.c) for the same products, whatever the format,
+ * the launch geometry and the lanes.
+ *
+ * Rows stored as ranges (krill_oz_spmv_range_kernel: csr, cusparse's CSR arrays, segscan):
+ * row i is a range [begin, end) of one stream of elements, some of which may be padding.
+ * The visitor V is a small struct of device pointers with
+ *   __device__ void V::locate_rows(int64_t first, int count, int sub, int64_t *begin,
+ *                                  int64_t *end) const
+ *       called by all 32 lanes of a warp together: the warp's rows are first .. first +
+ *       count - 1 (count <= 32); a lane with sub < count gets row first + sub's range;
+ *   __device__ bool V::term(int64_t k, const double *x, double *a, double *xv) const
+ *       element k's product a x_j, false for padding (never 0 * x_j: 0 * Inf is NaN).
+ * A sub-warp of L lanes takes a row (cyclically, like the plain csr kernel), lane l the
+ * elements begin + l, begin + l + L, ..., so a warp's loads fall on neighbouring addresses;
+ * the lanes merge their fast-path states with shuffles (krill_oz_fast_reduce) and the first
+ * lane decides, or runs the exact path over the whole row alone (rare: a sum within its
+ * error bound of a midpoint, an operand outside [2^-400, 2^400], an exact zero with error
+ * terms left).
+ *
+ * Rows reached by a walk (krill_oz_spmv_kernel: ell, ellr, rbp-*; column-major ELL storage
+ * is already coalesced with a thread per row): a thread per row, the visitor V with
  *   typename V::row                        what locating a row yields (an index, a range);
  *   __device__ V::row V::locate(int64_t i) const;
  *   template <class Op> __device__ void V::visit(const V::row &r, const double *x, Op &op)
  *                                          calls op(a_ij, x_j) once for every stored entry
- *                                          of the row, in any order, padding skipped (never
- *                                          op(0, x_j): 0 * Inf would be a NaN).
- * krill_oz_spmv_kernel<V> locates each row once and visits it twice, as ozaki_row.h says:
- * its statistics, then the exact digit products into per-diagonal int64 sums, one
- * rounding. The bits are those of the CPU's krill_row_sum_repro (formats/spmv_repro.c) for
- * the same products, whatever the format and the launch geometry.
+ *                                          of the row, in any order, padding skipped.
  *
- * Scratch: each thread's int64_t acc[KRILL_OZ_ROW_MAX_DIAG] (1768 bytes) in local memory,
- * enough for rows of up to KRILL_OZ_ROW_MAX_N entries; krill_oz_spmv_launch refuses a
- * matrix whose longest row (known from the build) is longer, before any launch. The kernel's
- * stack frame is 1904 bytes (`-Xptxas -v`, CUDA 13.0, sm_90: acc, the two 8-digit windows of
- * krill_oz_accumulate, 8 more), and the driver reserves local memory for every thread the
- * GPU can hold at once: 1904 B x 2048 threads x 132 SMs = 515 MB on an H100, of which a CUDA
- * context holds 277 MB from its start (the default 1 KB stack); the first launch takes the
- * other 238 MB (measured with cudaMemGetInfo), and the context keeps it. */
+ * Scratch of the exact path: each thread's int64_t acc[KRILL_OZ_ROW_MAX_DIAG] (1768 bytes)
+ * in local memory, enough for rows of up to KRILL_OZ_ROW_MAX_N entries; the launchers refuse
+ * a matrix whose longest row (known from the build) is longer, before any launch. The
+ * driver reserves local memory for every thread the GPU can hold at once (about 1.9 KB a
+ * thread: 515 MB on an H100, of which a CUDA context holds 277 MB from its start; the first
+ * launch takes the rest, and the context keeps it). Untouched by rows the fast path decides. */
 #ifndef KRILL_OZAKI_ROW_CUH
 #define KRILL_OZAKI_ROW_CUH
 
+#include "formats/formats_impl.h"
 #include "kernels/kernels_impl.cuh"
 #include "ozaki/ozaki_row.h"
 
-/* pass 1: a term into the row's statistics */
+/* The SpMV kernels' __launch_bounds__. By default the block size alone: ptxas (CUDA 13.0,
+ * sm_90, -Xptxas -v) then gives them 48 registers a thread, 5 blocks of 256 threads an SM
+ * (62% of an H100 SM's threads). -DKRILL_OZ_ROW_MIN_BLOCKS=N asks for N blocks an SM: 6
+ * gives 40 registers and 36-64 bytes of spills, 8 gives 32 registers (every thread
+ * resident) and about 120 bytes of spills (and 1 gives 56-59 registers: no cap at all).
+ * Which is fastest is not measured yet. */
+#ifdef KRILL_OZ_ROW_MIN_BLOCKS
+#define KRILL_OZ_ROW_BOUNDS __launch_bounds__(KRILL_CUDA_THREADS, KRILL_OZ_ROW_MIN_BLOCKS)
+#else
+#define KRILL_OZ_ROW_BOUNDS __launch_bounds__(KRILL_CUDA_THREADS)
+#endif
+
+/* The fast-path states of each sub-warp of L lanes (L a power of two <= 32) merged into its
+ * first lane by a shuffle tree (krill_oz_fast_merge: any merge order gives the correctly
+ * rounded sum). All 32 lanes of the warp must call it; the other lanes' states are then
+ * partial. Rows of at most KRILL_OZ_ROW_MAX_N terms (what the GPU takes): m < 2^31, so it
+ * travels as one 32-bit shuffle. A level costs 5 shuffles and a merge (a TwoSum and 4 more
+ * operations), about as much as 2 terms of the sum. */
+template <int L>
+__device__ __forceinline__ void krill_oz_fast_reduce(krill_oz_fast *f)
+{
+#pragma unroll
+    for (int offset = L / 2; offset > 0; offset >>= 1) {
+        krill_oz_fast g;
+        g.hi = __shfl_down_sync(0xffffffffu, f->hi, offset, L);
+        g.lo = __shfl_down_sync(0xffffffffu, f->lo, offset, L);
+        g.t = __shfl_down_sync(0xffffffffu, f->t, offset, L);
+        g.m = __shfl_down_sync(0xffffffffu, (int)f->m, offset, L);
+        g.ok = __shfl_down_sync(0xffffffffu, f->ok, offset, L);
+        krill_oz_fast_merge(f, &g);
+    }
+}
+
+/* y_i = krill_oz_axpby(alpha, s, beta, y_i) (beta == 0: y_i not read) */
+__device__ __forceinline__ void krill_oz_store_row(double *y, int64_t i, double alpha, double s,
+                                                   double beta)
+{
+    y[i] = beta == 0.0 ? krill_oz_axpby(alpha, s, 0.0, 0.0)
+                       : krill_oz_axpby(alpha, s, beta, y[i]);
+}
+
+/* ---- rows reached by a walk ---------------------------------------------------------------- */
+
+/* pass 1: a term into the fast path */
+struct krill_oz_fast_op {
+    krill_oz_fast *f;
+    __device__ __forceinline__ void operator()(double a, double x) const
+    {
+        krill_oz_fast_add(f, a, x);
+    }
+};
+
+/* pass 2: a term into the row's statistics */
 struct krill_oz_stats_op {
     krill_oz_row *r;
     __device__ __forceinline__ void operator()(double a, double x) const
@@ -37,21 +107,37 @@ struct krill_oz_stats_op {
     }
 };
 
-/* pass 2: a term's digit products into the diagonal sums */
+/* pass 3: a term's digit products into the diagonal sums */
 struct krill_oz_add_op {
-    const krill_oz_params *p;
+    const krill_oz_row *r;
     int64_t *acc;
     __device__ __forceinline__ void operator()(double a, double x) const
     {
-        krill_oz_row_add(p, a, x, acc);
+        krill_oz_row_add(r, a, x, acc);
     }
 };
 
-/* y_i = krill_oz_axpby(alpha, s_i, beta, y_i) for i < n_rows (beta == 0: y not read), rows
- * cyclic over a grid-stride loop. Every operation whose bits matter is ozaki_row.h's
- * (__dadd_rn / __dmul_rn, integer steps), so nvcc cannot contract anything. */
+/* The exact path of a walked row (passes 2 and 3). Not inlined: rare, and large. */
 template <class V>
-__global__ void __launch_bounds__(KRILL_CUDA_THREADS)
+__device__ __noinline__ double krill_oz_walk_exact(const V v, const typename V::row where,
+                                                   const double *__restrict__ x, int64_t *acc)
+{
+    krill_oz_row r;
+    krill_oz_row_init(&r);
+    krill_oz_stats_op stats{&r};
+    v.visit(where, x, stats);
+    if (krill_oz_row_begin(&r, acc) > 0) {
+        krill_oz_add_op add{&r, acc};
+        v.visit(where, x, add);
+    }
+    return krill_oz_row_end(&r, acc);
+}
+
+/* A thread per row, rows cyclic over a grid-stride loop. Every operation whose bits matter
+ * is ozaki_row.h's (__dadd_rn / __dmul_rn / __fma_rn, integer steps), so nvcc cannot
+ * contract anything. */
+template <class V>
+__global__ void KRILL_OZ_ROW_BOUNDS
 krill_oz_spmv_kernel(V v, int64_t n_rows, double alpha, const double *__restrict__ x,
                      double beta, double *__restrict__ y)
 {
@@ -59,40 +145,142 @@ krill_oz_spmv_kernel(V v, int64_t n_rows, double alpha, const double *__restrict
     const int64_t stride = (int64_t)gridDim.x * blockDim.x;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n_rows; i += stride) {
         const typename V::row where = v.locate(i);
-        krill_oz_row r;
-        krill_oz_params p;
-        krill_oz_row_init(&r);
-        krill_oz_stats_op stats{&r};
-        v.visit(where, x, stats);
-        const int nd = krill_oz_row_begin(&r, &p);
-        for (int c = 0; c < nd; c++) acc[c] = 0;
-        if (nd > 0) {
-            krill_oz_add_op add{&p, acc};
-            v.visit(where, x, add);
-        }
-        const double s = krill_oz_row_end(&r, &p, acc);
-        y[i] = beta == 0.0 ? krill_oz_axpby(alpha, s, 0.0, 0.0)
-                           : krill_oz_axpby(alpha, s, beta, y[i]);
+        krill_oz_fast f;
+        double s;
+        krill_oz_fast_init(&f);
+        krill_oz_fast_op fast{&f};
+        v.visit(where, x, fast);
+        if (!krill_oz_fast_end(&f, &s)) s = krill_oz_walk_exact(v, where, x, acc);
+        krill_oz_store_row(y, i, alpha, s, beta);
     }
 }
 
-/* The spmv_repro of a format on ctx's stream: KRILL_ERR_UNSUPPORTED naming `format` when
- * max_row_nnz (the longest row of the build) passes KRILL_OZ_ROW_MAX_N, nothing for no
- * rows, else one launch of a thread per row (at most a resident wave of blocks). */
+/* ---- rows stored as ranges ----------------------------------------------------------------- */
+
+/* The exact path of the range [begin, end) by one thread (passes 2 and 3). */
 template <class V>
-krill_status krill_oz_spmv_launch(krill_ctx *ctx, const char *format, const V &v, int64_t n_rows,
-                                  int64_t max_row_nnz, double alpha, const double *x,
-                                  double beta, double *y)
+__device__ __noinline__ double krill_oz_range_exact(const V v, int64_t begin, int64_t end,
+                                                    const double *__restrict__ x, int64_t *acc)
+{
+    krill_oz_row r;
+    double a, xv;
+    krill_oz_row_init(&r);
+    for (int64_t k = begin; k < end; k++)
+        if (v.term(k, x, &a, &xv)) krill_oz_row_stats(&r, a, xv);
+    if (krill_oz_row_begin(&r, acc) > 0)
+        for (int64_t k = begin; k < end; k++)
+            if (v.term(k, x, &a, &xv)) krill_oz_row_add(&r, a, xv, acc);
+    return krill_oz_row_end(&r, acc);
+}
+
+/* L lanes per row (1, 2, 4, ..., 32), 32 / L rows per warp and step, warps cyclic over a
+ * grid-stride loop. The loop test depends only on the warp, so every lane reaches every
+ * shuffle; a sub-warp whose first lane takes the exact path holds only its own warp. */
+template <int L, class V>
+__global__ void KRILL_OZ_ROW_BOUNDS
+krill_oz_spmv_range_kernel(V v, int64_t n_rows, double alpha, const double *__restrict__ x,
+                           double beta, double *__restrict__ y)
+{
+    constexpr int rows_per_warp = 32 / L;
+    int64_t acc[KRILL_OZ_ROW_MAX_DIAG];
+    const int lane = threadIdx.x & 31;
+    const int sub = lane / L, sublane = lane % L;
+    const int64_t warp = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
+    const int64_t warps = (int64_t)gridDim.x * (blockDim.x / 32);
+    for (int64_t first = warp * rows_per_warp; first < n_rows; first += warps * rows_per_warp) {
+        const int count = n_rows - first < rows_per_warp ? (int)(n_rows - first) : rows_per_warp;
+        int64_t begin = 0, end = 0;
+        krill_oz_fast f;
+        double a, xv, s;
+        v.locate_rows(first, count, sub, &begin, &end);
+        if (sub >= count) begin = end = 0;
+        krill_oz_fast_init(&f);
+        for (int64_t k = begin + sublane; k < end; k += L)
+            if (v.term(k, x, &a, &xv)) krill_oz_fast_add(&f, a, xv);
+        krill_oz_fast_reduce<L>(&f);
+        if (sub < count && sublane == 0) {
+            if (!krill_oz_fast_end(&f, &s)) s = krill_oz_range_exact(v, begin, end, x, acc);
+            krill_oz_store_row(y, first + sub, alpha, s, beta);
+        }
+    }
+}
+
+/* ---- launchers ----------------------------------------------------------------------------- */
+
+/* KRILL_ERR_UNSUPPORTED naming `format` when max_row_nnz (the longest row of the build)
+ * passes KRILL_OZ_ROW_MAX_N, the most a GPU thread's exact path holds. */
+static inline krill_status krill_oz_spmv_fits(const char *format, int64_t max_row_nnz)
 {
     if (max_row_nnz > KRILL_OZ_ROW_MAX_N)
         return krill_error(KRILL_ERR_UNSUPPORTED, "%s: reproducible SpMV on the GPU: a row has "
                            "%lld entries, more than the %lld a GPU thread's exact row sum holds "
                            "(KRILL_OZ_ROW_MAX_N); run this matrix on a CPU context", format,
                            (long long)max_row_nnz, (long long)KRILL_OZ_ROW_MAX_N);
-    if (n_rows == 0) return KRILL_OK;
+    return KRILL_OK;
+}
+
+/* The spmv_repro of a walked format on ctx's stream: the refusal above, nothing for no
+ * rows, else one launch of a thread per row (at most a resident wave of blocks). */
+template <class V>
+krill_status krill_oz_spmv_launch(krill_ctx *ctx, const char *format, const V &v, int64_t n_rows,
+                                  int64_t max_row_nnz, double alpha, const double *x,
+                                  double beta, double *y)
+{
+    krill_status st = KRILL_OK;
+    KRILL_TRY(krill_oz_spmv_fits(format, max_row_nnz));
+    if (n_rows == 0) goto cleanup;
     krill_oz_spmv_kernel<V><<<krill_cuda_blocks(ctx, n_rows), KRILL_CUDA_THREADS, 0,
                               krill_cuda_stream(ctx)>>>(v, n_rows, alpha, x, beta, y);
-    return krill_cuda_check_launch("krill_oz_spmv_kernel");
+    KRILL_TRY(krill_cuda_check_launch("krill_oz_spmv_kernel"));
+cleanup:
+    return st;
+}
+
+template <int L, class V>
+krill_status krill_oz_spmv_range_launch_lanes(krill_ctx *ctx, const V &v, int64_t n_rows,
+                                              double alpha, const double *x, double beta,
+                                              double *y)
+{
+    krill_oz_spmv_range_kernel<L, V><<<krill_cuda_blocks(ctx, n_rows * L), KRILL_CUDA_THREADS, 0,
+                                       krill_cuda_stream(ctx)>>>(v, n_rows, alpha, x, beta, y);
+    return krill_cuda_check_launch("krill_oz_spmv_range_kernel");
+}
+
+/* Lanes a row of the range kernel for n_rows rows of mean length mean_row_nnz: the plain
+ * csr kernel's rule (krill_gpu_lanes_per_row: about 3 entries a lane) applied to
+ * mean_row_nnz / KRILL_OZ_ROW_LANE_DIVISOR. A lane's term costs about 13 FP64 operations
+ * and each level of the merge tree about 2 terms' worth, so rows may run faster with fewer
+ * lanes than the plain kernel's: -DKRILL_OZ_ROW_LANE_DIVISOR=2 (or 4) halves (quarters)
+ * them. Default 1, the plain rule; not measured yet. */
+#ifndef KRILL_OZ_ROW_LANE_DIVISOR
+#define KRILL_OZ_ROW_LANE_DIVISOR 1
+#endif
+static inline int krill_oz_row_lanes(double mean_row_nnz, int64_t n_rows)
+{
+    return krill_gpu_lanes_per_row(mean_row_nnz / KRILL_OZ_ROW_LANE_DIVISOR, n_rows, 1);
+}
+
+/* The spmv_repro of a range format on ctx's stream with `lanes` per row (a power of two in
+ * [1, 32], krill_oz_row_lanes): the refusal above, nothing for no rows, else one launch (at
+ * most a resident wave of blocks). */
+template <class V>
+krill_status krill_oz_spmv_range_launch(krill_ctx *ctx, const char *format, const V &v,
+                                        int64_t n_rows, int64_t max_row_nnz, int lanes,
+                                        double alpha, const double *x, double beta, double *y)
+{
+    krill_status st = KRILL_OK;
+    KRILL_TRY(krill_oz_spmv_fits(format, max_row_nnz));
+    if (n_rows == 0) goto cleanup;
+    switch (lanes) {
+    case 1: st = krill_oz_spmv_range_launch_lanes<1>(ctx, v, n_rows, alpha, x, beta, y); break;
+    case 2: st = krill_oz_spmv_range_launch_lanes<2>(ctx, v, n_rows, alpha, x, beta, y); break;
+    case 4: st = krill_oz_spmv_range_launch_lanes<4>(ctx, v, n_rows, alpha, x, beta, y); break;
+    case 8: st = krill_oz_spmv_range_launch_lanes<8>(ctx, v, n_rows, alpha, x, beta, y); break;
+    case 16: st = krill_oz_spmv_range_launch_lanes<16>(ctx, v, n_rows, alpha, x, beta, y); break;
+    default: st = krill_oz_spmv_range_launch_lanes<32>(ctx, v, n_rows, alpha, x, beta, y); break;
+    }
+cleanup:
+    return st;
 }
 
 #endif

@@ -9,24 +9,27 @@
  * stores the row and the device cannot change a bit. A constant term c is the product 1 c;
  * a difference b - sum l_k x_k is the sum with the terms (1, b) and (-l_k, x_k).
  *
- * At most two passes over the terms:
- *   krill_oz_row_init(&r); for each k: krill_oz_row_stats(&r, a_k, x_k);
- *   nd = krill_oz_row_begin(&r, &p); acc[0 .. nd) = 0;
- *   if nd > 0: for each k: krill_oz_row_add(&p, a_k, x_k, acc);
- *   s = krill_oz_row_end(&r, &p, acc);
- * The first pass also runs the fast path below; when it decides the row, begin returns 0
- * and the second pass is skipped.
- * Lanes that split a row merge their stats (krill_oz_row_merge) before begin, and add their
- * acc[] element-wise (int64, exact, any order) before end. The parameters come from the
- * row's own term count n (rho = ceil((53 + log2 n) / 2)): any n at least the true count
- * gives the same result (padding may be counted).
+ * One pass over the terms decides almost every row; a row it cannot decide takes two more:
+ *   pass 1, the fast path (below):
+ *     krill_oz_fast f; krill_oz_fast_init(&f); for each k: krill_oz_fast_add(&f, a_k, x_k);
+ *     if (krill_oz_fast_end(&f, &s)) s is the sum: done.
+ *   else the exact path, pass 2 (statistics) and pass 3 (the exact digit products):
+ *     krill_oz_row r; krill_oz_row_init(&r); for each k: krill_oz_row_stats(&r, a_k, x_k);
+ *     if (krill_oz_row_begin(&r, acc)) for each k: krill_oz_row_add(&r, a_k, x_k, acc);
+ *     s = krill_oz_row_end(&r, acc);
+ * (krill_oz_row_gather is the three passes over a gathered row.) Lanes that split a row
+ * merge their fast-path states (krill_oz_fast_merge) before krill_oz_fast_end; on the exact
+ * path they merge their statistics (krill_oz_row_merge) and each begins from the merged
+ * state, and after pass 3 they add their acc[] element-wise (int64: exact in any order)
+ * into the lane that ends. The exact path's parameters come from the row's own term count
+ * n (rho = ceil((53 + log2 n) / 2)): any n at least the true count gives the same result
+ * (padding may be counted).
  *
  * Scratch: nd <= KRILL_OZ_ROW_MAX_DIAG int64 when n <= KRILL_OZ_ROW_MAX_N (a GPU thread's
- * local array); a longer row needs up to KRILL_OZ_MAX_DIAG.
+ * local array); a longer row needs up to KRILL_OZ_MAX_DIAG. Only the exact path uses it.
  *
- * The fast path (krill_oz_fast_*) decides most rows in one pass from a compensated sum and
- * a rigorous error bound; only the rows it cannot decide need the second pass. Both give the
- * correctly rounded sum, so which one decided a row never shows in the bits. */
+ * Both paths give the correctly rounded sum, so which one decided a row never shows in the
+ * bits. */
 #ifndef KRILL_OZAKI_ROW_H
 #define KRILL_OZAKI_ROW_H
 
@@ -34,8 +37,9 @@
 
 /* ---- the fast path ------------------------------------------------------------------------
  * A compensated sum (Dot2 of Ogita, Rump and Oishi) with a rigorous bound decides most rows
- * in one pass. Per term: p = fl(a x) and its error e = a x - p (an FMA: exact); hi <- fl(hi + p)
- * and its error t (TwoSum: exact); lo <- fl(lo + fl(t + e)); T <- fl(T + fl(|t| + |e|)).
+ * in one pass. Per term: p = fl(a x) and its error e = a x - p (TwoProduct, krill_oz_two_prod:
+ * exact); hi <- fl(hi + p) and its error t (TwoSum: exact); lo <- fl(lo + fl(t + e));
+ * T <- fl(T + fl(|t| + |e|)).
  * So the exact sum is hi + L with L the exact sum of the m error terms, and lo is L summed
  * in floating point (a summation tree of height <= m), whence
  *   |lo - L| <= gamma_m sum |terms| <= m u T (1 + 2^-17) <= (2 m + 4) u fl(T)   (u = 2^-53),
@@ -51,12 +55,7 @@
  * underflows). Otherwise (an operand out of range, X within E of a midpoint, |s| below
  * 2^-1000 or above 2^900, or s = 0 with an error left) krill_oz_fast_end says so and the
  * exact path decides. The result being the correctly rounded sum either way, the fast
- * path's own order of operations, lane split and FMA use cannot change a bit. */
-#ifdef __CUDA_ARCH__
-#define KRILL_OZ_FMA(a, b, c) __fma_rn((a), (b), (c))
-#else
-#define KRILL_OZ_FMA(a, b, c) fma((a), (b), (c))
-#endif
+ * path's own order of operations, lane split and way of forming e cannot change a bit. */
 
 typedef struct krill_oz_fast {
     double hi, lo;           /* the sum is hi + lo, up to lo's rounding errors */
@@ -81,23 +80,55 @@ KRILL_OZ_HD double krill_oz_two_sum(double a, double b, double *err)
     return s;
 }
 
-/* |v| in {0} U [2^-400, 2^400] (false for Inf and NaN) */
-KRILL_OZ_HD int krill_oz_fast_in_range(double v)
+/* TwoProduct: p = fl(a x) and *err = a x - p, exact for a and x in the fast path's range
+ * ({0} U [2^-400, 2^400], magnitudes). The device's fused multiply-add __fma_rn; on the host
+ * the hardware FMA where the compiler targets one (__FMA__: fma() is then one instruction),
+ * else Dekker's product over Veltkamp's split (no libm call: fma() without -mfma is a
+ * function call, and a slow one where the CPU has no FMA). Veltkamp: c = (2^27 + 1) v,
+ * v_hi = c - (c - v), v_lo = v - v_hi splits v into two halves of at most 26 significant
+ * bits each, v = v_hi + v_lo exactly, so every partial product below is exact and the
+ * error comes out exact (Dekker 1971) unless something overflows or underflows. Neither
+ * can happen in range: |c| <= 2^428; the partial products lie below 2^802; and a
+ * sufficient condition for an exact error, e_a + e_x >= e_min + 52 = -970 with e_a, e_x the
+ * exponents of the operands' last places and e_min = -1022 (Boldo 2006, "Pitfalls of a full
+ * floating-point proof: example on the formal proof of the Veltkamp/Dekker algorithms"),
+ * holds with room to spare: a nonzero operand >= 2^-400 has e >= -452, so e_a + e_x >= -904
+ * (a zero operand gives p = 0 and an error of exactly 0). The three ways give the same
+ * (p, err): all are exact. */
+KRILL_OZ_HD double krill_oz_two_prod(double a, double x, double *err)
 {
-    const double a = fabs(v);
-    return a == 0.0 || (a >= 0x1p-400 && a <= 0x1p400);
+    const double p = KRILL_OZ_MUL(a, x);
+#if defined(__CUDA_ARCH__)
+    *err = __fma_rn(a, x, -p);
+#elif defined(__FMA__)
+    *err = fma(a, x, -p);
+#else
+    const double split = 134217729.0;            /* 2^27 + 1 */
+    const double ca = split * a, cx = split * x;
+    const double ah = ca - (ca - a), al = a - ah;
+    const double xh = cx - (cx - x), xl = x - xh;
+    *err = al * xl - (((p - ah * xh) - al * xh) - ah * xl);
+#endif
+    return p;
 }
 
-/* one term a x */
+/* |v| in {0} U [2^-400, 2^400] (false for Inf and NaN), from the bit pattern of |v| (which
+ * orders like the value): integer steps only, no branches, and no floating-point compares,
+ * which on the GPU would share the FP64 pipe with the sum itself. */
+KRILL_OZ_HD int krill_oz_fast_in_range(double v)
+{
+    const uint64_t b = krill_oz_abs_bits(v);
+    const uint64_t lo = (uint64_t)(1023 - 400) << 52, hi = (uint64_t)(1023 + 400) << 52;
+    return (b == 0) | (b - lo <= hi - lo);          /* unsigned: b < lo wraps above hi - lo */
+}
+
+/* one term a x (an operand out of range clears ok: what the other fields then hold does
+ * not matter, krill_oz_fast_end declines) */
 KRILL_OZ_HD void krill_oz_fast_add(krill_oz_fast *f, double a, double x)
 {
     double p, e, t;
-    if (!krill_oz_fast_in_range(a) || !krill_oz_fast_in_range(x)) {
-        f->ok = 0;
-        return;
-    }
-    p = KRILL_OZ_MUL(a, x);
-    e = KRILL_OZ_FMA(a, x, -p);
+    f->ok &= krill_oz_fast_in_range(a) & krill_oz_fast_in_range(x);
+    p = krill_oz_two_prod(a, x, &e);
     f->hi = krill_oz_two_sum(f->hi, p, &t);
     f->lo = KRILL_OZ_ADD(f->lo, KRILL_OZ_ADD(t, e));
     f->t = KRILL_OZ_ADD(f->t, KRILL_OZ_ADD(fabs(t), fabs(e)));
@@ -145,14 +176,16 @@ KRILL_OZ_HD int krill_oz_fast_end(const krill_oz_fast *f, double *sum)
 #define KRILL_OZ_ROW_MAX_N ((int64_t)1 << 14)
 #define KRILL_OZ_ROW_MAX_DIAG 221
 
+/* ---- the exact path ------------------------------------------------------------------------
+ * Rows the fast path declines: the Ozaki split of ozaki_math.h in exact mode with the row's
+ * own statistics and term count, digit products summed per diagonal in int64, one rounding
+ * (krill_oz_finish). */
 typedef struct krill_oz_row {
     uint64_t amax, xmax;     /* max |a_k| and max |x_k| as bit patterns (NaN-propagating) */
     int alsb, xlsb;          /* lowest set bit over the finite nonzero a_k, and over the x_k */
     int flags;               /* KRILL_OZ_NAN / _PINF / _NINF of the products a_k x_k */
     int64_t n;               /* terms seen */
-    krill_oz_fast fast;      /* the fast path's state */
-    int decided;             /* krill_oz_row_begin: the fast path decided, the sum is `sum` */
-    double sum;
+    krill_oz_params p;       /* krill_oz_row_begin: the parameters of the sum */
 } krill_oz_row;
 
 KRILL_OZ_HD void krill_oz_row_init(krill_oz_row *r)
@@ -161,22 +194,18 @@ KRILL_OZ_HD void krill_oz_row_init(krill_oz_row *r)
     r->alsb = r->xlsb = KRILL_OZ_LSB_NONE;
     r->flags = 0;
     r->n = 0;
-    krill_oz_fast_init(&r->fast);
-    r->decided = 0;
-    r->sum = 0.0;
 }
 
-/* pass 1: one term */
+/* pass 2: one term's statistics */
 KRILL_OZ_HD void krill_oz_row_stats(krill_oz_row *r, double a, double x)
 {
     krill_oz_stats_add(a, &r->amax, &r->alsb);
     krill_oz_stats_add(x, &r->xmax, &r->xlsb);
     r->flags |= krill_oz_special(a, x);
     r->n++;
-    krill_oz_fast_add(&r->fast, a, x);
 }
 
-/* r <- the stats of r's terms and o's terms */
+/* r <- the statistics of r's terms and o's terms */
 KRILL_OZ_HD void krill_oz_row_merge(krill_oz_row *r, const krill_oz_row *o)
 {
     if (o->amax > r->amax) r->amax = o->amax;
@@ -185,61 +214,56 @@ KRILL_OZ_HD void krill_oz_row_merge(krill_oz_row *r, const krill_oz_row *o)
     if (o->xlsb < r->xlsb) r->xlsb = o->xlsb;
     r->flags |= o->flags;
     r->n += o->n;
-    krill_oz_fast_merge(&r->fast, &o->fast);
 }
 
-/* The parameters of the row's exact sum; returns the diagonals to clear in acc and to
- * accumulate into: 0 when no term needs accumulating (the fast path decided, no terms, a
- * zero operand everywhere, or an Inf/NaN: then the result comes from the flags). */
-KRILL_OZ_HD int krill_oz_row_begin(krill_oz_row *r, krill_oz_params *p)
+/* The parameters of the row's exact sum; clears acc[0 .. nd) and returns nd, the diagonals
+ * pass 3 accumulates into: 0 when no term needs accumulating (no terms, a zero operand
+ * everywhere, or an Inf/NaN: then the result comes from the flags) and pass 3 is skipped. */
+KRILL_OZ_HD int krill_oz_row_begin(krill_oz_row *r, int64_t *acc)
 {
     double as[2], xs[2];
-    r->decided = krill_oz_fast_end(&r->fast, &r->sum);
-    if (r->decided) {
-        p->state = KRILL_OZ_ZERO;   /* nothing to accumulate; krill_oz_row_end returns sum */
-        p->ndiag = 0;
-        return 0;
-    }
     as[0] = krill_oz_from_bits(r->amax);
     as[1] = r->alsb;
     xs[0] = krill_oz_from_bits(r->xmax);
     xs[1] = r->xlsb;
-    krill_oz_params_make(r->n > 0 ? r->n : 1, as, xs, 0, 0, p);
-    return p->state == KRILL_OZ_RUN ? p->ndiag : 0;
+    krill_oz_params_make(r->n > 0 ? r->n : 1, as, xs, 0, 0, &r->p);
+    if (r->p.state != KRILL_OZ_RUN) return 0;
+    for (int c = 0; c < r->p.ndiag; c++) acc[c] = 0;
+    return r->p.ndiag;
 }
 
-/* pass 2: one term (nothing unless the row is running: every term is finite then) */
-KRILL_OZ_HD void krill_oz_row_add(const krill_oz_params *p, double a, double x, int64_t *acc)
+/* pass 3: one term (called only when begin returned nd > 0: every term is finite then) */
+KRILL_OZ_HD void krill_oz_row_add(const krill_oz_row *r, double a, double x, int64_t *acc)
 {
-    if (p->state == KRILL_OZ_RUN) krill_oz_accumulate(p, a, x, acc);
+    krill_oz_accumulate(&r->p, a, x, acc);
 }
 
 /* the row's correctly rounded sum (acc is overwritten) */
-KRILL_OZ_HD double krill_oz_row_end(const krill_oz_row *r, const krill_oz_params *p,
-                                    int64_t *acc)
+KRILL_OZ_HD double krill_oz_row_end(const krill_oz_row *r, int64_t *acc)
 {
-    if (r->decided) return r->sum;
-    return krill_oz_finish(p, acc, r->flags, 0);
+    return krill_oz_finish(&r->p, acc, r->flags, 0);
 }
 
-/* Both passes over a gathered row: sum_k a[k * inca] x[col[k * inca]] for k < len, columns
- * < 0 skipped (ELL padding). acc: KRILL_OZ_ROW_MAX_DIAG int64 when len <= KRILL_OZ_ROW_MAX_N,
- * else KRILL_OZ_MAX_DIAG. */
+/* The three passes over a gathered row: sum_k a[k * inca] x[col[k * inca]] for k < len,
+ * columns < 0 skipped (ELL padding). acc: KRILL_OZ_ROW_MAX_DIAG int64 when
+ * len <= KRILL_OZ_ROW_MAX_N, else KRILL_OZ_MAX_DIAG. */
 KRILL_OZ_HD double krill_oz_row_gather(int64_t len, const double *a, const int32_t *col,
                                        int64_t inca, const double *x, int64_t *acc)
 {
+    krill_oz_fast f;
     krill_oz_row r;
-    krill_oz_params p;
-    int nd;
+    double s;
+    krill_oz_fast_init(&f);
+    for (int64_t k = 0; k < len; k++)
+        if (col[k * inca] >= 0) krill_oz_fast_add(&f, a[k * inca], x[col[k * inca]]);
+    if (krill_oz_fast_end(&f, &s)) return s;
     krill_oz_row_init(&r);
     for (int64_t k = 0; k < len; k++)
         if (col[k * inca] >= 0) krill_oz_row_stats(&r, a[k * inca], x[col[k * inca]]);
-    nd = krill_oz_row_begin(&r, &p);
-    for (int c = 0; c < nd; c++) acc[c] = 0;
-    if (nd > 0)
+    if (krill_oz_row_begin(&r, acc) > 0)
         for (int64_t k = 0; k < len; k++)
-            if (col[k * inca] >= 0) krill_oz_row_add(&p, a[k * inca], x[col[k * inca]], acc);
-    return krill_oz_row_end(&r, &p, acc);
+            if (col[k * inca] >= 0) krill_oz_row_add(&r, a[k * inca], x[col[k * inca]], acc);
+    return krill_oz_row_end(&r, acc);
 }
 
 /* y <- alpha s + beta y after a row sum s, as separately rounded products and one sum (no

@@ -44,25 +44,30 @@
  * same message.
  *
  * Reproducible solves (repro_level_kernel; what they compute: ilu_impl.h): the simplest level
- * schedule, one launch per level and one thread per row, rows in A's numbering through the
- * level order (lower_order / upper_order), entries read from the factors in A's CSR order
- * (row_ptr, col, val): each row is krill_pc_repro_tri_row, the function the CPU calls, with
- * a thread-local int64 scratch of KRILL_OZ_ROW_MAX_DIAG (rows of more than KRILL_OZ_ROW_MAX_N
- * terms are refused before: krill_ilu_gpu_repro_fits). y and z live in place in the
- * caller's z: a row reads its own entry and those of rows in earlier levels, which earlier
- * launches on the stream finished. Cost: a launch per level and one thread's exact row sum
- * per row, instead of one cooperative launch per solve with lanes sharing a row; the plain
- * path is untouched. Measured on an H100 (one apply, both solves): poisson3d:128 (2.1M rows,
- * 382 levels a solve) ic0 4.7 ms against 1.7 ms plain, ilu0 6.7 ms against 1.7 ms;
- * elasticity3d:60,60,60 (0.67M rows of up to 81 entries) ic0 66 ms against 5.4 ms, where one
- * thread sums about 40 terms: lanes sharing a row (their stats merged by krill_oz_row_merge,
- * their diagonal sums added) would be the next step for long rows. */
+ * schedule, one launch per level, rows in A's numbering through the level order
+ * (lower_order / upper_order), entries read from the factors in A's CSR order (row_ptr, col,
+ * val). A row is taken by a sub-warp of the triangle's solve lanes (solve_lanes of its mean
+ * row length, as the plain solve), each lane running the fast path of ozaki_row.h over
+ * every lanes-th entry (krill_pc_repro_tri_fast, lane 0 also the right-hand side); the
+ * states are merged by shuffles (krill_oz_fast_reduce) and the first lane decides the row,
+ * or runs the exact path alone over the whole row (krill_pc_repro_tri_exact, rare), with a
+ * thread-local int64 scratch of KRILL_OZ_ROW_MAX_DIAG (rows of more than KRILL_OZ_ROW_MAX_N
+ * terms are refused before: krill_ilu_gpu_repro_fits), then divides: the functions the CPU
+ * calls, so the bits are the CPU's. y and z live in place in the caller's z: a row reads
+ * its own entry and those of rows in earlier levels, which earlier launches on the stream
+ * finished. Cost: a launch per level, instead of one cooperative launch per solve; the
+ * plain path is untouched. Measured on an H100 with one thread per row and the fast path
+ * and statistics in one pass (one apply, both solves): poisson3d:128 (2.1M rows, 382
+ * levels a solve) ic0 4.7 ms against 1.7 ms plain, ilu0 6.7 ms against 1.7 ms;
+ * elasticity3d:60,60,60 (0.67M rows of up to 81 entries, about 40 a triangle) ic0 66 ms
+ * against 5.4 ms; the lanes are meant for those long rows (not measured yet). */
 #include <stdint.h>
 #include <string.h>
 
 #include "kernels/kernels_impl.cuh"
 #include "precond/ilu_impl.h"
 #include "precond/precond_repro.h"
+#include "ozaki/ozaki_row.cuh"
 
 namespace {
 
@@ -519,11 +524,12 @@ factor_kernel(int32_t n, const int32_t *__restrict__ order, const int32_t *__res
  * local scratch; small blocks leave the short levels spread over more SMs. */
 constexpr int ILU_REPRO_BLOCK = 128;
 
-/* The rows order[first .. first + count) of one level (all independent), one thread each:
+/* The rows order[first .. first + count) of one level (all independent), L lanes each:
  * x_i = RN(rhs_i - sum_j a_ij x_j) [/ a_ii] over row i's strictly lower (UPPER false) or
  * strictly upper part of the factors val; unit: no division. rhs may be x (the backward
- * solve reads its own y_i from there before writing z_i). */
-template <bool UPPER>
+ * solve reads its own y_i from there before writing z_i). Every lane of every warp reaches
+ * the shuffles (no loop, no early return). */
+template <bool UPPER, int L>
 __global__ void __launch_bounds__(ILU_REPRO_BLOCK)
 repro_level_kernel(int32_t first, int32_t count, const int32_t *__restrict__ order,
                    const int32_t *__restrict__ row_ptr, const int32_t *__restrict__ col,
@@ -531,30 +537,66 @@ repro_level_kernel(int32_t first, int32_t count, const int32_t *__restrict__ ord
                    const double *rhs, double *x)
 {
     int64_t acc[KRILL_OZ_ROW_MAX_DIAG];
-    const int32_t t = (int32_t)(blockIdx.x * blockDim.x + threadIdx.x);
-    if (t < count) {
-        const int32_t i = order[first + t], di = diag[i];
-        const int32_t lo = UPPER ? di + 1 : row_ptr[i], hi = UPPER ? row_ptr[i + 1] : di;
-        x[i] = krill_pc_repro_tri_row(rhs[i], lo, hi, val, col, x, unit ? NULL : val + di, acc);
+    const int sublane = (int)(threadIdx.x % L);
+    const int64_t t = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / L;
+    const bool mine = t < count;
+    int32_t i = 0, di = 0, lo = 0, hi = 0;
+    krill_oz_fast f;
+    double s;
+    krill_oz_fast_init(&f);
+    if (mine) {
+        i = order[first + t];
+        di = diag[i];
+        lo = UPPER ? di + 1 : row_ptr[i];
+        hi = UPPER ? row_ptr[i + 1] : di;
+        krill_pc_repro_tri_fast(&f, sublane == 0 ? rhs[i] : 0.0, lo, hi, val, col, x, sublane,
+                                L);
+    }
+    krill_oz_fast_reduce<L>(&f);
+    if (mine && sublane == 0) {
+        if (!krill_oz_fast_end(&f, &s))
+            s = krill_pc_repro_tri_exact(rhs[i], lo, hi, val, col, x, acc);
+        x[i] = krill_pc_repro_tri_divide(s, unit ? NULL : val + di);
     }
 }
 
 /* ---- launchers ------------------------------------------------------------------------- */
 
-/* One triangle's reproducible solve: a launch per level of lv. */
-template <bool UPPER>
-krill_status repro_solve(krill_ctx *ctx, const ilu_gpu *g, const krill_ilu_levels *lv,
+/* One level of a reproducible solve with L lanes a row. */
+template <bool UPPER, int L>
+krill_status repro_level(krill_ctx *ctx, const ilu_gpu *g, int32_t first, int32_t count,
                          const int32_t *order, bool unit, const double *rhs, double *x,
                          const char *what)
+{
+    const unsigned int blocks = (unsigned int)(((int64_t)count * L + ILU_REPRO_BLOCK - 1) /
+                                               ILU_REPRO_BLOCK);
+    repro_level_kernel<UPPER, L><<<blocks, ILU_REPRO_BLOCK, 0, krill_cuda_stream(ctx)>>>(
+        first, count, order, g->row_ptr, g->col, g->diag, g->val, unit, rhs, x);
+    return krill_cuda_check_launch(what);
+}
+
+/* One triangle's reproducible solve: a launch per level of lv, `lanes` a row. */
+template <bool UPPER>
+krill_status repro_solve(krill_ctx *ctx, const ilu_gpu *g, const krill_ilu_levels *lv,
+                         const int32_t *order, int lanes, bool unit, const double *rhs,
+                         double *x, const char *what)
 {
     krill_status st = KRILL_OK;
     for (int32_t l = 0; l < lv->n_levels; l++) {
         const int32_t first = lv->level_ptr[l], count = lv->level_ptr[l + 1] - first;
-        const unsigned int blocks = (unsigned int)((count + ILU_REPRO_BLOCK - 1) /
-                                                   ILU_REPRO_BLOCK);
-        repro_level_kernel<UPPER><<<blocks, ILU_REPRO_BLOCK, 0, krill_cuda_stream(ctx)>>>(
-            first, count, order, g->row_ptr, g->col, g->diag, g->val, unit, rhs, x);
-        KRILL_TRY(krill_cuda_check_launch(what));
+        switch (lanes) {
+        case 1: st = repro_level<UPPER, 1>(ctx, g, first, count, order, unit, rhs, x, what); break;
+        case 2: st = repro_level<UPPER, 2>(ctx, g, first, count, order, unit, rhs, x, what); break;
+        case 4: st = repro_level<UPPER, 4>(ctx, g, first, count, order, unit, rhs, x, what); break;
+        case 8: st = repro_level<UPPER, 8>(ctx, g, first, count, order, unit, rhs, x, what); break;
+        case 16:
+            st = repro_level<UPPER, 16>(ctx, g, first, count, order, unit, rhs, x, what);
+            break;
+        default:
+            st = repro_level<UPPER, 32>(ctx, g, first, count, order, unit, rhs, x, what);
+            break;
+        }
+        KRILL_TRY(st);
     }
 cleanup:
     return st;
@@ -922,10 +964,10 @@ extern "C" krill_status krill_ilu_cuda_apply_repro(krill_ctx *ctx, const void *d
     krill_status st = KRILL_OK;
     const ilu_gpu *g = static_cast<const ilu_gpu *>(dev);
     /* y = L^{-1} r into z, then z = U^{-1} y in place */
-    KRILL_TRY(repro_solve<false>(ctx, g, &h->lower, g->lower_order, !g->ic, r, z,
+    KRILL_TRY(repro_solve<false>(ctx, g, &h->lower, g->lower_order, g->lower.lanes, !g->ic, r, z,
                                  g->ic ? "ic0 reproducible forward solve (repro_level_kernel)"
                                        : "ilu0 reproducible forward solve (repro_level_kernel)"));
-    KRILL_TRY(repro_solve<true>(ctx, g, &h->upper, g->upper_order, false, z, z,
+    KRILL_TRY(repro_solve<true>(ctx, g, &h->upper, g->upper_order, g->upper.lanes, false, z, z,
                                 g->ic ? "ic0 reproducible backward solve (repro_level_kernel)"
                                       : "ilu0 reproducible backward solve (repro_level_kernel)"));
 cleanup:

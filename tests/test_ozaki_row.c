@@ -1,10 +1,18 @@
 /* tests/test_ozaki_row.c - the row sums of ozaki/ozaki_row.h on the host: krill_oz_row_gather
  * (fast path, else exact path) and the exact path alone (krill_oz_dot_seq in exact mode)
- * against MPFR, and the fast path (krill_oz_fast_*) against the exact path. Whenever the fast path claims a result it must be the exact path's bits; it must
- * decline rows whose sum lies at or near a midpoint between two doubles, rows with operands
- * out of its range and zero sums with something left over; and on ordinary rows it must
- * decide almost all (else it would be no fast path). Rows are also split among 1..8 "lanes"
- * whose states are merged, as a GPU kernel does. */
+ * against MPFR, and the fast path (krill_oz_fast_*) against the exact path. Whenever the fast
+ * path claims a result it must be the exact path's bits; it must decline rows whose sum lies
+ * at or near a midpoint between two doubles, rows with operands out of its range and zero
+ * sums with something left over; and on ordinary rows it must decide almost all (else it
+ * would be no fast path). Rows are also split among 1..8 "lanes" whose states are merged,
+ * as a GPU kernel does.
+ * The pass structure of the header (pass 1 the fast path alone; an undecided row then the
+ * statistics pass and the accumulate pass, lanes merging their statistics and adding their
+ * diagonal sums) on rows the fast path decides and rows it must leave to the exact path,
+ * against the exact path alone and MPFR. And TwoProduct (krill_oz_two_prod: Dekker's
+ * product on a host compiled without FMA) on random and extreme operands of the fast path's
+ * range: p must be fl(a x) and p + e = a x exactly, checked in 128-bit integers and against
+ * libm's correctly rounded fma. */
 #include <float.h>
 #include <math.h>
 #include <string.h>
@@ -150,6 +158,210 @@ static void test_adversarial(void)
     printf("adversarial rows: the fast path decided %d of 2000\n", decided);
 }
 
+/* ---- the pass structure, with lanes ------------------------------------------------------ */
+
+#define MAX_LANES 8
+static int64_t lane_acc[MAX_LANES][KRILL_OZ_ROW_MAX_DIAG];
+
+/* ozaki_row.h's passes over the terms dealt to `lanes` lanes in turn, as a GPU kernel whose
+ * lanes share a row: pass 1 the fast-path states, merged; an undecided row then pass 2 (each
+ * lane's statistics, merged; every lane begins from the merged state) and pass 3 (each lane
+ * its own diagonal sums, added into lane 0's, which ends). *decided: the fast path's verdict;
+ * *passes: the passes run (1 or 3). */
+static double lanes_row(int n, const double *a, const double *x, int lanes, int *decided,
+                        int *passes)
+{
+    krill_oz_fast f[MAX_LANES];
+    krill_oz_row r[MAX_LANES], all;
+    double s = 0.0;
+    int nd = 0;
+    for (int l = 0; l < lanes; l++) krill_oz_fast_init(&f[l]);
+    for (int k = 0; k < n; k++) krill_oz_fast_add(&f[k % lanes], a[k], x[k]);
+    for (int l = 1; l < lanes; l++) krill_oz_fast_merge(&f[0], &f[l]);
+    *decided = krill_oz_fast_end(&f[0], &s);
+    *passes = 1;
+    if (*decided) return s;
+    *passes = 3;
+    krill_oz_row_init(&all);
+    for (int l = 0; l < lanes; l++) krill_oz_row_init(&r[l]);
+    for (int k = 0; k < n; k++) krill_oz_row_stats(&r[k % lanes], a[k], x[k]);
+    for (int l = 0; l < lanes; l++) krill_oz_row_merge(&all, &r[l]);
+    for (int l = 0; l < lanes; l++) {
+        r[l] = all;
+        nd = krill_oz_row_begin(&r[l], lane_acc[l]);
+    }
+    if (nd > 0) {
+        for (int k = 0; k < n; k++)
+            krill_oz_row_add(&r[k % lanes], a[k], x[k], lane_acc[k % lanes]);
+        for (int l = 1; l < lanes; l++)
+            for (int c = 0; c < nd; c++) lane_acc[0][c] += lane_acc[l][c];
+    }
+    return krill_oz_row_end(&r[0], lane_acc[0]);
+}
+
+/* one row through lanes_row with 1, 2, 3 and 8 lanes: the exact path's bits (and MPFR's for
+ * finite rows) every time, and the same verdict of the fast path every time when
+ * `must_fall_back` (which then must be a decline); returns 1 when one lane decided */
+static int check_passes(int n, const double *a, const double *x, int must_fall_back,
+                        const char *what)
+{
+    static const int lane_counts[] = {1, 2, 3, 8};
+    const double ex = exact_row(n, a, x);
+    double ref;
+    int decided1 = 0;
+    for (int t = 0; t < 4; t++) {
+        int decided, passes;
+        const double s = lanes_row(n, a, x, lane_counts[t], &decided, &passes);
+        if (!oz_same_bits(s, ex)) {
+            fprintf(stderr, "%s (n %d, %d lanes, %d passes): %a, exact %a\n", what, n,
+                    lane_counts[t], passes, s, ex);
+            CHECK(0);
+        }
+        CHECK(passes == (decided ? 1 : 3));
+        if (must_fall_back && decided) {
+            fprintf(stderr, "%s (n %d, %d lanes): the fast path decided a row it must "
+                            "decline\n", what, n, lane_counts[t]);
+            CHECK(0);
+        }
+        if (t == 0) decided1 = decided;
+    }
+    if (oz_ref_dot(n, a, x, &ref) && isfinite(ex) && !oz_same_bits(ex, ref)) {
+        fprintf(stderr, "%s (n %d): exact %a, MPFR %a\n", what, n, ex, ref);
+        CHECK(0);
+    }
+    CHECK(oz_same_bits(krill_oz_row_gather(n, a, cols, 1, x, acc), ex));
+    return decided1;
+}
+
+/* rows the fast path decides in one pass, and rows it must leave to the exact path (placed
+ * among ordinary terms, so that the lanes holding the hard term differ) */
+static void test_pass_structure(void)
+{
+    double a[MAX_LEN], x[MAX_LEN];
+    int rows = 0, one_pass = 0, fell_back = 0;
+    for (int r = 0; r < 600; r++) {      /* ordinary rows: one pass nearly always */
+        const int n = 1 + (int)((r * 104729u) % 120);
+        oz_ref_phi_vector(a, n, (double)(r % 5), 77000u + (uint64_t)r);
+        oz_ref_phi_vector(x, n, (double)(r % 3), 88000u + (uint64_t)r);
+        one_pass += check_passes(n, a, x, 0, "ordinary row");
+        rows++;
+    }
+    printf("pass structure: %d of %d ordinary rows in one pass\n", one_pass, rows);
+    CHECK(one_pass >= rows * 99 / 100);
+    for (int r = 0; r < 400; r++) {      /* rows that must take all three passes */
+        const int n = 4 + r % 60, at = (r * 31) % n, kind = r % 8;
+        const double hard[8] = {1e-300, 1e300, INFINITY, NAN, 0x1p-401, 0x1.0000000000001p400,
+                                -INFINITY, 0.0};
+        for (int k = 0; k + 1 < n; k += 2) {   /* pairs that cancel exactly */
+            a[k] = 1.0 + (double)((k * 7 + r) % 13) / 16.0;
+            a[k + 1] = -a[k];
+            x[k] = x[k + 1] = 0.75 + (double)((k + r) % 5) / 8.0;
+        }
+        if (n % 2) a[n - 1] = x[n - 1] = 0.0;
+        if (kind < 7) {                  /* an operand outside the fast path's range */
+            a[at] = hard[kind];
+            x[at] = 1.5;
+        } else {                         /* a pair replaced: a tie, 1 + 2^-53 */
+            const int q = 2 * (at / 2) + 1 < n ? 2 * (at / 2) : 0;
+            a[q] = x[q] = x[q + 1] = 1.0;
+            a[q + 1] = 0x1p-53;
+        }
+        check_passes(n, a, x, 1, "hard row");
+        fell_back++;
+    }
+    {   /* an exact zero with error terms left, 3 (0.1) - 3 (0.1): +0 by the exact path */
+        double c[4] = {3.0, 2.0, -3.0, -2.0}, y[4] = {0.1, 0.7, 0.1, 0.7};
+        check_passes(4, c, y, 1, "exact zero");
+        CHECK(oz_same_bits(exact_row(4, c, y), 0.0));
+        fell_back++;
+    }
+    printf("pass structure: %d rows left to the exact path, with lanes\n", fell_back);
+}
+
+/* ---- TwoProduct ----------------------------------------------------------------------------- */
+
+__extension__ typedef __int128 oz_i128;
+
+/* a x == p + e exactly, in integers: with b the sum of the exponents of the operands' last
+ * places (a = ma 2^(ea - 53), 2^52 <= |ma| < 2^53), a x is ma mx 2^b, and p and e must be
+ * integer multiples of 2^b below 2^107 (normal operands) */
+static int exact_in_integers(double a, double x, double p, double e)
+{
+    int ea, ex, b;
+    double pb, eb;
+    if (a == 0.0 || x == 0.0) return p == 0.0 && e == 0.0;
+    const int64_t ma = (int64_t)ldexp(frexp(a, &ea), 53), mx = (int64_t)ldexp(frexp(x, &ex), 53);
+    b = ea - 53 + ex - 53;
+    pb = ldexp(p, -b);
+    eb = ldexp(e, -b);
+    if (pb != floor(pb) || eb != floor(eb)) return 0;
+    return (oz_i128)ma * mx == (oz_i128)pb + (oz_i128)eb;
+}
+
+/* a double of the fast path's range: random 53-bit significand, exponent in [-400, 399] */
+static double random_in_range(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    {
+        const double m = 1.0 + (double)(z & ((1ull << 52) - 1)) * 0x1p-52;   /* [1, 2) */
+        const int e = (int)((z >> 52) % 800) - 400;
+        return (z >> 63 ? -1.0 : 1.0) * ldexp(m, e);
+    }
+}
+
+static int check_two_prod(double a, double x)
+{
+    double e;
+    const double p = krill_oz_two_prod(a, x, &e);
+    const int ok = oz_same_bits(p, a * x) && e == fma(a, x, -p) && exact_in_integers(a, x, p, e);
+    if (!ok) {
+        fprintf(stderr, "TwoProduct %a * %a: p %a e %a (fma %a)\n", a, x, p, e, fma(a, x, -p));
+        CHECK(0);
+    }
+    return ok;
+}
+
+static void test_two_prod(void)
+{
+    static const double ext[] = {0x1p-400, 0x1.0000000000001p-400, 0x1.fffffffffffffp-400,
+                                 0x1p400, 0x1.fffffffffffffp399, 0x1.fffffffffffffp-1,
+                                 0x1.0000000000001p0, 0x1.5555555555555p-2, 3.0, 0x1.fffffffp200,
+                                 0x1.8000000000001p-200, 0.0};
+    const int n_ext = (int)(sizeof ext / sizeof ext[0]);
+    uint64_t state = 12345;
+    int bad = 0, checked = 0;
+#if defined(__FMA__)
+    printf("TwoProduct: the hardware FMA (this host build has __FMA__)\n");
+#else
+    printf("TwoProduct: Dekker's product over Veltkamp's split (no __FMA__)\n");
+#endif
+    for (int i = 0; i < n_ext; i++)      /* every pair of extremes, every sign */
+        for (int j = 0; j < n_ext; j++)
+            for (int sgn = 0; sgn < 4; sgn++) {
+                bad += !check_two_prod(sgn & 1 ? -ext[i] : ext[i], sgn & 2 ? -ext[j] : ext[j]);
+                checked++;
+            }
+    for (int k = 0; k < 200000; k++) {   /* random operands, and extremes times random ones */
+        const double a = random_in_range(&state), x = random_in_range(&state);
+        bad += !check_two_prod(a, x);
+        bad += !check_two_prod(ext[k % n_ext], x);
+        checked += 2;
+    }
+    {   /* the integer check itself rejects an error term rounded to a float's 24 bits:
+         * (1 - 2^-53)(1 + 2^-52) = 1 + 2^-53 - 2^-105, p = 1, e = 2^-53 - 2^-105 */
+        const double a = 0x1.fffffffffffffp-1, x = 0x1.0000000000001p0;
+        double e;
+        const double p = krill_oz_two_prod(a, x, &e);
+        CHECK(p == 1.0 && e == 0x1p-53 - 0x1p-105);
+        CHECK(!exact_in_integers(a, x, p, (double)(float)e));
+    }
+    printf("TwoProduct: %d of %d products exact\n", checked - bad, checked);
+    CHECK(bad == 0);
+}
+
 int main(void)
 {
     for (int k = 0; k < MAX_LEN; k++) cols[k] = k;
@@ -158,5 +370,7 @@ int main(void)
     test_midpoints();
     test_out_of_range();
     test_adversarial();
+    test_pass_structure();
+    test_two_prod();
     return tu_finish("test_ozaki_row");
 }
