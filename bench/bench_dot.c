@@ -32,7 +32,11 @@
  * lowest set bit -- then the dot pass, result in context memory, no wait) in exact mode and
  * with S = 2 and S = 3 slices, and exact mode given the stats (krill_ozaki_dot_stats: one
  * pass; the case where the kernel that wrote the vector also produced its stats; they are
- * computed once with krill_ozaki_stats before timing).
+ * computed once with krill_ozaki_stats before timing). Exact mode runs its fast path first
+ * (ozaki/ozaki_impl.h: one pass of a compensated sum that decides well-conditioned dots; only
+ * undecided ones take the stats and products passes): "Ozaki exact" and "exact, stats given"
+ * are with it (the tuning's default), "exact, fast path off" is the stats and products
+ * passes alone (the tuning's fast_path = 0); the check's note says what the fast path did.
  * Timing: W warm-up calls (timed together, to size the batches), then R batches of B calls,
  * B such that a batch takes about 10 ms (at least one call), each batch timed with
  * bench_clock (CUDA events on the context's stream / the host clock); the figure is the
@@ -44,7 +48,7 @@
  * time (cuBLAS ddot on the GPU, krill's plain dot on the CPU).
  * Check (unless --no-check): each reproducible result must have the bits of the same mode
  * computed by krill_ozaki_dot on a second context (the CPU for a GPU run; one thread for a
- * CPU run), and exact mode must equal krill_vec_dot's exact mode there; plain
+ * CPU run) without the fast path, and exact mode must equal krill_vec_dot's exact mode there; plain
  * results must lie within n eps sum |x_i y_i| of exact mode's. A failed check prints
  * "wrong result" and the program exits 1. */
 #include <errno.h>
@@ -249,6 +253,7 @@ typedef struct dot_method {
     dot_kind kind;
     krill_repro_mode mode;
     int slices;
+    int no_fast_path;            /* exact mode without its fast path (tuning fast_path = 0) */
 } dot_method;
 
 static int method_is_repro(const dot_method *m)
@@ -314,9 +319,13 @@ cleanup:
     return st;
 }
 
-/* Put ctx in the mode `m` runs in. */
+/* Put ctx in the mode `m` runs in (and exact mode's fast path on or off, process-wide). */
 static krill_status set_mode(krill_ctx *ctx, const dot_method *m)
 {
+    krill_ozaki_tuning t;
+    krill_ozaki_tuning_get(&t);
+    t.fast_path = !m->no_fast_path;
+    krill_ozaki_tuning_set(&t);
     return method_is_repro(m) ? krill_ctx_set_repro(ctx, m->mode, m->slices)
                               : krill_ctx_set_repro(ctx, KRILL_REPRO_OFF, 0);
 }
@@ -606,6 +615,8 @@ static int speed_methods(krill_device device, dot_method *m)
         m[n++] = make_method("cuBLAS ddot", DOT_CUBLAS, KRILL_REPRO_OFF, 0);
     m[n++] = make_method("krill plain", DOT_BLAS, KRILL_REPRO_OFF, 0);
     m[n++] = make_method("Ozaki exact", DOT_OZAKI, KRILL_REPRO_OZAKI, 0);
+    m[n] = make_method("exact, fast path off", DOT_OZAKI, KRILL_REPRO_OZAKI, 0);
+    m[n++].no_fast_path = 1;
     m[n++] = make_method("Ozaki S=2", DOT_OZAKI, KRILL_REPRO_OZAKI, 2);
     m[n++] = make_method("Ozaki S=3", DOT_OZAKI, KRILL_REPRO_OZAKI, 3);
     m[n++] = make_method("exact, stats given", DOT_OZAKI_STATS, KRILL_REPRO_OZAKI, 0);
@@ -657,16 +668,22 @@ static krill_status check_method(krill_ctx *ctx, krill_ctx *ref, const dot_metho
 {
     krill_status st = KRILL_OK;
     double value = 0.0, expected = 0.0;
+    int verdict = -1;
     KRILL_TRY(dot_value(ctx, m, n, x, y, stats, slot, &value));
+    KRILL_TRY(krill_ozaki_fast_verdicts(ctx, 1, &verdict));
     if (method_is_repro(m)) {
         const char *other = krill_on_gpu(ctx) ? "the CPU" : "1 thread";
-        /* the reference computes its own stats: the given ones must not change the bits */
-        const dot_method plain_call = make_method(m->name, m->kind == DOT_OZAKI_STATS ? DOT_OZAKI
-                                                  : m->kind, m->mode, m->slices);
+        /* the reference computes its own stats (the given ones must not change the bits) and
+         * runs the exact path alone */
+        dot_method plain_call = make_method(m->name, m->kind == DOT_OZAKI_STATS ? DOT_OZAKI
+                                            : m->kind, m->mode, m->slices);
+        plain_call.no_fast_path = 1;
         KRILL_TRY(dot_value(ref, &plain_call, n, xr, yr, NULL, slot_ref, &expected));
         cell->check_ok = memcmp(&value, &expected, sizeof value) == 0;
         if (cell->check_ok)
-            snprintf(cell->note, sizeof cell->note, "bits = %s's", other);
+            snprintf(cell->note, sizeof cell->note, "bits = %s's%s", other,
+                     verdict == 1 ? "; fast path decided"
+                     : verdict == 0 ? "; fast path declined (exact path ran)" : "");
         else
             snprintf(cell->note, sizeof cell->note, "wrong result: %a, %s gives %a", value,
                      other, expected);

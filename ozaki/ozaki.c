@@ -2,6 +2,15 @@
  * dispatch to the GPU (ozaki.cu), and the CPU path (OpenMP).
  *
  * CPU path, for k columns V[:, j] against w (a dot product is k = 1, V = x, w = y):
+ *   pass 0  exact mode only (the fast path, ozaki_impl.h): per thread and column a
+ *           compensated sum with its error bound (krill_oz_fast_add over the thread's rows,
+ *           tile by tile so that w's tile stays in L1 across the columns), the threads' sums
+ *           merged per column in whatever order they arrive (the bound holds for any merge
+ *           tree); a column the bound decides is done, and only when some column is left
+ *           do passes 1 and 2 run (for those columns). Unlike the GPU's, this pass does not
+ *           gather pass 1's stats: the CPU path is bound by arithmetic, not by memory, so
+ *           that would save undecided calls little and cost decided ones (by far the most)
+ *           about 65% more (measured).
  *   pass 1  stats of every column and of w: per thread max |v| (as bits) and min lsb,
  *           combined by max / min (order-free).
  *   pass 2  each thread takes a contiguous chunk and, per tile of CPU_TILE rows, per column:
@@ -13,7 +22,9 @@
  *             (krill_oz_accumulate), products added to int64 diagonal sums one by one.
  *           Thread sums are added (int64, exact, any order) and rounded once (krill_oz_round).
  * Memory traffic: pass 1 reads the k + 1 vectors, pass 2 reads them again (w from cache
- * per column within a tile): 2 (k + 1) vector reads; 1 (k + 1) with the stats given.
+ * per column within a tile): 2 (k + 1) vector reads; 1 (k + 1) with the stats given. In
+ * exact mode (fast path on) pass 0 reads them once: 1 (k + 1) reads when it decides every
+ * column, else 3 (k + 1), or 2 (k + 1) with the stats given.
  * Nothing is allocated: scratch lives on the stacks (at most 8 KB + 4 KB per thread). */
 #include <omp.h>
 #include <string.h>
@@ -24,13 +35,20 @@
 #define CPU_PAIR_DIAG (2 * CPU_PAIR_MAX - 1)
 #define CPU_TILE 1024                       /* rows per flush of the pair sums (w stays in L1) */
 #define CPU_MAX_THREADS 1024
+#define CPU_FAST_LANES 4                    /* independent compensated sums per thread */
 
 static const krill_ozaki_tuning tuning_default = {
     .gpu_threads = 256, .gpu_blocks = 0, .gpu_rows = 8, .gpu_reg_slices = 8,
-    .cpu_reg_slices = CPU_PAIR_MAX, .cpu_min_n = 8192};
+    .cpu_reg_slices = CPU_PAIR_MAX, .cpu_min_n = 8192, .fast_path = 1};
 static krill_ozaki_tuning tuning = {
     .gpu_threads = 256, .gpu_blocks = 0, .gpu_rows = 8, .gpu_reg_slices = 8,
-    .cpu_reg_slices = CPU_PAIR_MAX, .cpu_min_n = 8192};
+    .cpu_reg_slices = CPU_PAIR_MAX, .cpu_min_n = 8192, .fast_path = 1};
+
+/* The fast path's verdicts of the calling thread's last CPU call (krill_ozaki_fast_verdicts):
+ * per column 1 / 0 / -1, for the first verdict_k columns. Thread-local: no allocation, no
+ * race between host threads working on different contexts. */
+static _Thread_local int cpu_verdict[KRILL_OZ_KMAX];
+static _Thread_local int cpu_verdict_k;
 
 void krill_ozaki_tuning_get(krill_ozaki_tuning *t) { *t = tuning; }
 
@@ -46,7 +64,18 @@ void krill_ozaki_tuning_set(const krill_ozaki_tuning *t)
     if (v.cpu_reg_slices < 0) v.cpu_reg_slices = 0;
     if (v.cpu_reg_slices > CPU_PAIR_MAX) v.cpu_reg_slices = CPU_PAIR_MAX;
     if (v.cpu_min_n < 0) v.cpu_min_n = 0;
+    v.fast_path = v.fast_path != 0;
     tuning = v;
+}
+
+/* Does a call of length n on ctx try the fast path? Exact mode only (OZAKI with 0 slices, or
+ * OFF, whose direct calls compute exact mode): fixed S and fast mode are not correctly
+ * rounded, so a compensated sum cannot give their bits. */
+static int use_fast_path(const krill_ctx *ctx, int64_t n)
+{
+    const int exact = ctx->repro == KRILL_REPRO_OFF ||
+                      (ctx->repro == KRILL_REPRO_OZAKI && ctx->repro_slices == 0);
+    return tuning.fast_path && exact && n >= 1 && n <= KRILL_OZ_FAST_MAX_N;
 }
 
 /* ---- the context's workspace ------------------------------------------------------------ */
@@ -54,7 +83,10 @@ void krill_ozaki_tuning_set(const krill_ozaki_tuning *t)
 /* ctx->ozaki on a CUDA context */
 typedef struct ozaki_ws {
     void *dev;              /* device workspace (ozaki.cu) */
-    int launch[2];          /* blocks per SM, most threads per block (krill_ozaki_cuda_init) */
+    int launch[3];          /* blocks per SM, most threads per block, fast kernel's blocks per
+                               SM (krill_ozaki_cuda_init) */
+    int fast_k;             /* columns of the last group whose verdicts are in the workspace
+                               (0: the fast path was not tried) */
 } ozaki_ws;
 
 krill_status krill_ozaki_ctx_init(krill_ctx *ctx)
@@ -141,8 +173,56 @@ static void cpu_stats(krill_ctx *ctx, int64_t n, int k, const double *V, int64_t
     }
 }
 
-/* How a column is computed. */
-enum { COL_ZERO, COL_SPECIAL, COL_PAIR, COL_GENERAL };
+/* The fast path's sum of x_i y_i over rows [lo, hi), merged into *f: CPU_FAST_LANES
+ * independent compensated sums (lane l takes the rows lo + l + CPU_FAST_LANES r), so that
+ * the additions of different lanes overlap instead of waiting on one chain, then merged (the
+ * bound holds for any merge tree). */
+static void cpu_fast_rows(const double *x, const double *y, int64_t lo, int64_t hi,
+                          krill_oz_fast *f)
+{
+    krill_oz_fast lane[CPU_FAST_LANES];
+    int64_t i = lo;
+    for (int l = 0; l < CPU_FAST_LANES; l++) krill_oz_fast_init(&lane[l]);
+    for (; i + CPU_FAST_LANES <= hi; i += CPU_FAST_LANES)
+        for (int l = 0; l < CPU_FAST_LANES; l++) krill_oz_fast_add(&lane[l], x[i + l], y[i + l]);
+    for (; i < hi; i++) krill_oz_fast_add(&lane[0], x[i], y[i]);
+    for (int l = 0; l < CPU_FAST_LANES; l++) krill_oz_fast_merge(f, &lane[l]);
+}
+
+/* Pass 0, the fast path: per thread and column j < k a compensated sum over the thread's
+ * rows (cpu_fast_rows of V[:, j] and w, tile by tile), merged per column
+ * (krill_oz_fast_merge, in the order the threads arrive: the bound holds for any order, and
+ * a decided value is the correctly rounded one, so the order can change which columns are
+ * decided, never a result bit). Where the bound decides column j: results[j] = its value
+ * (krill_oz_fast_result) and done[j] = 1; else done[j] = 0. Returns the columns left. */
+static int cpu_fast(krill_ctx *ctx, int64_t n, int k, const double *V, int64_t ldv,
+                    const double *w, double *results, int *done, int sqrt_mode)
+{
+    krill_oz_fast sum[KRILL_OZ_KMAX];
+    int left = 0;
+    for (int j = 0; j < k; j++) krill_oz_fast_init(&sum[j]);
+#pragma omp parallel num_threads(cpu_threads(ctx, n))
+    {
+        int64_t lo, hi;
+        krill_oz_fast f[KRILL_OZ_KMAX];
+        chunk(n, omp_get_thread_num(), omp_get_num_threads(), &lo, &hi);
+        for (int j = 0; j < k; j++) krill_oz_fast_init(&f[j]);
+        for (int64_t t0 = lo; t0 < hi; t0 += CPU_TILE) {
+            const int64_t t1 = hi - t0 < CPU_TILE ? hi : t0 + CPU_TILE;
+            for (int j = 0; j < k; j++) cpu_fast_rows(V + (int64_t)j * ldv, w, t0, t1, &f[j]);
+        }
+#pragma omp critical(krill_ozaki_fast)
+        for (int j = 0; j < k; j++) krill_oz_fast_merge(&sum[j], &f[j]);
+    }
+    for (int j = 0; j < k; j++) {
+        done[j] = krill_oz_fast_result(&sum[j], sqrt_mode, &results[j]);
+        left += !done[j];
+    }
+    return left;
+}
+
+/* How a column is computed (COL_DONE: decided by the fast path). */
+enum { COL_ZERO, COL_SPECIAL, COL_PAIR, COL_GENERAL, COL_DONE };
 
 /* Pair path over rows [lo, hi) of x'y with a body of N slices (a constant after inlining:
  * the loops unroll and T stays in registers for small N): the chain digits of x_i and y_i
@@ -203,11 +283,11 @@ static void pair_rows(const krill_oz_params *p, const double *x, const double *y
     else pair_rows_n(CPU_PAIR_MAX, p, x, y, lo, hi, dl);
 }
 
-/* results[j] = V[:, j]'w (j < k <= KRILL_OZ_KMAX, n >= 1) from the stats vstats, wstats
- * (host memory); sqrt_mode: the norm (V = w). */
+/* results[j] = V[:, j]'w (j < k <= KRILL_OZ_KMAX, n >= 1, columns with done[j] skipped)
+ * from the stats vstats, wstats (host memory); sqrt_mode: the norm (V = w). */
 static void cpu_mdot(krill_ctx *ctx, int64_t n, int k, const double *V, int64_t ldv,
                      const double *vstats, const double *w, const double *wstats,
-                     double *results, int sqrt_mode)
+                     const int *done, double *results, int sqrt_mode)
 {
     const int fast = ctx->repro == KRILL_REPRO_OZAKI_FAST;
     const int slices = ctx->repro == KRILL_REPRO_OFF ? 0 : ctx->repro_slices;
@@ -219,6 +299,12 @@ static void cpu_mdot(krill_ctx *ctx, int64_t n, int k, const double *V, int64_t 
     int tiled = 0;
 
     for (int j = 0; j < k; j++) {
+        flags[j] = 0;
+        memset(pair_sum[j], 0, sizeof pair_sum[j]);
+        if (done[j]) {
+            kind[j] = COL_DONE;
+            continue;
+        }
         krill_oz_params_make(n, vstats + 2 * j, wstats, fast, slices, &p[j]);
         if (p[j].state == KRILL_OZ_ZERO) kind[j] = COL_ZERO;
         else if (p[j].state == KRILL_OZ_SPECIAL) kind[j] = COL_SPECIAL;
@@ -226,8 +312,6 @@ static void cpu_mdot(krill_ctx *ctx, int64_t n, int k, const double *V, int64_t 
             kind[j] = COL_PAIR;
         else kind[j] = COL_GENERAL;
         tiled |= kind[j] == COL_PAIR || kind[j] == COL_SPECIAL;
-        flags[j] = 0;
-        memset(pair_sum[j], 0, sizeof pair_sum[j]);
     }
 
     /* pair-path and special columns: one sweep, tile by tile */
@@ -260,6 +344,7 @@ static void cpu_mdot(krill_ctx *ctx, int64_t n, int k, const double *V, int64_t 
     }
 
     for (int j = 0; j < k; j++) {
+        if (kind[j] == COL_DONE) continue;
         if (kind[j] != COL_GENERAL) {
             results[j] = krill_oz_finish(&p[j], pair_sum[j], flags[j], sqrt_mode);
             continue;
@@ -308,6 +393,19 @@ static krill_status zero_results(krill_ctx *ctx, int k, double *results)
 static ozaki_ws *gpu_ws(krill_ctx *ctx) { return (ozaki_ws *)ctx->ozaki; }
 #endif
 
+/* No verdicts yet for the call being made (krill_ozaki_fast_verdicts) */
+static void forget_verdicts(krill_ctx *ctx)
+{
+#ifdef KRILL_HAVE_CUDA
+    if (krill_on_gpu(ctx)) {
+        if (gpu_ws(ctx)) gpu_ws(ctx)->fast_k = 0;
+        return;
+    }
+#endif
+    (void)ctx;
+    cpu_verdict_k = 0;
+}
+
 krill_status krill_ozaki_stats(krill_ctx *ctx, int64_t n, const double *x, double *stats)
 {
     krill_status st = KRILL_OK;
@@ -327,13 +425,19 @@ cleanup:
     return st;
 }
 
-/* One group of at most KRILL_OZ_KMAX columns; stats given (context memory) or, when vstats
- * is NULL, computed first into the workspace (GPU) or the stack (CPU). */
+/* One group of at most KRILL_OZ_KMAX columns: in exact mode the fast path first (the
+ * columns it decides are done; on the GPU, unless vstats is given, it gathers the stats
+ * too); then, for the others, the stats given (context memory) or computed into the
+ * workspace (GPU) or the stack (CPU), and the products. On the GPU both kernels are queued
+ * whatever the fast path decides (the host never waits for its verdicts): the products
+ * kernel reads them on the device and skips what is done. */
 static krill_status mdot_group(krill_ctx *ctx, int64_t n, int k, const double *V, int64_t ldv,
                                const double *vstats, const double *w, const double *wstats,
                                double *results, int sqrt_mode)
 {
     krill_status st = KRILL_OK;
+    const int fast = use_fast_path(ctx, n);
+    forget_verdicts(ctx);
     if (k == 0) goto cleanup;
     if (n == 0) {
         KRILL_TRY(zero_results(ctx, k, results));
@@ -342,29 +446,40 @@ static krill_status mdot_group(krill_ctx *ctx, int64_t n, int k, const double *V
 #ifdef KRILL_HAVE_CUDA
     if (krill_on_gpu(ctx)) {
         ozaki_ws *ws;
+        double *area;
         KRILL_TRY(krill_ozaki_ctx_init(ctx));
         ws = gpu_ws(ctx);
-        if (!vstats) {
-            double *area = krill_ozaki_cuda_stats_area(ws->dev);
-            /* sqrt_mode: V = w = x, one vector */
+        area = krill_ozaki_cuda_stats_area(ws->dev);
+        if (fast) {   /* the stats too, unless given */
+            KRILL_TRY(krill_ozaki_cuda_fast(ctx, ws->dev, ws->launch, n, k, V, ldv, w, results,
+                                            sqrt_mode, vstats ? NULL : area));
+            ws->fast_k = k;
+        } else if (!vstats) {   /* sqrt_mode: V = w = x, one vector */
             KRILL_TRY(krill_ozaki_cuda_stats(ctx, ws->dev, ws->launch, n, k, V, ldv,
                                              sqrt_mode ? NULL : w, area));
+        }
+        if (!vstats) {
             vstats = area;
             wstats = sqrt_mode ? area : area + 2 * k;
         }
         KRILL_TRY(krill_ozaki_cuda_mdot(ctx, ws->dev, ws->launch, n, k, V, ldv, vstats,
-                                        w, wstats, results, sqrt_mode));
+                                        w, wstats, results, sqrt_mode, fast));
         goto cleanup;
     }
 #endif
     {
         double area[2 * (KRILL_OZ_KMAX + 1)];
+        int done[KRILL_OZ_KMAX] = {0};
+        const int left = fast ? cpu_fast(ctx, n, k, V, ldv, w, results, done, sqrt_mode) : k;
+        cpu_verdict_k = k;
+        for (int j = 0; j < k; j++) cpu_verdict[j] = fast ? done[j] : -1;
+        if (left == 0) goto cleanup;
         if (!vstats) {
             cpu_stats(ctx, n, k, V, ldv, sqrt_mode ? NULL : w, area);
             vstats = area;
             wstats = sqrt_mode ? area : area + 2 * k;
         }
-        cpu_mdot(ctx, n, k, V, ldv, vstats, w, wstats, results, sqrt_mode);
+        cpu_mdot(ctx, n, k, V, ldv, vstats, w, wstats, done, results, sqrt_mode);
     }
 cleanup:
     return st;
@@ -429,4 +544,30 @@ krill_status krill_ozaki_nrm2_stats(krill_ctx *ctx, int64_t n, const double *x,
     krill_status st = check_args("krill_ozaki_nrm2_stats", ctx, n, 1, n);
     if (!st && !xstats) st = krill_error(KRILL_ERR_ARG, "krill_ozaki_nrm2_stats: xstats is NULL");
     return st ? st : mdot_group(ctx, n, 1, x, n, xstats, x, xstats, result, 1);
+}
+
+krill_status krill_ozaki_fast_verdicts(krill_ctx *ctx, int k, int *decided)
+{
+    krill_status st = KRILL_OK;
+    int have = 0;
+    if (!ctx || !decided || k < 0 || k > KRILL_OZ_KMAX) {
+        st = krill_error(KRILL_ERR_ARG, "krill_ozaki_fast_verdicts: ctx or decided is NULL, or "
+                         "k = %d is outside [0, %d]", k, KRILL_OZ_KMAX);
+        goto cleanup;
+    }
+    if (krill_on_gpu(ctx)) {
+#ifdef KRILL_HAVE_CUDA
+        ozaki_ws *ws = gpu_ws(ctx);
+        have = ws ? (ws->fast_k < k ? ws->fast_k : k) : 0;
+        if (have > 0)
+            KRILL_TRY(krill_mem_download(ctx, decided, krill_ozaki_cuda_verdict_area(ws->dev),
+                                         (size_t)have * sizeof *decided));
+#endif
+    } else {
+        have = cpu_verdict_k < k ? cpu_verdict_k : k;
+        for (int j = 0; j < have; j++) decided[j] = cpu_verdict[j];
+    }
+    for (int j = have; j < k; j++) decided[j] = -1;
+cleanup:
+    return st;
 }

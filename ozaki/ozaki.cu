@@ -1,10 +1,27 @@
 /* ozaki/ozaki.cu - reproducible reductions on the GPU (contracts in ozaki/ozaki_impl.h, the
  * arithmetic in ozaki/ozaki_math.h, the proofs in doc/reproducible.md).
  *
+ *   fast kernel   exact mode's fast path (ozaki_impl.h; the bound in ozaki_row.h): per thread
+ *                 and column a compensated sum (krill_oz_fast_add) over its rows of a tile,
+ *                 merged over the warp by shuffles and into the warp's shared sum per column;
+ *                 each block's sums go to the workspace, and the last block (ticket counter)
+ *                 merges the blocks' sums per column, decides each column
+ *                 (krill_oz_fast_result), writes results[j] where decided and the verdicts,
+ *                 which the dot kernel reads on the device: it skips the decided columns,
+ *                 and when every column is decided its blocks return at once (the host
+ *                 queues both and never waits). Merges in any order: the bound holds for
+ *                 every merge tree, and a decided value is the correctly rounded one, so the
+ *                 launch configuration may change which columns are decided, never a bit.
+ *                 Unless the stats are given, it also gathers them as the stats kernel does
+ *                 (oz_fast_kernel<true>), which is then not launched: a column it leaves
+ *                 needs only the dot kernel's pass. Traffic: one read of V (k columns) and
+ *                 w; w is re-read per column from L2 within a tile (k = 1: one tile per
+ *                 block).
  *   stats kernel  max |v| (as bits) and min lsb of up to KRILL_OZ_KMAX + 1 vectors: warp
  *                 shuffles, shared atomics, one global atomicMax / atomicMin per block and
  *                 vector; the last block (ticket counter) writes the stats and resets the
- *                 accumulators. Traffic: one read of each vector.
+ *                 accumulators. Traffic: one read of each vector. Exact mode with the fast
+ *                 path off, the other modes, and krill_ozaki_stats.
  *   dot kernel    the k dot products V[:, j]'w (k <= KRILL_OZ_KMAX) of one pass. Each block
  *                 derives every column's parameters from the stats in device memory (no host
  *                 round trip: the slice counts are known only there), then per column:
@@ -38,8 +55,19 @@ constexpr int OZ_REG_DIAG = 2 * OZ_REG_MAX - 1;  /* its diagonals */
 constexpr int OZ_DIAG_PAD = 528;                 /* >= KRILL_OZ_MAX_DIAG */
 constexpr int OZ_LSB_INIT = 0x7f7f7f7f;          /* the lsb accumulators' reset value (memset) */
 constexpr unsigned int OZ_FULL = 0xffffffffu;
+/* The fast kernel's per-block sums in the workspace (640 KB): its grid has at most
+ * OZ_FAST_SLOTS / k blocks (16384 for a dot product, 512 for 32 columns: about one wave of
+ * 256-thread blocks on an H100 either way). */
+constexpr int OZ_FAST_SLOTS = 16384;
+/* Rows per thread and tile of the fast kernel when k > 1: at most this many times the
+ * tuning's gpu_rows (default 8 x 4 = 32: a tile of w, 32 x 256 rows = 64 KB, is read from
+ * memory once and from L2 for the other columns; the warp merge per column and tile costs
+ * about what 8 rows do), fewer where that would leave blocks without work. */
+constexpr int OZ_FAST_ROWS_SCALE = 4;
 static_assert(OZ_DIAG_PAD >= KRILL_OZ_MAX_DIAG, "diagonal sums must fit");
 static_assert(OZ_LSB_INIT > KRILL_OZ_LSB_NONE, "reset value above every lsb");
+static_assert(KRILL_OZ_KMAX * 32 * sizeof(krill_oz_fast) <= 48 * 1024,
+              "the fast kernel's per-warp sums fit the default dynamic shared memory");
 
 /* The device workspace. Accumulators are at their reset values between kernels: the last
  * block of every kernel puts back what it used (atomicExch reads and resets at once). */
@@ -51,9 +79,13 @@ struct oz_dev_ws {
     unsigned long long amax_bits[KRILL_OZ_KMAX + 1];    /* reset 0 */
     double stats[2 * (KRILL_OZ_KMAX + 1)];              /* stats computed for a dot itself */
     unsigned long long acc[KRILL_OZ_KMAX][OZ_DIAG_PAD]; /* diagonal sums (int64 bits), reset 0 */
+    unsigned int fast_counter;                          /* finished blocks, fast kernel */
+    int verdict[KRILL_OZ_KMAX];                         /* last fast pass: 1 = decided */
+    krill_oz_fast fast_part[OZ_FAST_SLOTS];             /* block b's sum of column j: b k + j */
 };
 
-enum { COL_ZERO, COL_SPECIAL, COL_REG, COL_GENERAL };
+/* COL_DONE: decided by the fast kernel, skipped */
+enum { COL_ZERO, COL_SPECIAL, COL_REG, COL_GENERAL, COL_DONE };
 
 __device__ __forceinline__ long long warp_sum_ll(long long v)
 {
@@ -69,6 +101,45 @@ __device__ __forceinline__ int warp_or(int v)
 
 /* ---- stats ------------------------------------------------------------------------------ */
 
+/* The warp's max of a (|v| bits) and min of lsb into the block's shared s_amax / s_lsb
+ * (lane 0; every lane takes part in the shuffles). */
+__device__ __forceinline__ void oz_stats_warp(unsigned long long a, int lsb,
+                                              unsigned long long *s_amax, int *s_lsb)
+{
+    for (int off = 16; off > 0; off >>= 1) {
+        const unsigned long long a2 = __shfl_down_sync(OZ_FULL, a, off);
+        const int l2 = __shfl_down_sync(OZ_FULL, lsb, off);
+        a = a2 > a ? a2 : a;
+        lsb = l2 < lsb ? l2 : lsb;
+    }
+    if ((threadIdx.x & 31) == 0) {
+        atomicMax(s_amax, a);
+        atomicMin(s_lsb, lsb);
+    }
+}
+
+/* The block's shared stats of nv vectors into the workspace's accumulators (before the
+ * block's ticket). */
+__device__ __forceinline__ void oz_stats_block(int nv, const unsigned long long *s_amax,
+                                               const int *s_lsb, oz_dev_ws *ws)
+{
+    for (int v = threadIdx.x; v < nv; v += blockDim.x) {
+        atomicMax(&ws->amax_bits[v], s_amax[v]);
+        atomicMin(&ws->lsb_min[v], s_lsb[v]);
+    }
+}
+
+/* The last block: the stats of nv vectors into out[2 v], out[2 v + 1], accumulators reset. */
+__device__ __forceinline__ void oz_stats_out(int nv, oz_dev_ws *ws, double *out)
+{
+    for (int v = threadIdx.x; v < nv; v += blockDim.x) {
+        const unsigned long long a = atomicExch(&ws->amax_bits[v], 0ull);
+        const int l = atomicExch(&ws->lsb_min[v], OZ_LSB_INIT);
+        out[2 * v] = __longlong_as_double((long long)a);
+        out[2 * v + 1] = l < KRILL_OZ_LSB_NONE ? (double)l : (double)KRILL_OZ_LSB_NONE;
+    }
+}
+
 __global__ void oz_stats_kernel(int64_t n, int k, const double *__restrict__ V, int64_t ldv,
                                 const double *__restrict__ w, oz_dev_ws *ws, double *out)
 {
@@ -76,7 +147,6 @@ __global__ void oz_stats_kernel(int64_t n, int k, const double *__restrict__ V, 
     __shared__ int s_lsb[KRILL_OZ_KMAX + 1];
     __shared__ bool is_last;
     const int nv = k + (w != nullptr);
-    const int lane = threadIdx.x & 31;
     const int64_t stride = (int64_t)gridDim.x * blockDim.x;
     for (int v = threadIdx.x; v < nv; v += blockDim.x) {
         s_amax[v] = 0;
@@ -89,35 +159,17 @@ __global__ void oz_stats_kernel(int64_t n, int k, const double *__restrict__ V, 
         int lsb = KRILL_OZ_LSB_NONE;
         for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
             krill_oz_stats_add(x[i], &amax, &lsb);
-        unsigned long long a = amax;
-        for (int off = 16; off > 0; off >>= 1) {
-            const unsigned long long a2 = __shfl_down_sync(OZ_FULL, a, off);
-            const int l2 = __shfl_down_sync(OZ_FULL, lsb, off);
-            a = a2 > a ? a2 : a;
-            lsb = l2 < lsb ? l2 : lsb;
-        }
-        if (lane == 0) {
-            atomicMax(&s_amax[v], a);
-            atomicMin(&s_lsb[v], lsb);
-        }
+        oz_stats_warp(amax, lsb, &s_amax[v], &s_lsb[v]);
     }
     __syncthreads();
-    for (int v = threadIdx.x; v < nv; v += blockDim.x) {
-        atomicMax(&ws->amax_bits[v], s_amax[v]);
-        atomicMin(&ws->lsb_min[v], s_lsb[v]);
-    }
+    oz_stats_block(nv, s_amax, s_lsb, ws);
     __threadfence();   /* the block's atomics are done before its ticket */
     __syncthreads();
     if (threadIdx.x == 0) is_last = atomicAdd(&ws->stats_counter, 1u) == gridDim.x - 1;
     __syncthreads();
     if (!is_last) return;
     __threadfence();
-    for (int v = threadIdx.x; v < nv; v += blockDim.x) {
-        const unsigned long long a = atomicExch(&ws->amax_bits[v], 0ull);
-        const int l = atomicExch(&ws->lsb_min[v], OZ_LSB_INIT);
-        out[2 * v] = __longlong_as_double((long long)a);
-        out[2 * v + 1] = l < KRILL_OZ_LSB_NONE ? (double)l : (double)KRILL_OZ_LSB_NONE;
-    }
+    oz_stats_out(nv, ws, out);
     if (threadIdx.x == 0) ws->stats_counter = 0u;
 }
 
@@ -137,6 +189,7 @@ struct oz_dot_args {
     int reg_max;            /* register path up to this many slices per operand */
     int rows;               /* rows per thread per tile (between flushes) */
     int sqrt_mode;          /* results[0] = sqrt(x'x) */
+    const int *verdict;     /* the fast kernel's verdicts (decided columns skipped), or nullptr */
 };
 
 /* Register path for one column over the rows i0, i0 + blockDim, ... (< rows of them, < n):
@@ -239,10 +292,20 @@ __global__ void oz_dot_kernel(oz_dot_args A)
     const int64_t tile_rows = (int64_t)A.rows * blockDim.x;
     const int64_t tile_stride = tile_rows * gridDim.x;
     oz_dev_ws *ws = A.ws;
+    if (A.verdict) {   /* every block alike: when all are decided, no ticket is taken */
+        int left = 0;
+        for (int j = 0; j < A.k; j++) left += !A.verdict[j];
+        if (left == 0) return;
+    }
 
     /* every column's parameters, from the stats in device memory */
     for (int j = tid; j < A.k; j += blockDim.x) {
         krill_oz_params &P = s_p[j];
+        if (A.verdict && A.verdict[j]) {
+            s_kind[j] = COL_DONE;
+            s_flags[j] = 0;
+            continue;
+        }
         krill_oz_params_make(A.n, A.vstats + 2 * j, A.wstats, A.fast, A.slices, &P);
         int kind = COL_GENERAL;
         if (P.state == KRILL_OZ_ZERO) {
@@ -323,6 +386,7 @@ __global__ void oz_dot_kernel(oz_dot_args A)
     for (int j = 0; j < A.k; j++) {
         const krill_oz_params &P = s_p[j];
         const int run = s_kind[j] == COL_REG || s_kind[j] == COL_GENERAL;
+        if (s_kind[j] == COL_DONE) continue;   /* shared: the whole block skips it */
         if (run)
             for (int c = tid; c < P.ndiag; c += blockDim.x)
                 s_gen[c] = atomicExch(&ws->acc[j][c], 0ull);
@@ -337,17 +401,189 @@ __global__ void oz_dot_kernel(oz_dot_args A)
     if (tid == 0) ws->dot_counter = 0u;
 }
 
+/* ---- the fast path ------------------------------------------------------------------------ */
+
+struct oz_fast_args {
+    int64_t n;
+    int k;
+    const double *V;
+    int64_t ldv;
+    const double *w;
+    double *results;
+    oz_dev_ws *ws;
+    int rows;               /* rows per thread per tile */
+    int sqrt_mode;          /* results[0] = sqrt(x'x) where decided */
+    double *stats;          /* oz_fast_kernel<true>: the stats of the k columns, then of w */
+    int stats_w;            /* 1: w's stats too (not in sqrt_mode, where w is the column) */
+};
+
+/* f <- f merged with the state of lane + off (every lane of the warp takes part) */
+__device__ __forceinline__ void oz_fast_shfl_merge(krill_oz_fast *f, int off)
+{
+    krill_oz_fast g;
+    g.hi = __shfl_down_sync(OZ_FULL, f->hi, off);
+    g.lo = __shfl_down_sync(OZ_FULL, f->lo, off);
+    g.t = __shfl_down_sync(OZ_FULL, f->t, off);
+    g.m = __shfl_down_sync(OZ_FULL, (long long)f->m, off);
+    g.ok = __shfl_down_sync(OZ_FULL, f->ok, off);
+    krill_oz_fast_merge(f, &g);
+}
+
+/* lane 0's f <- the merge of the warp's 32 states (a tree: lane l merges lane l + off) */
+__device__ __forceinline__ void oz_fast_warp(krill_oz_fast *f)
+{
+    for (int off = 16; off > 0; off >>= 1) oz_fast_shfl_merge(f, off);
+}
+
+/* a block's sum from the workspace, through L2 (written by other blocks of this grid) */
+__device__ __forceinline__ krill_oz_fast oz_fast_load(const krill_oz_fast *p)
+{
+    krill_oz_fast g;
+    g.hi = __ldcg(&p->hi);
+    g.lo = __ldcg(&p->lo);
+    g.t = __ldcg(&p->t);
+    g.m = __ldcg(reinterpret_cast<const long long *>(&p->m));
+    g.ok = __ldcg(&p->ok);
+    return g;
+}
+
+/* One row: the term x y into f; with STATS, x into the stats (xa, xl) and, when wst, y into
+ * (ya, yl) */
+template <bool STATS>
+__device__ __forceinline__ void oz_fast_row(krill_oz_fast *f, double x, double y,
+                                            uint64_t *xa, int *xl, bool wst, uint64_t *ya,
+                                            int *yl)
+{
+    krill_oz_fast_add(f, x, y);
+    if (STATS) {
+        krill_oz_stats_add(x, xa, xl);
+        if (wst) krill_oz_stats_add(y, ya, yl);
+    }
+}
+
+/* f <- f + the terms x_i y_i of the rows i0, i0 + blockDim, ... (< rows of them, < n), and
+ * with STATS the stats of those x_i (and y_i, when wst); four rows' loads at a time, so
+ * that they are in flight together */
+template <bool STATS>
+__device__ __forceinline__ void oz_fast_rows(krill_oz_fast *f, const double *__restrict__ x,
+                                             const double *__restrict__ y, int64_t i0, int rows,
+                                             int64_t n, uint64_t *xa, int *xl, bool wst,
+                                             uint64_t *ya, int *yl)
+{
+    const int64_t step = blockDim.x;
+    int64_t i = i0;
+    int r = 0;
+    for (; r + 4 <= rows && i + 3 * step < n; r += 4, i += 4 * step) {
+        const double x0 = x[i], x1 = x[i + step], x2 = x[i + 2 * step], x3 = x[i + 3 * step];
+        const double y0 = y[i], y1 = y[i + step], y2 = y[i + 2 * step], y3 = y[i + 3 * step];
+        oz_fast_row<STATS>(f, x0, y0, xa, xl, wst, ya, yl);
+        oz_fast_row<STATS>(f, x1, y1, xa, xl, wst, ya, yl);
+        oz_fast_row<STATS>(f, x2, y2, xa, xl, wst, ya, yl);
+        oz_fast_row<STATS>(f, x3, y3, xa, xl, wst, ya, yl);
+    }
+    for (; r < rows && i < n; r++, i += step)
+        oz_fast_row<STATS>(f, x[i], y[i], xa, xl, wst, ya, yl);
+}
+
+/* The work items are the (tile, column) pairs, tile-major (the k items of a tile run at
+ * about the same time, so w's tile is read from memory once and then from L2), taken by the
+ * blocks in turn: each a thread's rows of the tile, then one warp merge. Dynamic shared
+ * memory: k x (blockDim / 32) krill_oz_fast, warp v's sum of column j at j (blockDim / 32) + v.
+ * STATS: the stats too, as oz_stats_kernel gathers them (w's with column 0's items). */
+template <bool STATS>
+__global__ void oz_fast_kernel(oz_fast_args A)
+{
+    extern __shared__ krill_oz_fast s_warp[];
+    __shared__ unsigned long long s_amax[KRILL_OZ_KMAX + 1];
+    __shared__ int s_lsb[KRILL_OZ_KMAX + 1];
+    __shared__ bool is_last;
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, warps = blockDim.x >> 5;
+    const int nv = A.k + A.stats_w;
+    const int64_t tile_rows = (int64_t)A.rows * blockDim.x;
+    const int64_t items = (A.n + tile_rows - 1) / tile_rows * A.k;
+    oz_dev_ws *ws = A.ws;
+
+    for (int e = tid; e < A.k * warps; e += blockDim.x) krill_oz_fast_init(&s_warp[e]);
+    for (int v = tid; STATS && v < nv; v += blockDim.x) {
+        s_amax[v] = 0;
+        s_lsb[v] = KRILL_OZ_LSB_NONE;
+    }
+    __syncthreads();
+    for (int64_t item = blockIdx.x; item < items; item += gridDim.x) {
+        const int64_t t0 = item / A.k * tile_rows;
+        const int j = (int)(item % A.k);
+        const bool wst = STATS && j == 0 && A.stats_w;
+        krill_oz_fast f;
+        uint64_t xa = 0, ya = 0;
+        int xl = KRILL_OZ_LSB_NONE, yl = KRILL_OZ_LSB_NONE;
+        krill_oz_fast_init(&f);
+        oz_fast_rows<STATS>(&f, A.V + (int64_t)j * A.ldv, A.w, t0 + tid, A.rows, A.n, &xa, &xl,
+                            wst, &ya, &yl);
+        oz_fast_warp(&f);
+        if (lane == 0) krill_oz_fast_merge(&s_warp[j * warps + warp], &f);
+        if (STATS) oz_stats_warp(xa, xl, &s_amax[j], &s_lsb[j]);
+        if (wst) oz_stats_warp(ya, yl, &s_amax[A.k], &s_lsb[A.k]);
+    }
+    __syncthreads();
+
+    /* the block's sum of each column (and stats) into the workspace, then the ticket */
+    for (int j = tid; j < A.k; j += blockDim.x) {
+        krill_oz_fast b = s_warp[j * warps];
+        for (int v = 1; v < warps; v++) krill_oz_fast_merge(&b, &s_warp[j * warps + v]);
+        ws->fast_part[(int64_t)blockIdx.x * A.k + j] = b;
+    }
+    if (STATS) oz_stats_block(nv, s_amax, s_lsb, ws);
+    __threadfence();
+    __syncthreads();
+    if (tid == 0) is_last = atomicAdd(&ws->fast_counter, 1u) == gridDim.x - 1;
+    __syncthreads();
+    if (!is_last) return;
+    __threadfence();
+
+    /* last block: the warps in groups of `per` (all of them for one column, one each for
+     * k >= warps), group q taking columns q, q + groups, ...: its threads merge the blocks'
+     * sums (strided), each warp its lanes', the group's first warp the group's warps'; that
+     * warp's lane 0 decides and writes */
+    {
+        const int per = warps >= A.k ? warps / A.k : 1, groups = warps / per;
+        const int q = warp / per, g = warp % per;
+        for (int j0 = 0; j0 < A.k; j0 += groups) {
+            const int j = j0 + q;
+            const bool mine = q < groups && j < A.k;
+            krill_oz_fast f;
+            krill_oz_fast_init(&f);
+            for (int b = g * 32 + lane; mine && b < (int)gridDim.x; b += per * 32) {
+                const krill_oz_fast h = oz_fast_load(&ws->fast_part[(int64_t)b * A.k + j]);
+                krill_oz_fast_merge(&f, &h);
+            }
+            oz_fast_warp(&f);
+            if (lane == 0) s_warp[warp] = f;
+            __syncthreads();
+            if (mine && g == 0 && lane == 0) {
+                double r = 0.0;
+                for (int v = 1; v < per; v++) krill_oz_fast_merge(&f, &s_warp[warp + v]);
+                const int decided = krill_oz_fast_result(&f, A.sqrt_mode, &r);
+                if (decided) A.results[j] = r;
+                ws->verdict[j] = decided;
+            }
+            __syncthreads();
+        }
+    }
+    if (STATS) oz_stats_out(nv, ws, A.stats);
+    if (tid == 0) ws->fast_counter = 0u;
+}
+
 /* ---- launch geometry ---------------------------------------------------------------------- */
 
 /* threads per block: the tuning's, lowered to what the kernels can be launched with */
-int oz_threads(const krill_ozaki_tuning &t, const int launch[2])
+int oz_threads(const krill_ozaki_tuning &t, const int launch[3])
 {
     return t.gpu_threads <= launch[1] ? t.gpu_threads : launch[1];
 }
 
 /* blocks of `threads` for `items` work items (one per thread): the tuning's, or about one
  * resident wave */
-int oz_blocks(const krill_ctx *ctx, const int launch[2], const krill_ozaki_tuning &t,
+int oz_blocks(const krill_ctx *ctx, const int launch[3], const krill_ozaki_tuning &t,
               int threads, int64_t items)
 {
     int64_t blocks = t.gpu_blocks > 0 ? t.gpu_blocks
@@ -361,12 +597,12 @@ int oz_blocks(const krill_ctx *ctx, const int launch[2], const krill_ozaki_tunin
 
 } /* namespace */
 
-extern "C" krill_status krill_ozaki_cuda_init(krill_ctx *ctx, void **ws, int launch[2])
+extern "C" krill_status krill_ozaki_cuda_init(krill_ctx *ctx, void **ws, int launch[3])
 {
     krill_status st = KRILL_OK;
     void *dev = NULL;
-    cudaFuncAttributes dot_attr, stats_attr;
-    int per_sm = 0, most;
+    cudaFuncAttributes dot_attr, stats_attr, fast_attr;
+    int per_sm = 0, fast_per_sm = 0, most;
     *ws = NULL;
     KRILL_TRY(krill_mem_alloc(ctx, &dev, sizeof(oz_dev_ws),
                               "the reproducible mode's GPU workspace"));
@@ -374,14 +610,21 @@ extern "C" krill_status krill_ozaki_cuda_init(krill_ctx *ctx, void **ws, int lau
     KRILL_CUDA_TRY(cudaMemsetAsync(static_cast<char *>(dev) + offsetof(oz_dev_ws, lsb_min), 0x7f,
                                    sizeof(((oz_dev_ws *)0)->lsb_min), krill_cuda_stream(ctx)));
     KRILL_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, oz_dot_kernel, 256, 0));
+    KRILL_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+        &fast_per_sm, oz_fast_kernel<true>, 256, 8 * sizeof(krill_oz_fast)));
     KRILL_CUDA_TRY(cudaFuncGetAttributes(&dot_attr, oz_dot_kernel));
     KRILL_CUDA_TRY(cudaFuncGetAttributes(&stats_attr, oz_stats_kernel));
     most = dot_attr.maxThreadsPerBlock < stats_attr.maxThreadsPerBlock
                ? dot_attr.maxThreadsPerBlock : stats_attr.maxThreadsPerBlock;
+    KRILL_CUDA_TRY(cudaFuncGetAttributes(&fast_attr, oz_fast_kernel<true>));
+    if (fast_attr.maxThreadsPerBlock < most) most = fast_attr.maxThreadsPerBlock;
+    KRILL_CUDA_TRY(cudaFuncGetAttributes(&fast_attr, oz_fast_kernel<false>));
+    if (fast_attr.maxThreadsPerBlock < most) most = fast_attr.maxThreadsPerBlock;
     *ws = dev;
     dev = NULL;
     launch[0] = per_sm;
     launch[1] = most / 32 * 32;
+    launch[2] = fast_per_sm;
 cleanup:
     krill_mem_free(ctx, dev);
     return st;
@@ -400,7 +643,63 @@ extern "C" double *krill_ozaki_cuda_stats_area(void *ws)
     return static_cast<oz_dev_ws *>(ws)->stats;
 }
 
-extern "C" krill_status krill_ozaki_cuda_stats(krill_ctx *ctx, void *ws, const int launch[2],
+extern "C" int *krill_ozaki_cuda_verdict_area(void *ws)
+{
+    return static_cast<oz_dev_ws *>(ws)->verdict;
+}
+
+extern "C" krill_status krill_ozaki_cuda_fast(krill_ctx *ctx, void *ws, const int launch[3],
+                                              int64_t n, int k, const double *V, int64_t ldv,
+                                              const double *w, double *results, int sqrt_mode,
+                                              double *stats)
+{
+    krill_ozaki_tuning t;
+    oz_fast_args a;
+    size_t smem;
+    int blocks, threads;
+    int64_t rows;
+    krill_ozaki_tuning_get(&t);
+    threads = oz_threads(t, launch);
+    if (n <= 0 || k < 1 || k > KRILL_OZ_KMAX)
+        return krill_error(KRILL_ERR_INTERNAL, "krill_ozaki_cuda_fast: n = %lld, k = %d",
+                           (long long)n, k);
+    {   /* the tuning's grid, or one wave of this kernel; at most OZ_FAST_SLOTS / k blocks */
+        const int wave[3] = {launch[2], launch[1], launch[2]};
+        blocks = oz_blocks(ctx, wave, t, threads, n);
+    }
+    if (blocks > OZ_FAST_SLOTS / k) blocks = OZ_FAST_SLOTS / k;
+    {   /* about one (tile, column) item per block: k = 1, one tile per block (one warp
+         * merge per thread); k > 1, at most OZ_FAST_ROWS_SCALE gpu_rows rows per thread */
+        const int64_t all = (int64_t)blocks * threads;
+        rows = (n * k + all - 1) / all;
+        if (k > 1 && rows > (int64_t)OZ_FAST_ROWS_SCALE * t.gpu_rows)
+            rows = (int64_t)OZ_FAST_ROWS_SCALE * t.gpu_rows;
+    }
+    a.rows = rows > (1 << 30) ? (1 << 30) : (int)rows;
+    {   /* no more blocks than items */
+        const int64_t tile = (int64_t)a.rows * threads;
+        const int64_t items = (n + tile - 1) / tile * k;
+        if (items < blocks) blocks = (int)items;
+    }
+    a.n = n;
+    a.k = k;
+    a.V = V;
+    a.ldv = ldv;
+    a.w = w;
+    a.results = results;
+    a.ws = static_cast<oz_dev_ws *>(ws);
+    a.sqrt_mode = sqrt_mode;
+    a.stats = stats;
+    a.stats_w = stats && !sqrt_mode;
+    smem = (size_t)k * (threads / 32) * sizeof(krill_oz_fast);
+    if (stats)
+        oz_fast_kernel<true><<<blocks, threads, smem, krill_cuda_stream(ctx)>>>(a);
+    else
+        oz_fast_kernel<false><<<blocks, threads, smem, krill_cuda_stream(ctx)>>>(a);
+    return krill_cuda_check_launch("oz_fast_kernel");
+}
+
+extern "C" krill_status krill_ozaki_cuda_stats(krill_ctx *ctx, void *ws, const int launch[3],
                                                int64_t n, int k, const double *V, int64_t ldv,
                                                const double *w, double *out)
 {
@@ -417,11 +716,11 @@ extern "C" krill_status krill_ozaki_cuda_stats(krill_ctx *ctx, void *ws, const i
     return krill_cuda_check_launch("oz_stats_kernel");
 }
 
-extern "C" krill_status krill_ozaki_cuda_mdot(krill_ctx *ctx, void *ws, const int launch[2],
+extern "C" krill_status krill_ozaki_cuda_mdot(krill_ctx *ctx, void *ws, const int launch[3],
                                               int64_t n, int k, const double *V, int64_t ldv,
                                               const double *vstats, const double *w,
                                               const double *wstats, double *results,
-                                              int sqrt_mode)
+                                              int sqrt_mode, int after_fast)
 {
     krill_ozaki_tuning t;
     oz_dot_args a;
@@ -445,6 +744,7 @@ extern "C" krill_status krill_ozaki_cuda_mdot(krill_ctx *ctx, void *ws, const in
     a.slices = ctx->repro == KRILL_REPRO_OFF ? 0 : ctx->repro_slices;
     a.reg_max = t.gpu_reg_slices;
     a.sqrt_mode = sqrt_mode;
+    a.verdict = after_fast ? a.ws->verdict : nullptr;
     if (k == 1) {   /* one tile per block: one flush per thread */
         const int64_t all = (int64_t)blocks * threads;
         const int64_t rows = (n + all - 1) / all;

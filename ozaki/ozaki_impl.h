@@ -18,12 +18,47 @@
  * nonzero elements). The *_stats variants take them instead of computing them, so a dot
  * product is one pass over memory when the kernel that wrote a vector produced its stats
  * (krill_oz_stats_add per element, then a max / min reduction). They must be the vector's
- * exact stats (stats[1] may be lower: more slices, same bits). */
+ * exact stats (stats[1] may be lower: more slices, same bits).
+ *
+ * The fast path (exact mode only: OZAKI with S = 0, or OFF). Before the stats, one pass
+ * computes per column a compensated sum with a rigorous error bound (ozaki_row.h's
+ * krill_oz_fast_*: Dot2 of Ogita, Rump and Oishi), per thread / block, merged in any order;
+ * where the bound decides the correctly rounded value, that is the result and the column
+ * skips the stats and the products. Only the columns it cannot decide (sums within the bound
+ * of a rounding boundary: heavy cancellation, exact ties, results near 0; operands outside
+ * [2^-400, 2^400] or Inf/NaN; n > 2^31) take the exact path. The value is the correctly
+ * rounded one either way, so which path decided never shows in the bits. Memory traffic per
+ * call, in reads of the k + 1 vectors (the exact path alone: 2, or 1 with the stats given):
+ * 1 when every column is decided; else, on the GPU, whose fast pass also gathers the stats
+ * when they are not given, 2; on the CPU, bound by arithmetic, whose fast pass does not, 3
+ * (2 with the stats given). Fixed-slice modes (S >= 1) and OZAKI_FAST are not correctly
+ * rounded and never take it. */
 #ifndef KRILL_OZAKI_IMPL_H
 #define KRILL_OZAKI_IMPL_H
 
 #include "core/core_impl.h"
 #include "ozaki/ozaki_math.h"
+#include "ozaki/ozaki_row.h"
+
+/* Largest n the fast path is tried for: its bound counts at most 2^32 error terms, about 2 n
+ * plus one per merge. */
+#define KRILL_OZ_FAST_MAX_N ((int64_t)1 << 31)
+
+/* The fast path's verdict on one column from its merged compensated sum f: 1 with *result =
+ * exact mode's value, else 0. sqrt_mode (a norm, f summing x_i x_i): exact mode's norm is
+ * sqrt(RN(x'x)) when RN(x'x) is 0 or a normal number (krill_oz_round), so only those are
+ * taken. */
+KRILL_OZ_HD int krill_oz_fast_result(const krill_oz_fast *f, int sqrt_mode, double *result)
+{
+    double s;
+    if (!krill_oz_fast_end(f, &s)) return 0;
+    if (sqrt_mode) {
+        if (!(s == 0.0 || (s >= 0x1p-1022 && s <= 1.7976931348623157e308))) return 0;
+        s = sqrt(s);
+    }
+    *result = s;
+    return 1;
+}
 
 #ifdef __cplusplus
 extern "C" {
@@ -33,7 +68,7 @@ extern "C" {
  * reads w once more). */
 #define KRILL_OZ_KMAX 32
 
-/* Make the context's workspace (device memory on CUDA: 140 KB; nothing on the CPU, whose
+/* Make the context's workspace (device memory on CUDA: 790 KB; nothing on the CPU, whose
  * scratch lives on the threads' stacks). Idempotent; called by krill_ctx_set_repro and by
  * every function below, so a failure to allocate is reported cleanly by whichever comes first. */
 krill_status krill_ozaki_ctx_init(krill_ctx *ctx);
@@ -80,30 +115,52 @@ typedef struct krill_ozaki_tuning {
                              (0..8, default 8); more go to the general (windowed) path */
     int cpu_reg_slices;   /* the same for the CPU's pair path (0..16, default 16) */
     int64_t cpu_min_n;    /* below this length the CPU runs one thread (default 8192) */
+    int fast_path;        /* exact mode tries the fast path first: 1 (default) or 0 (the
+                             stats and products passes alone; same bits) */
 } krill_ozaki_tuning;
 
 void krill_ozaki_tuning_get(krill_ozaki_tuning *t);
 void krill_ozaki_tuning_set(const krill_ozaki_tuning *t);   /* NULL: the defaults */
 
+/* The fast path's verdicts on the last group of columns (the last KRILL_OZ_KMAX or fewer) of
+ * the last call on ctx (on the CPU: the last call made by the calling thread): decided[j] = 1
+ * where it decided column j, 0 where the exact path ran, -1 where it was not tried (not
+ * exact mode, tuning off, n = 0 or above KRILL_OZ_FAST_MAX_N, j beyond that call's columns).
+ * For tests and benchmarks; on CUDA it waits for the context's stream. */
+krill_status krill_ozaki_fast_verdicts(krill_ctx *ctx, int k, int *decided);
+
 #ifdef KRILL_HAVE_CUDA
 /* ---- the CUDA half (ozaki/ozaki.cu) --------------------------------------------------------
  * ws: the device workspace made by krill_ozaki_cuda_init; launch[0]: resident blocks of the
  * dot kernel per SM at 256 threads (for the default grid), launch[1]: the most threads per
- * block both kernels can be launched with (their register use allows no more; a larger
- * tuning value is lowered to it, which changes no bit). */
-krill_status krill_ozaki_cuda_init(krill_ctx *ctx, void **ws, int launch[2]);
+ * block every kernel can be launched with (their register use allows no more; a larger
+ * tuning value is lowered to it, which changes no bit), launch[2]: resident blocks of the
+ * fast kernel per SM at 256 threads. */
+krill_status krill_ozaki_cuda_init(krill_ctx *ctx, void **ws, int launch[3]);
 void krill_ozaki_cuda_fini(krill_ctx *ctx, void *ws);
 /* The workspace's stats area: 2 (KRILL_OZ_KMAX + 1) doubles of device memory. */
 double *krill_ozaki_cuda_stats_area(void *ws);
+/* The workspace's verdicts of the last fast pass: KRILL_OZ_KMAX ints of device memory. */
+int *krill_ozaki_cuda_verdict_area(void *ws);
+/* The fast pass (exact mode): results[j] = V[:, j]'w (sqrt_mode: sqrt(x'x), V = w = x) for
+ * the columns j < k <= KRILL_OZ_KMAX its bound decides, and the verdicts in the workspace
+ * (written by its last block, read by krill_ozaki_cuda_mdot when after_fast is set). n >= 1.
+ * stats != NULL: the same pass writes there what krill_ozaki_cuda_stats would (the columns'
+ * stats, then w's unless sqrt_mode). */
+krill_status krill_ozaki_cuda_fast(krill_ctx *ctx, void *ws, const int launch[3], int64_t n,
+                                   int k, const double *V, int64_t ldv, const double *w,
+                                   double *results, int sqrt_mode, double *stats);
 /* stats of V[:, j] (j < k <= KRILL_OZ_KMAX) and of w (when not NULL, after them) into out. */
-krill_status krill_ozaki_cuda_stats(krill_ctx *ctx, void *ws, const int launch[2], int64_t n,
+krill_status krill_ozaki_cuda_stats(krill_ctx *ctx, void *ws, const int launch[3], int64_t n,
                                     int k, const double *V, int64_t ldv, const double *w,
                                     double *out);
-/* results[j] = V[:, j]'w (sqrt_mode: sqrt(x'x), V = w = x), j < k <= KRILL_OZ_KMAX, n >= 1. */
-krill_status krill_ozaki_cuda_mdot(krill_ctx *ctx, void *ws, const int launch[2], int64_t n,
+/* results[j] = V[:, j]'w (sqrt_mode: sqrt(x'x), V = w = x), j < k <= KRILL_OZ_KMAX, n >= 1;
+ * after_fast: the columns the fast pass decided are skipped (their results are written), and
+ * when it decided all, the blocks return at once (the host never waits for the verdicts). */
+krill_status krill_ozaki_cuda_mdot(krill_ctx *ctx, void *ws, const int launch[3], int64_t n,
                                    int k, const double *V, int64_t ldv, const double *vstats,
                                    const double *w, const double *wstats, double *results,
-                                   int sqrt_mode);
+                                   int sqrt_mode, int after_fast);
 #endif
 
 #ifdef __cplusplus

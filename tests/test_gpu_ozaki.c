@@ -1,11 +1,14 @@
 /* Reproducible mode on the GPU (ozaki/ozaki.cu) against the CPU path, bit for bit: dot,
  * nrm2, mdot and the stats variants in every mode (exact, S = 1..4, fast S = 2, 3, 4, 7), on
  * the (rand - 0.5) exp(phi randn) family and the edge cases, for several launch
- * configurations (block size, grid size, rows per flush, register path or the general path):
- * none of them may change a bit. Exact mode also against MPFR. Repeated calls (the device
- * accumulators are reset by each kernel's last block), results in device memory, plain mode
- * differing between CPU and GPU, and allocation faults of the GPU workspace (a clean error,
- * the mode unchanged, and the context still usable). Needs a GPU (else 77). */
+ * configurations (block size, grid size, rows per flush, register path or the general path)
+ * with exact mode's fast path on and off: none of them may change a bit (the CPU reference
+ * runs the exact path alone). The fast kernel's verdicts: decided where it must decide,
+ * declined where it must decline, per column, on every configuration, and no stale verdict
+ * or accumulator carried into the next call. Exact mode also against MPFR. Repeated calls
+ * (the device accumulators are reset by each kernel's last block), results in device memory,
+ * plain mode differing between CPU and GPU, and allocation faults of the GPU workspace (a
+ * clean error, the mode unchanged, and the context still usable). Needs a GPU (else 77). */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -29,7 +32,8 @@ static const config configs[] = {
 };
 #define NCONFIGS ((int)(sizeof configs / sizeof configs[0]))
 
-static void use_config(const config *c)
+/* a launch configuration, and exact mode's fast path on or off (both devices) */
+static void use_config(const config *c, int fast)
 {
     krill_ozaki_tuning t;
     krill_ozaki_tuning_get(&t);
@@ -38,6 +42,7 @@ static void use_config(const config *c)
     t.gpu_rows = c->rows;
     t.gpu_reg_slices = c->reg;
     t.cpu_min_n = 1;
+    t.fast_path = fast;
     krill_ozaki_tuning_set(&t);
 }
 
@@ -55,14 +60,22 @@ static double *dev_copy(const double *h, int64_t n)
     return d;
 }
 
+static krill_ozaki_tuning current(void)
+{
+    krill_ozaki_tuning t;
+    krill_ozaki_tuning_get(&t);
+    return t;
+}
+
 static void report(const char *what, const oz_mode *m, const config *c, double got, double want)
 {
     uint64_t a, b;
     memcpy(&a, &got, 8);
     memcpy(&b, &want, 8);
-    fprintf(stderr, "  %s [%s; %d threads x %d blocks, rows %d, reg %d]: GPU %.17g (0x%016llx), "
-            "CPU %.17g (0x%016llx)\n", what, m->name, c->threads, c->blocks, c->rows, c->reg,
-            got, (unsigned long long)a, want, (unsigned long long)b);
+    fprintf(stderr, "  %s [%s; %d threads x %d blocks, rows %d, reg %d, fast path %d]: GPU "
+            "%.17g (0x%016llx), CPU %.17g (0x%016llx)\n", what, m->name, c->threads, c->blocks,
+            c->rows, c->reg, current().fast_path, got, (unsigned long long)a, want,
+            (unsigned long long)b);
 }
 
 static int compare(double got, double want, const char *what, const oz_mode *m, const config *c)
@@ -74,6 +87,21 @@ static int compare(double got, double want, const char *what, const oz_mode *m, 
     return 0;
 }
 
+/* the GPU's verdicts on the last call's first k columns against want */
+static void check_verdicts(int k, const int *want, const char *what, const config *c)
+{
+    int got[KRILL_OZ_KMAX];
+    CHECK_OK(krill_ozaki_fast_verdicts(gpu, k, got));
+    for (int j = 0; j < k; j++) {
+        tu_checks++;
+        if (got[j] != want[j]) {
+            tu_failures++;
+            fprintf(stderr, "  %s [%d threads x %d blocks, rows %d]: column %d: verdict %d, "
+                    "expected %d\n", what, c->threads, c->blocks, c->rows, j, got[j], want[j]);
+        }
+    }
+}
+
 /* dot, dot_stats and nrm2 of x, y on the GPU in every mode and config vs the CPU's bits */
 static void check_pair(int64_t n, const double *x, const double *y, const char *what)
 {
@@ -83,13 +111,15 @@ static void check_pair(int64_t n, const double *x, const double *y, const char *
     for (int k = 0; k < OZ_NMODES; k++) {
         double want_dot, want_nrm, want_ref;
         set_mode(&oz_modes[k]);
+        use_config(&configs[0], 0);   /* the CPU's exact path alone */
         CHECK_OK(krill_ozaki_dot(cpu, n, x, y, &want_dot));
         CHECK_OK(krill_ozaki_nrm2(cpu, n, x, &want_nrm));
         if (k == 0 && isfinite(want_dot) && oz_ref_dot(n, x, y, &want_ref))
             CHECK(oz_same_bits(want_dot, want_ref));
-        for (int c = 0; c < NCONFIGS; c++) {
+        for (int cf = 0; cf < 2 * NCONFIGS; cf++) {
+            const int c = cf / 2;
             double got[3];
-            use_config(&configs[c]);
+            use_config(&configs[c], cf % 2);
             CHECK_OK(krill_ozaki_dot(gpu, n, dx, dy, slot));
             CHECK_OK(krill_ozaki_stats(gpu, n, dx, dst));
             CHECK_OK(krill_ozaki_stats(gpu, n, dy, dst + 2));
@@ -221,9 +251,11 @@ static void test_mdot(void)
     CHECK_OK(krill_mem_alloc(gpu, (void **)&dws, 2 * sizeof(double), "wstats"));
     for (int m = 0; m < OZ_NMODES; m++) {
         set_mode(&oz_modes[m]);
+        use_config(&configs[0], 0);   /* the CPU's exact path alone */
         CHECK_OK(krill_ozaki_mdot(cpu, n, k, V, ldv, w, want));
-        for (int c = 0; c < NCONFIGS; c++) {
-            use_config(&configs[c]);
+        for (int cf = 0; cf < 2 * NCONFIGS; cf++) {
+            const int c = cf / 2;
+            use_config(&configs[c], cf % 2);
             CHECK_OK(krill_ozaki_mdot(gpu, n, k, dV, ldv, dw, dres));
             for (int j = 0; j < k; j++)
                 CHECK_OK(krill_ozaki_stats(gpu, n, dV + j * ldv, dvs + 2 * j));
@@ -236,6 +268,91 @@ static void test_mdot(void)
                 compare(got[j], want[j], "mdot_stats", &oz_modes[m], &configs[c]);
         }
     }
+    krill_mem_free(gpu, dV);
+    krill_mem_free(gpu, dw);
+    krill_mem_free(gpu, dres);
+    krill_mem_free(gpu, dvs);
+    krill_mem_free(gpu, dws);
+    free(V);
+    free(w);
+}
+
+/* The fast kernel on every configuration: x'x, a norm and well-conditioned columns decided,
+ * cancelling / out-of-range / Inf columns declined, per column (mdot and mdot_stats, k = 8);
+ * every result the bits of the CPU's exact path; calls that decide and calls that decline in
+ * turn on one context (the verdicts and the accumulators of the skipped kernels must not
+ * leak into the next call); not tried in the fixed-slice modes. */
+static void test_fast_path(void)
+{
+    const int64_t n = 100003;
+    const int k = 8;
+    double *V = malloc((size_t)(k * n) * sizeof *V), *w = malloc((size_t)n * sizeof *w);
+    double *dV, *dw, *dvs = NULL, *dws = NULL, *slot = KRILL_CUDA_SLOT(gpu, 0);
+    double *dres = NULL, want[8], got[8], want_xx, want_nrm, want_big, want_cancel;
+    const int want_cols[8] = {1, 0, 0, 0, 1, 1, 1, 1};
+    const oz_mode *exact = &oz_modes[0];
+    oz_ref_phi_vector(w, n, 1.0, 706);
+    for (int j = 0; j < k; j++) oz_ref_phi_vector(V + j * n, n, 1.0, 800 + j);
+    for (int64_t i = 0; i < n / 2; i++) {   /* column 1 . w: exact cancellation (n is odd) */
+        V[1 * n + n - 1 - i] = -V[1 * n + i];
+        w[n - 1 - i] = w[i];
+    }
+    V[1 * n + n / 2] = 0.0;
+    V[2 * n + 5] = 0x1p450;                  /* out of the guard's range */
+    V[3 * n + 9] = -INFINITY;
+    for (int64_t i = 0; i < n; i++) V[4 * n + i] = 0.0;
+    set_mode(exact);
+    use_config(&configs[0], 0);
+    CHECK_OK(krill_ozaki_mdot(cpu, n, k, V, n, w, want));
+    CHECK_OK(krill_ozaki_dot(cpu, n, w, w, &want_xx));
+    CHECK_OK(krill_ozaki_nrm2(cpu, n, w, &want_nrm));
+    CHECK_OK(krill_ozaki_dot(cpu, n, V + 2 * n, V + 2 * n, &want_big));
+    CHECK_OK(krill_ozaki_dot(cpu, n, V + n, w, &want_cancel));
+    dV = dev_copy(V, k * n);
+    dw = dev_copy(w, n);
+    CHECK_OK(krill_mem_alloc(gpu, (void **)&dres, k * sizeof(double), "results"));
+    CHECK_OK(krill_mem_alloc(gpu, (void **)&dvs, 2 * k * sizeof(double), "vstats"));
+    CHECK_OK(krill_mem_alloc(gpu, (void **)&dws, 2 * sizeof(double), "wstats"));
+    for (int j = 0; j < k; j++) CHECK_OK(krill_ozaki_stats(gpu, n, dV + j * n, dvs + 2 * j));
+    CHECK_OK(krill_ozaki_stats(gpu, n, dw, dws));
+    for (int c = 0; c < NCONFIGS; c++) {
+        double r[4];
+        use_config(&configs[c], 1);
+        CHECK_OK(krill_ozaki_mdot(gpu, n, k, dV, n, dw, dres));
+        check_verdicts(k, want_cols, "mdot", &configs[c]);
+        CHECK_OK(krill_scalars_read(gpu, dres, got, k));
+        for (int j = 0; j < k; j++) compare(got[j], want[j], "fast mdot", exact, &configs[c]);
+        CHECK_OK(krill_ozaki_mdot_stats(gpu, n, k, dV, n, dvs, dw, dws, dres));
+        check_verdicts(k, want_cols, "mdot_stats", &configs[c]);
+        CHECK_OK(krill_scalars_read(gpu, dres, got, k));
+        for (int j = 0; j < k; j++)
+            compare(got[j], want[j], "fast mdot_stats", exact, &configs[c]);
+        /* decided, declined, decided, declined: one context, one workspace */
+        CHECK_OK(krill_ozaki_dot(gpu, n, dw, dw, slot));
+        check_verdicts(1, (const int[]){1}, "x'x", &configs[c]);
+        CHECK_OK(krill_ozaki_dot(gpu, n, dV + n, dw, slot + 1));
+        check_verdicts(1, (const int[]){0}, "cancelling", &configs[c]);
+        CHECK_OK(krill_ozaki_nrm2(gpu, n, dw, slot + 2));
+        check_verdicts(1, (const int[]){1}, "nrm2", &configs[c]);
+        CHECK_OK(krill_ozaki_dot(gpu, n, dV + 2 * n, dV + 2 * n, slot + 3));
+        check_verdicts(1, (const int[]){0}, "2^450", &configs[c]);
+        CHECK_OK(krill_scalars_read(gpu, slot, r, 4));
+        compare(r[0], want_xx, "fast x'x", exact, &configs[c]);
+        compare(r[1], want_cancel, "fast cancelling", exact, &configs[c]);
+        compare(r[2], want_nrm, "fast nrm2", exact, &configs[c]);
+        compare(r[3], want_big, "fast 2^450", exact, &configs[c]);
+    }
+    {   /* the stats after a call whose stats pass was skipped: the CPU's bits */
+        double gs[2], cs[2];
+        CHECK_OK(krill_ozaki_dot(gpu, n, dw, dw, slot));
+        CHECK_OK(krill_ozaki_stats(gpu, n, dV + 2 * n, dvs));
+        CHECK_OK(krill_scalars_read(gpu, dvs, gs, 2));
+        CHECK_OK(krill_ozaki_stats(cpu, n, V + 2 * n, cs));
+        CHECK(oz_same_bits(gs[0], cs[0]) && oz_same_bits(gs[1], cs[1]));
+    }
+    set_mode(&oz_modes[2]);   /* a fixed slice count: never tried */
+    CHECK_OK(krill_ozaki_dot(gpu, n, dw, dw, slot));
+    check_verdicts(1, (const int[]){-1}, "S = 2", &configs[0]);
     krill_mem_free(gpu, dV);
     krill_mem_free(gpu, dw);
     krill_mem_free(gpu, dres);
@@ -345,6 +462,7 @@ int main(void)
     test_edges();
     test_phi_family();
     test_mdot();
+    test_fast_path();
     test_dispatch_and_reset();
     test_faults();
     krill_ozaki_tuning_set(NULL);

@@ -2,7 +2,11 @@
  * ozaki_math.h (rho, exponents, the one rounding against MPFR); exact mode against the MPFR
  * reference bit for bit on the (rand - 0.5) exp(phi randn) family (phi in 0, 1, 2, 4, 8) and
  * on edge cases (n = 0, zeros, subnormals, huge range, cancellation, near DBL_MAX, Inf/NaN);
- * identical bits for 1, 2, 3 and 7 threads and for the pair and general paths in every mode;
+ * identical bits for 1, 2, 3 and 7 threads, for the pair and general paths and with exact
+ * mode's fast path on and off, in every mode; the fast path deciding what it must (well-
+ * conditioned dots, x'x, norms, mdot columns, the stats variants) and declining what it must
+ * (exact and near cancellation, ties, operands outside [2^-400, 2^400], Inf/NaN), per column,
+ * and never tried outside exact mode;
  * fixed S and fast mode against Algorithm 1 written out literally; plain mode differing
  * across thread counts (so that the equalities prove something); nrm2, mdot, the stats
  * variants, the krill_blas / krill_vec dispatch; no allocation on the CPU path.
@@ -24,14 +28,18 @@ static krill_ctx *ctxs[NT];
 
 static int mpfr_checks = 0;
 
-static void set_paths(int general)
+/* the pair or the general path; exact mode's fast path on or off */
+static void set_paths_fast(int general, int fast)
 {
     krill_ozaki_tuning t;
     krill_ozaki_tuning_get(&t);
     t.cpu_reg_slices = general ? 0 : 16;
     t.cpu_min_n = 1;   /* thread even small inputs */
+    t.fast_path = fast;
     krill_ozaki_tuning_set(&t);
 }
+
+static void set_paths(int general) { set_paths_fast(general, 1); }
 
 static void set_mode_all(const oz_mode *m)
 {
@@ -55,32 +63,35 @@ static void report(const char *what, const char *mode_name, int64_t n, double go
             a, b);
 }
 
-/* x'y in mode m on every thread count and both paths: all the same bits; returns them */
+/* x'y in mode m on every thread count, both paths, fast path on and off: all the same bits;
+ * returns them */
 static double dot_everywhere(const oz_mode *m, int64_t n, const double *x, const double *y,
                              const char *what)
 {
     double first = 0.0;
     int have = 0;
     set_mode_all(m);
-    for (int general = 0; general < 2; general++) {
-        set_paths(general);
-        for (int c = 0; c < NT; c++) {
-            double r = -1.0;
-            CHECK_OK(krill_ozaki_dot(ctxs[c], n, x, y, &r));
-            if (!have) {
-                first = r;
-                have = 1;
-            } else {
-                tu_checks++;
-                if (!oz_same_bits(r, first)) {
-                    tu_failures++;
-                    fprintf(stderr, "%s: %d threads, %s path differ:\n", what,
-                            thread_counts[c], general ? "general" : "pair");
-                    report(what, m->name, n, r, first);
+    for (int fast = 0; fast < 2; fast++)
+        for (int general = 0; general < 2; general++) {
+            set_paths_fast(general, fast);
+            for (int c = 0; c < NT; c++) {
+                double r = -1.0;
+                CHECK_OK(krill_ozaki_dot(ctxs[c], n, x, y, &r));
+                if (!have) {
+                    first = r;
+                    have = 1;
+                } else {
+                    tu_checks++;
+                    if (!oz_same_bits(r, first)) {
+                        tu_failures++;
+                        fprintf(stderr, "%s: %d threads, %s path, fast path %s differ:\n", what,
+                                thread_counts[c], general ? "general" : "pair",
+                                fast ? "on" : "off");
+                        report(what, m->name, n, r, first);
+                    }
                 }
             }
         }
-    }
     set_paths(0);
     return first;
 }
@@ -470,6 +481,13 @@ static void test_nrm2(void)
             set_mode_all(&oz_modes[k]);
             for (int c = 0; c < NT; c++) CHECK_OK(krill_ozaki_nrm2(ctxs[c], n, x, &r[c]));
             for (int c = 1; c < NT; c++) CHECK(oz_same_bits(r[c], r[0]));
+            set_paths_fast(0, 0);   /* the exact path alone: the same bits */
+            for (int c = 0; c < NT; c++) {
+                double off = -1.0;
+                CHECK_OK(krill_ozaki_nrm2(ctxs[c], n, x, &off));
+                CHECK(oz_same_bits(off, r[0]));
+            }
+            set_paths(0);
             if (k != 0) continue;
             CHECK(isfinite(r[0]) && r[0] > 0.0);   /* no overflow or underflow */
             /* where fl(x'x) is normal: exactly sqrt(fl(x'x)) */
@@ -507,13 +525,14 @@ static void test_nrm2(void)
 }
 
 /* mdot: every column equals the single dot (bits), groups of more than KRILL_OZ_KMAX, the
- * stats variants, ldv > n, special and zero columns among ordinary ones */
+ * stats variants, ldv > n, special and zero columns among ordinary ones; fast path on and
+ * off (every result the bits of the exact path alone) */
 static void test_mdot(void)
 {
     const int64_t n = 3000, ldv = 3011;
     const int k = 37;
     double *V = malloc((size_t)(ldv * k) * sizeof *V), *w = malloc((size_t)n * sizeof *w);
-    double res[37], res2[37], one, vst[2 * 37], wst[2];
+    double res[37], res2[37], base[37], one, vst[2 * 37], wst[2];
     oz_ref_phi_vector(w, n, 2.0, 7);
     for (int j = 0; j < k; j++) {
         oz_ref_phi_vector(V + j * ldv, n, (double)(j % 5) * 2.0, 100 + j);
@@ -524,11 +543,13 @@ static void test_mdot(void)
         V[5 * ldv + i] = ldexp(V[5 * ldv + i], 700 - (int)(i % 90) * 20);   /* general path */
     }
     V[9 * ldv + 17] = INFINITY;                                    /* a special column */
-    for (int im = 0; im < OZ_NMODES; im++) {
+    for (int im = 0; im < OZ_NMODES; im++) for (int fast = 0; fast < 2; fast++) {
         for (int c = 0; c < NT; c++) {
-            set_paths(c % 2);
+            set_paths_fast(c % 2, fast);
             CHECK_OK(krill_ctx_set_repro(ctxs[c], oz_modes[im].mode, oz_modes[im].slices));
             CHECK_OK(krill_ozaki_mdot(ctxs[c], n, k, V, ldv, w, res));
+            if (fast == 0 && c == 0) memcpy(base, res, sizeof base);   /* the exact path */
+            for (int j = 0; j < k; j++) CHECK(oz_same_bits(res[j], base[j]));
             for (int j = 0; j < k; j++) {
                 CHECK_OK(krill_ozaki_dot(ctxs[c], n, V + j * ldv, w, &one));
                 tu_checks++;
@@ -572,6 +593,205 @@ static void test_mdot(void)
     }
     free(V);
     free(w);
+}
+
+/* ---- exact mode's fast path ---------------------------------------------------------------- */
+
+/* The verdicts of the last call on ctxs[c] (first k columns) against want (1 decided, 0 the
+ * exact path, -1 not tried) */
+static void check_verdicts(int c, int k, const int *want, const char *what)
+{
+    int got[KRILL_OZ_KMAX];
+    CHECK_OK(krill_ozaki_fast_verdicts(ctxs[c], k, got));
+    for (int j = 0; j < k; j++) {
+        tu_checks++;
+        if (got[j] != want[j]) {
+            tu_failures++;
+            fprintf(stderr, "%s: %d threads, column %d: fast path verdict %d, expected %d\n",
+                    what, thread_counts[c], j, got[j], want[j]);
+        }
+    }
+}
+
+/* x'y in exact mode with the fast path on, on every thread count: the verdict must be
+ * `decided`, the bits those of the exact path alone (fast path off) and MPFR's; the same for
+ * the stats variant (the fast path runs there too) */
+static void check_fast_dot(int64_t n, const double *x, const double *y, int decided,
+                           const char *what)
+{
+    double off, ref, xs[2], ys[2];
+    set_mode_all(&oz_modes[0]);
+    set_paths_fast(0, 0);
+    CHECK_OK(krill_ozaki_dot(ctxs[0], n, x, y, &off));
+    check_verdicts(0, 1, (const int[]){-1}, what);
+    if (oz_ref_dot(n, x, y, &ref)) {
+        mpfr_checks++;
+        tu_checks++;
+        if (!oz_same_bits(off, ref)) {
+            tu_failures++;
+            report(what, "exact, fast path off", n, off, ref);
+        }
+    }
+    CHECK_OK(krill_ozaki_stats(ctxs[0], n, x, xs));
+    CHECK_OK(krill_ozaki_stats(ctxs[0], n, y, ys));
+    set_paths(0);
+    for (int c = 0; c < NT; c++) {
+        double r = -1.0, rs = -1.0;
+        CHECK_OK(krill_ozaki_dot(ctxs[c], n, x, y, &r));
+        check_verdicts(c, 1, &decided, what);
+        CHECK_OK(krill_ozaki_dot_stats(ctxs[c], n, x, xs, y, ys, &rs));
+        check_verdicts(c, 1, &decided, what);
+        tu_checks++;
+        if (!oz_same_bits(r, off) || !oz_same_bits(rs, off)) {
+            tu_failures++;
+            fprintf(stderr, "%s: %d threads, fast path on differs from off:\n", what,
+                    thread_counts[c]);
+            report(what, "exact", n, r, off);
+            report(what, "exact, stats given", n, rs, off);
+        }
+    }
+}
+
+static void test_fast_path(void)
+{
+    const int64_t n = 20000;
+    double *x = malloc((size_t)n * sizeof *x), *y = malloc((size_t)n * sizeof *y);
+    double *V = malloc((size_t)(8 * n) * sizeof *V), r, off;
+    int want[8];
+
+    /* well-conditioned: the bound decides (its width is about 4 n u^2 sum |x_i y_i|, far
+     * below half an ulp of these sums) */
+    oz_ref_phi_vector(x, n, 2.0, 501);
+    oz_ref_phi_vector(y, n, 2.0, 502);
+    check_fast_dot(n, x, x, 1, "x'x");
+    check_fast_dot(1000, x, y, 1, "random x'y, n = 1000 (condition about sqrt(n))");
+    for (int64_t i = 0; i < n; i++) y[i] = fabs(y[i]) + 0.5;
+    check_fast_dot(n, x, y, 1, "x'y, y > 0");
+    check_fast_dot(7, x, y, 1, "n = 7");
+    for (int64_t i = 0; i < n; i++) y[i] = ldexp(y[i], 370) * (i % 2 ? 1 : -1);
+    check_fast_dot(n, x, y, 1, "y scaled by 2^370, towards the guard's top 2^400");
+    /* ... and not: an exact zero left by cancelling rounding errors, a result of one ulp of
+     * the terms, an exact tie, operands outside [2^-400, 2^400], subnormals, Inf / NaN */
+    oz_ref_phi_vector(x, 64, 4.0, 77);
+    oz_ref_phi_vector(y, 64, 4.0, 78);
+    for (int i = 0; i < 32; i++) {
+        x[32 + i] = -x[i];
+        y[32 + i] = y[i];
+    }
+    check_fast_dot(64, x, y, 0, "exact cancellation");
+    x[63] = nextafter(x[63], 0.0);
+    check_fast_dot(64, x, y, 0, "cancellation to one ulp");
+    x[0] = 1.0; y[0] = 1.0;
+    x[1] = 0x1p-53; y[1] = 1.0;
+    check_fast_dot(2, x, y, 0, "1 + 2^-53: a tie (to even: 1)");
+    x[1] = 0x1.8p-52; y[1] = 1.0;
+    x[2] = 0.1; y[2] = 0.3;   /* inexact products that cancel exactly */
+    x[3] = -0.1; y[3] = 0.3;
+    check_fast_dot(4, x, y, 0, "1 + 3 2^-53 + 0.1 0.3 - 0.1 0.3: a tie (to even: 1 + 2^-51)");
+    x[2] = 0x1p-1074; y[2] = 0x1p-400;
+    check_fast_dot(3, x, y, 0, "a subnormal operand");
+    oz_ref_phi_vector(x, 1000, 1.0, 503);
+    oz_ref_phi_vector(y, 1000, 1.0, 504);
+    x[500] = 0x1p401;
+    check_fast_dot(1000, x, y, 0, "an operand above 2^400");
+    x[500] = 0x1p-401;
+    check_fast_dot(1000, x, y, 0, "an operand below 2^-400");
+    x[500] = 1.0;
+    check_fast_dot(1000, x, y, 1, "the same in range");
+    {
+        double keep = y[17];
+        y[17] = INFINITY;
+        set_paths(0);
+        CHECK_OK(krill_ozaki_dot(ctxs[1], 1000, x, y, &r));
+        check_verdicts(1, 1, (const int[]){0}, "Inf");
+        CHECK(isinf(r));
+        y[17] = NAN;
+        CHECK_OK(krill_ozaki_dot(ctxs[2], 1000, x, y, &r));
+        check_verdicts(2, 1, (const int[]){0}, "NaN");
+        CHECK(isnan(r));
+        y[17] = keep;
+    }
+
+    /* nrm2: sqrt of the decided x'x; x'x out of range (operands 2^600) goes to the exact path */
+    oz_ref_phi_vector(x, n, 2.0, 505);
+    for (int scale = 0; scale <= 600; scale += 600) {
+        for (int64_t i = 0; i < n; i++) y[i] = ldexp(x[i], scale);
+        set_paths_fast(0, 0);
+        CHECK_OK(krill_ozaki_nrm2(ctxs[0], n, y, &off));
+        set_paths(0);
+        for (int c = 0; c < NT; c++) {
+            CHECK_OK(krill_ozaki_nrm2(ctxs[c], n, y, &r));
+            check_verdicts(c, 1, (const int[]){scale == 0}, "nrm2");
+            CHECK(oz_same_bits(r, off));
+        }
+    }
+
+    /* mdot, column by column: decided, cancelling, out of range, Inf, zero, decided... */
+    oz_ref_phi_vector(y, n, 1.0, 506);
+    for (int j = 0; j < 8; j++) oz_ref_phi_vector(V + j * n, n, 1.0, 600 + j);
+    for (int64_t i = 0; i < n / 2; i++) {   /* column 1 . y: exact cancellation */
+        V[1 * n + n / 2 + i] = -V[1 * n + i];
+        y[n / 2 + i] = y[i];
+    }
+    V[2 * n + 5] = 0x1p450;
+    V[3 * n + 9] = -INFINITY;
+    for (int64_t i = 0; i < n; i++) V[4 * n + i] = 0.0;   /* x'y = 0 exactly: decided */
+    want[0] = 1; want[1] = 0; want[2] = 0; want[3] = 0; want[4] = 1;
+    want[5] = want[6] = want[7] = 1;
+    {
+        double base[8], res[8], vst[16], wst[2];
+        set_mode_all(&oz_modes[0]);
+        set_paths_fast(0, 0);
+        CHECK_OK(krill_ozaki_mdot(ctxs[0], n, 8, V, n, y, base));
+        for (int j = 0; j < 8; j++)
+            CHECK_OK(krill_ozaki_stats(ctxs[0], n, V + j * n, vst + 2 * j));
+        CHECK_OK(krill_ozaki_stats(ctxs[0], n, y, wst));
+        for (int j = 0; j < 8; j++) {
+            double ref;
+            if (j != 3 && oz_ref_dot(n, V + j * n, y, &ref)) {
+                mpfr_checks++;
+                CHECK(oz_same_bits(base[j], ref));
+            }
+        }
+        CHECK(isinf(base[3]) && oz_same_bits(base[4], 0.0));
+        for (int general = 0; general < 2; general++) {
+            set_paths_fast(general, 1);
+            for (int c = 0; c < NT; c++) {
+                CHECK_OK(krill_ozaki_mdot(ctxs[c], n, 8, V, n, y, res));
+                check_verdicts(c, 8, want, "mdot");
+                for (int j = 0; j < 8; j++) CHECK(oz_same_bits(res[j], base[j]));
+                CHECK_OK(krill_ozaki_mdot_stats(ctxs[c], n, 8, V, n, vst, y, wst, res));
+                check_verdicts(c, 8, want, "mdot_stats");
+                for (int j = 0; j < 8; j++) CHECK(oz_same_bits(res[j], base[j]));
+            }
+        }
+    }
+
+    /* not tried: fixed slices, fast mode, tuning off, n = 0; verdicts past the call's k */
+    oz_ref_phi_vector(x, n, 2.0, 507);
+    for (int k = 1; k < OZ_NMODES; k++) {
+        set_mode_all(&oz_modes[k]);
+        CHECK_OK(krill_ozaki_dot(ctxs[1], n, x, x, &r));
+        check_verdicts(1, 1, (const int[]){-1}, oz_modes[k].name);
+    }
+    set_mode_all(&oz_modes[0]);
+    CHECK_OK(krill_ozaki_dot(ctxs[1], n, x, x, &r));
+    check_verdicts(1, 3, (const int[]){1, -1, -1}, "k past the call's");
+    CHECK_OK(krill_ozaki_dot(ctxs[1], 0, x, x, &r));
+    check_verdicts(1, 1, (const int[]){-1}, "n = 0");
+    set_paths_fast(0, 0);
+    CHECK_OK(krill_ozaki_dot(ctxs[1], n, x, x, &r));
+    check_verdicts(1, 1, (const int[]){-1}, "tuning off");
+    CHECK_OK(krill_ctx_set_repro(ctxs[1], KRILL_REPRO_OFF, 0));   /* direct calls: exact */
+    set_paths(0);
+    CHECK_OK(krill_ozaki_dot(ctxs[1], n, x, x, &off));
+    check_verdicts(1, 1, (const int[]){1}, "mode off, a direct call");
+    CHECK(oz_same_bits(off, r));
+    CHECK_STATUS(krill_ozaki_fast_verdicts(ctxs[1], KRILL_OZ_KMAX + 1, want), KRILL_ERR_ARG);
+    CHECK(strstr(krill_last_error(), "k = 33") != NULL);
+    free(x);
+    free(y);
+    free(V);
 }
 
 /* krill_blas_dot / nrm2 and krill_vec_dot / nrm2 follow the context's mode */
@@ -686,6 +906,7 @@ int main(void)
     test_plain_differs();
     test_nrm2();
     test_mdot();
+    test_fast_path();
     test_dispatch();
     test_dot_seq();
     test_no_allocation();
