@@ -3,6 +3,8 @@
  *
  *   bench_dot accuracy [--n N] [--trials T] [--phis LIST] [--slices LIST] [--threads T]
  *                      [--md FILE] [--csv FILE]
+ *   bench_dot gemv [--n N] [--k K] [--trials T] [--phis LIST] [--slices LIST] [--threads T]
+ *                  [--md FILE]
  *   bench_dot speed [--device gpu|cpu] [--threads T] [--sizes LIST] [--phi P] [--reps R]
  *                   [--warmup W] [--no-check] [--md FILE] [--csv FILE]
  *
@@ -24,6 +26,12 @@
  * largest product's leading bit, plus log2 N carries, down to the smallest product's last
  * bit), and every mpfr_fma must report no rounding (its ternary value); the program checks
  * both. Without MPFR at build time the accuracy part says so and exits 77 (skipped).
+ *
+ * gemv: the same table for GEMV-T, y = V'w with V an N x K matrix (default K 64, T 16
+ * trials): column j of trial t is krill_gen_dot_vectors' x for seed 1000 (t + 1) + j, w its
+ * y for seed t + 1; the maximum over all K entries and trials of the relative error against
+ * MPFR. The reproducible modes compute y with krill_ozaki_mdot (the GEMM-ization: w split
+ * once, its slices meeting every column's), plain with one OpenMP dot per column. CPU only.
  *
  * speed: for each n = 2^L (L in LIST, default 20..26), the median time of one dot product:
  * cuBLAS ddot (GPU only, CUBLAS_POINTER_MODE_DEVICE as in the paper: the result stays in
@@ -88,6 +96,7 @@ typedef struct dot_opts {
     krill_device device;         /* speed */
     int threads;                 /* 0 = OpenMP's default */
     int n, trials;               /* accuracy */
+    int gemv, k;                 /* gemv: the accuracy table of V'w, K columns */
     double phis[MAX_LIST];
     int n_phis;
     int slices[MAX_LIST];
@@ -104,6 +113,8 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: bench_dot accuracy [--n N] [--trials T] [--phis LIST] [--slices LIST]\n"
             "                          [--threads T] [--md FILE] [--csv FILE]\n"
+            "       bench_dot gemv [--n N] [--k K] [--trials T] [--phis LIST] [--slices LIST]\n"
+            "                      [--threads T] [--md FILE]\n"
             "       bench_dot speed [--device gpu|cpu] [--threads T] [--sizes LIST] [--phi P]\n"
             "                       [--reps R] [--warmup W] [--no-check] [--md FILE] [--csv FILE]\n"
             "accuracy: max relative error against MPFR over T trials (default N 1000, T 1000,\n"
@@ -174,7 +185,9 @@ static int parse_args(int argc, char **argv, dot_opts *o)
     o->reps = 11;
     o->warmup = 5;
     o->check = 1;
-    if (argc < 2 || (strcmp(argv[1], "accuracy") != 0 && strcmp(argv[1], "speed") != 0)) {
+    o->k = 64;
+    if (argc < 2 || (strcmp(argv[1], "accuracy") != 0 && strcmp(argv[1], "speed") != 0 &&
+                     strcmp(argv[1], "gemv") != 0)) {
         if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
             usage(stdout);
             exit(0);
@@ -183,6 +196,8 @@ static int parse_args(int argc, char **argv, dot_opts *o)
         return -1;
     }
     o->speed = strcmp(argv[1], "speed") == 0;
+    o->gemv = strcmp(argv[1], "gemv") == 0;
+    if (o->gemv) o->trials = 16;
     for (int i = 2; i < argc && rc == 0; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -202,6 +217,8 @@ static int parse_args(int argc, char **argv, dot_opts *o)
             if (parse_int(v, &o->threads, 1, 4096)) rc = bad(a, v, "an integer in [1, 4096]");
         } else if (!strcmp(a, "--n")) {
             if (parse_int(v, &o->n, 1, INT_MAX)) rc = bad(a, v, "an integer >= 1");
+        } else if (!strcmp(a, "--k")) {
+            if (parse_int(v, &o->k, 1, 4096)) rc = bad(a, v, "an integer in [1, 4096]");
         } else if (!strcmp(a, "--trials")) {
             if (parse_int(v, &o->trials, 1, INT_MAX)) rc = bad(a, v, "an integer >= 1");
         } else if (!strcmp(a, "--phis")) {
@@ -593,6 +610,105 @@ cleanup:
     return rc;
 }
 
+/* ---- GEMV accuracy ------------------------------------------------------------------------ */
+
+/* y = V'w (k results in ctx's memory, the host on the CPU) in the column's mode. */
+static krill_status gemv_values(krill_ctx *ctx, const dot_method *m, int64_t n, int k,
+                                const double *v, const double *w, double *y)
+{
+    krill_status st = KRILL_OK;
+    KRILL_TRY(set_mode(ctx, m));
+    if (method_is_repro(m)) {
+        KRILL_TRY(krill_ozaki_mdot(ctx, n, k, v, n, w, y));
+    } else {
+        for (int j = 0; j < k; j++) KRILL_TRY(krill_blas_dot(ctx, n, v + (int64_t)j * n, w, y + j));
+    }
+cleanup:
+    return st;
+}
+
+static int run_gemv_accuracy(const dot_opts *o)
+{
+    int rc = 1;
+#ifndef KRILL_HAVE_MPFR
+    (void)o;
+    (void)gemv_values;
+    printf("bench_dot gemv: skipped: built without MPFR\n");
+    rc = EXIT_SKIPPED;
+#else
+    krill_status st = KRILL_OK;
+    krill_ctx *cpu = NULL;
+    double *v = NULL, *w = NULL, *tmp = NULL, *y = NULL, *ref = NULL;
+    acc_column cols[MAX_METHODS];
+    long failures = 0;
+    const int64_t n = o->n;
+    const int k = o->k, n_cols = acc_columns(o, 0, cols);
+    KRILL_TRY(bench_ctx_create(KRILL_DEVICE_CPU, o->threads, &cpu));
+    KRILL_ALLOC(v, n * k);
+    KRILL_ALLOC(w, n);
+    KRILL_ALLOC(tmp, n);
+    KRILL_ALLOC(y, k);
+    KRILL_ALLOC(ref, k);
+    printf("gemv accuracy: V'w, V %lld x %d, %d trials per phi, CPU: %s\n", (long long)n, k,
+           o->trials, krill_ctx_describe(cpu));
+    for (int p = 0; p < o->n_phis; p++) {
+        for (int c = 0; c < n_cols; c++) cols[c].max_err[p] = 0.0;
+        for (int t = 0; t < o->trials; t++) {
+            KRILL_TRY(krill_gen_dot_vectors(n, o->phis[p], (uint64_t)t + 1, tmp, w));
+            for (int j = 0; j < k; j++) {
+                KRILL_TRY(krill_gen_dot_vectors(n, o->phis[p], 1000 * ((uint64_t)t + 1) + j,
+                                                v + (int64_t)j * n, tmp));
+                if (reference_dot(n, v + (int64_t)j * n, w, &ref[j]) != 0) failures++;
+            }
+            for (int c = 0; c < n_cols; c++) {
+                acc_column *col = &cols[c];
+                KRILL_TRY(gemv_values(cpu, &col->method, n, k, v, w, y));
+                for (int j = 0; j < k; j++) {
+                    const double err = rel_error(y[j], ref[j]);
+                    if (err > col->max_err[p]) col->max_err[p] = err;
+                    if (col->method.mode == KRILL_REPRO_OZAKI && col->method.slices == 0 &&
+                        err != 0.0 && col->not_exact[p]++ == 0) {
+                        fprintf(stderr, "bench_dot gemv: exact mode, phi %g, trial %d, column "
+                                "%d: %a, MPFR %a\n", o->phis[p], t + 1, j, y[j], ref[j]);
+                        failures++;
+                    }
+                }
+            }
+        }
+        printf("phi %g done\n", o->phis[p]);
+        fflush(stdout);
+    }
+    printf("\nmax relative error against MPFR (rounded to nearest), V'w, V %lld x %d, "
+           "%d trials:\n", (long long)n, k, o->trials);
+    acc_write_table(stdout, o, cols, n_cols, 0);
+    if (o->md_path) {
+        FILE *md = fopen(o->md_path, "w");
+        if (!md) {
+            st = krill_error(KRILL_ERR_IO, "cannot write %s", o->md_path);
+            goto cleanup;
+        }
+        fprintf(md, "### GEMV accuracy: max relative error of V'w against MPFR (V %lld x %d, "
+                    "%d trials per phi)\n\nCPU: %s. Reproducible modes through "
+                    "krill_ozaki_mdot. 0 = correctly rounded in every entry.\n\n",
+                (long long)n, k, o->trials, krill_ctx_describe(cpu));
+        acc_write_table(md, o, cols, n_cols, 1);
+        fprintf(md, "\nChecks: %ld failure(s).\n", failures);
+        fclose(md);
+    }
+    if (failures) printf("wrong result: %ld check(s) failed (see stderr)\n", failures);
+    rc = failures ? 1 : 0;
+cleanup:
+    if (st != KRILL_OK) fprintf(stderr, "bench_dot: %s\n", krill_last_error());
+    krill_ctx_destroy(&cpu);
+    krill_free(v);
+    krill_free(w);
+    krill_free(tmp);
+    krill_free(y);
+    krill_free(ref);
+#endif
+    return rc;
+}
+
 /* ---- speed --------------------------------------------------------------------------------- */
 
 typedef struct speed_cell {
@@ -936,5 +1052,6 @@ int main(int argc, char **argv)
 {
     dot_opts o;
     if (parse_args(argc, argv, &o) != 0) return 2;
+    if (o.gemv) return run_gemv_accuracy(&o);
     return o.speed ? run_speed(&o) : run_accuracy(&o);
 }
