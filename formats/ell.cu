@@ -229,6 +229,7 @@ extern "C" const krill_format_ops krill_ell_cuda_ops = {
     ell_cuda_to_csr,            /* to_csr */
     ell_cuda_stats,             /* stats */
     ell_cuda_destroy,           /* destroy */
+    NULL,                       /* diagonal_blocks: none (bjacobi goes through to_csr) */
 };
 
 extern "C" const krill_format_ops krill_ellr_cuda_ops = {
@@ -242,4 +243,5 @@ extern "C" const krill_format_ops krill_ellr_cuda_ops = {
     ell_cuda_to_csr,            /* to_csr */
     ell_cuda_stats,             /* stats */
     ell_cuda_destroy,           /* destroy */
+    NULL,                       /* diagonal_blocks: none (bjacobi goes through to_csr) */
 };

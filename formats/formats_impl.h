@@ -46,10 +46,10 @@ typedef struct krill_format_ops {
     krill_status (*to_csr)(krill_ctx *ctx, const void *impl, krill_csr **csr);
     void (*stats)(const void *impl, krill_format_stats *stats);
     void (*destroy)(krill_ctx *ctx, void *impl);
-    /* Optional (NULL = not offered; last, so positional tables may leave it out): the
-     * n_rows / b dense b x b diagonal blocks of A (b divides n_rows), row-major, block after
-     * block, into host memory (n_rows * b doubles; entries absent from the pattern are 0).
-     * What block-Jacobi inverts, without the whole matrix leaving a GPU. */
+    /* Optional (NULL = not offered): the n_rows / b dense b x b diagonal blocks of A (b
+     * divides n_rows), row-major, block after block, into host memory (n_rows * b doubles;
+     * entries absent from the pattern are 0). What block-Jacobi inverts, without the whole
+     * matrix leaving a GPU. */
     krill_status (*diagonal_blocks)(krill_ctx *ctx, const void *impl, int b, double *blocks);
 } krill_format_ops;
 

@@ -379,4 +379,5 @@ extern "C" const krill_format_ops krill_rbp_csr_cuda_ops = {
     rbp_csr_cuda_to_csr,            /* to_csr */
     rbp_csr_cuda_stats,             /* stats */
     rbp_csr_cuda_destroy,           /* destroy */
+    NULL,                       /* diagonal_blocks: none (bjacobi goes through to_csr) */
 };

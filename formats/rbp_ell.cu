@@ -299,6 +299,7 @@ extern "C" const krill_format_ops krill_rbp_ell_cuda_ops = {
     rbp_ell_cuda_to_csr,            /* to_csr */
     rbp_ell_cuda_stats,             /* stats */
     rbp_ell_cuda_destroy,           /* destroy */
+    NULL,                       /* diagonal_blocks: none (bjacobi goes through to_csr) */
 };
 
 extern "C" const krill_format_ops krill_rbp_ellr_cuda_ops = {
@@ -312,4 +313,5 @@ extern "C" const krill_format_ops krill_rbp_ellr_cuda_ops = {
     rbp_ell_cuda_to_csr,            /* to_csr */
     rbp_ell_cuda_stats,             /* stats */
     rbp_ell_cuda_destroy,           /* destroy */
+    NULL,                       /* diagonal_blocks: none (bjacobi goes through to_csr) */
 };

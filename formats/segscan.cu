@@ -500,4 +500,5 @@ extern "C" const krill_format_ops krill_segscan_cuda_ops = {
     segscan_cuda_to_csr,        /* to_csr */
     segscan_cuda_stats,         /* stats */
     segscan_cuda_destroy,       /* destroy */
+    NULL,                       /* diagonal_blocks: none (bjacobi goes through to_csr) */
 };
