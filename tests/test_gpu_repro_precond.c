@@ -195,39 +195,11 @@ static void run_case(krill_ctx *cpu_ctx, krill_ctx *gpu_ctx, const char *label,
     free(u);
 }
 
-/* Symmetric, diagonally dominant: tridiagonal (4, -1) plus a full last row and column
- * ((-1)^j / (1 + j)), a_nn = n: the forward solve's last row has n terms. */
-static krill_csr *arrow(int32_t n)
-{
-    const int64_t cap = 5 * (int64_t)n;
-    int32_t *ri = xmalloc((size_t)cap * sizeof *ri), *ci = xmalloc((size_t)cap * sizeof *ci);
-    double *v = xmalloc((size_t)cap * sizeof *v);
-    int64_t k = 0;
-    krill_csr *a = NULL;
-    for (int32_t i = 0; i < n; i++) {
-        ri[k] = i, ci[k] = i, v[k++] = i == n - 1 ? (double)n : 4.0;
-        if (i + 1 < n - 1) {
-            ri[k] = i, ci[k] = i + 1, v[k++] = -1.0;
-            ri[k] = i + 1, ci[k] = i, v[k++] = -1.0;
-        }
-        if (i < n - 1) {
-            const double e = (i % 2 ? -1.0 : 1.0) / (1.0 + i);
-            ri[k] = n - 1, ci[k] = i, v[k++] = e;
-            ri[k] = i, ci[k] = n - 1, v[k++] = e;
-        }
-    }
-    if (krill_csr_from_triplets(n, n, k, ri, ci, v, &a) != KRILL_OK) exit(1);
-    free(ri);
-    free(ci);
-    free(v);
-    return a;
-}
-
 /* A row of KRILL_OZ_ROW_MAX_N + 16 terms: refused in reproducible mode, fine in plain. */
 static void test_long_row(krill_ctx *gpu_ctx)
 {
     const int32_t n = (int32_t)KRILL_OZ_ROW_MAX_N + 16;
-    krill_csr *a = arrow(n);
+    krill_csr *a = tu_arrow(n);
     krill_mat *mat = NULL;
     krill_pc *pc = NULL;
     side s;

@@ -390,40 +390,11 @@ static void run_case(const char *label, const krill_csr *a, const char *pc_name,
 
 /* ---- matrices ---------------------------------------------------------------------------- */
 
-/* Symmetric, diagonally dominant: tridiagonal (4 on the diagonal, -1 beside it) plus a full
- * last row and column (entries (-1)^j / (1 + j)) with a_nn = n. Row n - 1 has n - 1 lower
- * entries: its forward-solve row sum has n terms. */
-static krill_csr *arrow(int32_t n)
-{
-    const int64_t cap = 5 * (int64_t)n;
-    int32_t *ri = xmalloc((size_t)cap * sizeof *ri), *ci = xmalloc((size_t)cap * sizeof *ci);
-    double *v = xmalloc((size_t)cap * sizeof *v);
-    int64_t k = 0;
-    krill_csr *a = NULL;
-    for (int32_t i = 0; i < n; i++) {
-        ri[k] = i, ci[k] = i, v[k++] = i == n - 1 ? (double)n : 4.0;
-        if (i + 1 < n - 1) {
-            ri[k] = i, ci[k] = i + 1, v[k++] = -1.0;
-            ri[k] = i + 1, ci[k] = i, v[k++] = -1.0;
-        }
-        if (i < n - 1) {
-            const double e = (i % 2 ? -1.0 : 1.0) / (1.0 + i);
-            ri[k] = n - 1, ci[k] = i, v[k++] = e;
-            ri[k] = i, ci[k] = n - 1, v[k++] = e;
-        }
-    }
-    if (krill_csr_from_triplets(n, n, k, ri, ci, v, &a) != KRILL_OK) exit(1);
-    free(ri);
-    free(ci);
-    free(v);
-    return a;
-}
-
 static void test_generated(void)
 {
     krill_csr *poisson = su_gen("poisson3d:28"), *small = su_gen("poisson3d:8");
     krill_csr *elast = su_gen("elasticity3d:8,6,6"), *convdiff = su_gen("convdiff3d:28,2");
-    krill_csr *arr = arrow(20000);
+    krill_csr *arr = tu_arrow(20000);
     printf("generated matrices:\n");
     run_case("poisson3d:28", poisson, "jacobi", 0);
     run_case("poisson3d:28", poisson, "ic0", 1);

@@ -125,3 +125,30 @@ krill_ctx *tu_cpu_ctx(int threads)
     }
     return ctx;
 }
+
+krill_csr *tu_arrow(int32_t n)
+{
+    const int64_t cap = 5 * (int64_t)n;
+    int32_t *ri = malloc((size_t)cap * sizeof *ri), *ci = malloc((size_t)cap * sizeof *ci);
+    double *v = malloc((size_t)cap * sizeof *v);
+    int64_t k = 0;
+    krill_csr *a = NULL;
+    if (!ri || !ci || !v) exit(1);
+    for (int32_t i = 0; i < n; i++) {
+        ri[k] = i, ci[k] = i, v[k++] = i == n - 1 ? (double)n : 4.0;
+        if (i + 1 < n - 1) {
+            ri[k] = i, ci[k] = i + 1, v[k++] = -1.0;
+            ri[k] = i + 1, ci[k] = i, v[k++] = -1.0;
+        }
+        if (i < n - 1) {
+            const double e = (i % 2 ? -1.0 : 1.0) / (1.0 + i);
+            ri[k] = n - 1, ci[k] = i, v[k++] = e;
+            ri[k] = i, ci[k] = n - 1, v[k++] = e;
+        }
+    }
+    if (krill_csr_from_triplets(n, n, k, ri, ci, v, &a) != KRILL_OK) exit(1);
+    free(ri);
+    free(ci);
+    free(v);
+    return a;
+}

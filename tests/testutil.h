@@ -70,6 +70,12 @@ double tu_max_rel_diff(const double *x, const double *y, int64_t n);
 /* Deterministic pseudo-random doubles in [-1, 1) (xorshift; the same seed, the same data). */
 void tu_random(double *x, int64_t n, uint64_t seed);
 
+/* Symmetric, diagonally dominant, n x n: tridiagonal (4 on the diagonal, -1 beside it) plus
+ * a full last row and column (entries (-1)^j / (1 + j)) with a_nn = n. Row n - 1 has n - 1
+ * lower entries: a triangular solve's longest row (n terms with the right-hand side). Exits
+ * on allocation failure. */
+krill_csr *tu_arrow(int32_t n);
+
 /* A GPU context, or exit 77 with a message when there is no usable GPU. */
 krill_ctx *tu_gpu_ctx_or_skip(void);
 krill_ctx *tu_cpu_ctx(int threads);
