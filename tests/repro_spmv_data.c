@@ -4,10 +4,12 @@
 
 #include <float.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ozaki/ozaki_row.h"
+#include "testutil.h"
 
 const char *const rs_kind_names[RS_KINDS] = {"fixed", "cancel", "range", "subnormal", "zeros",
                                              "ties", "special", "wild", "empty"};
@@ -323,4 +325,34 @@ krill_status rs_gen(const char *spec, int every, krill_csr **out)
     }
     a->nnz = p;
     return st;
+}
+
+int rs_ell_type(const char *format) { return strstr(format, "ell") != NULL; }
+
+int64_t rs_longest_row(const krill_csr *a)
+{
+    int64_t k = 0;
+    for (int32_t i = 0; i < a->n_rows; i++)
+        if (a->row_ptr[i + 1] - a->row_ptr[i] > k) k = a->row_ptr[i + 1] - a->row_ptr[i];
+    return k;
+}
+
+void rs_print_bits(const char *what, double v)
+{
+    uint64_t b;
+    memcpy(&b, &v, sizeof b);
+    fprintf(stderr, "    %s %.17g (0x%016llx)\n", what, v, (unsigned long long)b);
+}
+
+void rs_with_inputs(const krill_csr *a, const char *name,
+                    void (*check)(const krill_csr *a, const char *name, const double *x,
+                                  const double *y0))
+{
+    double *x = malloc((size_t)(a->n_cols > 0 ? a->n_cols : 1) * sizeof *x);
+    double *y0 = malloc((size_t)(a->n_rows > 0 ? a->n_rows : 1) * sizeof *y0);
+    CHECK_OK(krill_gen_dot_vectors(a->n_cols, 4.0, 11, x, NULL));
+    CHECK_OK(krill_gen_dot_vectors(a->n_rows, 4.0, 12, y0, NULL));
+    check(a, name, x, y0);
+    free(x);
+    free(y0);
 }

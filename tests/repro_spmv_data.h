@@ -49,6 +49,21 @@ int rs_same(double a, double b);
  * (columns 0 .. full - 1), the others one entry on column i; values (rand - 0.5). */
 krill_status rs_long_row(int32_t n_rows, int32_t full, int32_t which, krill_csr **a);
 
+/* 1 for the formats of the ELL family (their padding caps the sizes the tests give them) */
+int rs_ell_type(const char *format);
+
+/* the most entries of any row of a */
+int64_t rs_longest_row(const krill_csr *a);
+
+/* "    what value (0xbits)" on stderr: a mismatch's two sides */
+void rs_print_bits(const char *what, double v);
+
+/* check(a, name, x, y0) with x, y0 = (rand - 0.5) exp(4 randn) (krill_gen_dot_vectors, seeds
+ * 11 and 12): the inputs every matrix of the tests gets */
+void rs_with_inputs(const krill_csr *a, const char *name,
+                    void (*check)(const krill_csr *a, const char *name, const double *x,
+                                  const double *y0));
+
 /* spec's matrix with every `every`-th row emptied (every = 0: as generated) */
 krill_status rs_gen(const char *spec, int every, krill_csr **a);
 

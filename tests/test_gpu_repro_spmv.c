@@ -31,23 +31,6 @@ static const char *const formats[] = {
 
 static int64_t plain_differs;
 
-static int ell_type(const char *f) { return strstr(f, "ell") != NULL; }
-
-static int64_t longest_row(const krill_csr *a)
-{
-    int64_t k = 0;
-    for (int32_t i = 0; i < a->n_rows; i++)
-        if (a->row_ptr[i + 1] - a->row_ptr[i] > k) k = a->row_ptr[i + 1] - a->row_ptr[i];
-    return k;
-}
-
-static void print_bits(const char *what, double v)
-{
-    uint64_t b;
-    memcpy(&b, &v, sizeof b);
-    fprintf(stderr, "    %s %.17g (0x%016llx)\n", what, v, (unsigned long long)b);
-}
-
 /* y = alpha A x + beta y on ctx, host arrays in and out (y in: y0; NaN when beta == 0) */
 static krill_status spmv_on(krill_ctx *ctx, const krill_mat *m, double alpha, const double *x,
                             double beta, const double *y0, double *y)
@@ -89,8 +72,8 @@ static void compare(const char *name, const char *fmt, int ab, const double *got
     tu_failures++;
     fprintf(stderr, "  %s, %s, alpha %g beta %g: row %d differs from the CPU\n", name, fmt,
             rs_alpha[ab], rs_beta[ab], i);
-    print_bits("GPU", got[i]);
-    print_bits("CPU", want[i]);
+    rs_print_bits("GPU", got[i]);
+    rs_print_bits("CPU", want[i]);
 }
 
 /* y = A x and x'y by krill_mat_spmv_dot_raw on the GPU, against the CPU's */
@@ -113,8 +96,8 @@ static void check_spmv_dot(const krill_mat *m, const char *name, const char *fmt
         if (!rs_same(xy, xy_cpu)) {
             tu_failures++;
             fprintf(stderr, "  %s, %s: spmv_dot x'y differs from the CPU's\n", name, fmt);
-            print_bits("GPU", xy);
-            print_bits("CPU", xy_cpu);
+            rs_print_bits("GPU", xy);
+            rs_print_bits("CPU", xy_cpu);
         }
     }
     krill_mem_free(gpu, dx);
@@ -128,7 +111,7 @@ static void check_matrix_with(const krill_csr *a, const char *name, const double
                               const double *y0)
 {
     const size_t bytes = (size_t)(a->n_rows > 0 ? a->n_rows : 1) * sizeof(double);
-    const int ell_ok = (double)a->n_rows * (double)longest_row(a) <= ELL_MAX_ENTRIES;
+    const int ell_ok = (double)a->n_rows * (double)rs_longest_row(a) <= ELL_MAX_ENTRIES;
     const int square = a->n_rows == a->n_cols;
     double *ref[RS_NAB], *y = malloc(bytes), *host = malloc(bytes), xy_cpu = 0.0;
     krill_mat *mc = NULL;
@@ -142,7 +125,7 @@ static void check_matrix_with(const krill_csr *a, const char *name, const double
     if (mc && square) CHECK_OK(krill_mat_spmv_dot_raw(mc, x, host, &xy_cpu));
     for (int f = 0; f < N_FORMATS; f++) {
         krill_mat *m = NULL;
-        if (!ell_ok && ell_type(formats[f])) continue;
+        if (!ell_ok && rs_ell_type(formats[f])) continue;
         CHECK_OK(krill_mat_create(gpu, a, formats[f], &m));
         for (int ab = 0; m && ab < RS_NAB; ab++) {
             CHECK_OK(spmv_on(gpu, m, rs_alpha[ab], x, rs_beta[ab], y0, y));
@@ -164,16 +147,9 @@ static void check_matrix_with(const krill_csr *a, const char *name, const double
     free(host);
 }
 
-/* x, y0 = (rand - 0.5) exp(4 randn) */
 static void check_matrix(const krill_csr *a, const char *name)
 {
-    double *x = malloc((size_t)(a->n_cols > 0 ? a->n_cols : 1) * sizeof *x);
-    double *y0 = malloc((size_t)(a->n_rows > 0 ? a->n_rows : 1) * sizeof *y0);
-    CHECK_OK(krill_gen_dot_vectors(a->n_cols, 4.0, 11, x, NULL));
-    CHECK_OK(krill_gen_dot_vectors(a->n_rows, 4.0, 12, y0, NULL));
-    check_matrix_with(a, name, x, y0);
-    free(x);
-    free(y0);
+    rs_with_inputs(a, name, check_matrix_with);
 }
 
 static void each_testdata(const krill_csr *a, const char *name, void *user)

@@ -45,23 +45,6 @@ static const char *const formats[] = {"csr",      "ell",     "ellr", "rbp-csr", 
 
 static int64_t plain_differs;   /* rows where plain csr differs from the exact sum */
 
-static int ell_type(const char *f) { return strstr(f, "ell") != NULL; }
-
-static int64_t longest_row(const krill_csr *a)
-{
-    int64_t k = 0;
-    for (int32_t i = 0; i < a->n_rows; i++)
-        if (a->row_ptr[i + 1] - a->row_ptr[i] > k) k = a->row_ptr[i + 1] - a->row_ptr[i];
-    return k;
-}
-
-static void print_bits(const char *what, double v)
-{
-    uint64_t b;
-    memcpy(&b, &v, sizeof b);
-    fprintf(stderr, "    %s %.17g (0x%016llx)\n", what, v, (unsigned long long)b);
-}
-
 /* ---- (a) the row sum against MPFR / IEEE ---------------------------------------------- */
 
 /* IEEE's sum of the products when one is not finite: NaN for a NaN product or both
@@ -109,8 +92,8 @@ static int64_t check_rows_exact(const krill_csr *a, const double *x, const int *
             fprintf(stderr, "  %s row %d (%s, %lld terms): not the correctly rounded sum\n",
                     name, i, kind ? rs_kind_names[kind[i]] : "matrix",
                     (long long)(a->row_ptr[i + 1] - a->row_ptr[i]));
-            print_bits("got     ", got);
-            print_bits("expected", want);
+            rs_print_bits("got     ", got);
+            rs_print_bits("expected", want);
         }
     }
     tu_checks++;
@@ -140,8 +123,8 @@ static void report_mismatch(const char *name, const char *fmt, int threads, int 
     fprintf(stderr, "  %s, %s, %d threads, alpha %g beta %g: row %d differs\n", name, fmt,
             threads, rs_alpha[ab], rs_beta[ab], i);
     if (i < n) {
-        print_bits("got     ", got[i]);
-        print_bits("expected", want[i]);
+        rs_print_bits("got     ", got[i]);
+        rs_print_bits("expected", want[i]);
     }
 }
 
@@ -193,28 +176,21 @@ static void check_matrix_with(const krill_csr *a, const char *name, const double
                               const double *y0)
 {
     double *ref[RS_NAB];
-    const int ell_ok = (double)a->n_rows * (double)longest_row(a) <= ELL_MAX_ENTRIES;
+    const int ell_ok = (double)a->n_rows * (double)rs_longest_row(a) <= ELL_MAX_ENTRIES;
     for (int ab = 0; ab < RS_NAB; ab++) {
         ref[ab] = malloc((size_t)(a->n_rows > 0 ? a->n_rows : 1) * sizeof(double));
         rs_reference(a, x, rs_alpha[ab], rs_beta[ab], y0, ref[ab]);
     }
     for (int f = 0; f < N_FORMATS; f++)
-        if (ell_ok || !ell_type(formats[f])) check_format(a, name, formats[f], x, y0, ref);
+        if (ell_ok || !rs_ell_type(formats[f])) check_format(a, name, formats[f], x, y0, ref);
     if (!ell_ok) printf("  %s: ELL-type formats skipped (N x K above %d)\n", name, ELL_MAX_ENTRIES);
     check_plain(a, x, ref[0]);
     for (int ab = 0; ab < RS_NAB; ab++) free(ref[ab]);
 }
 
-/* x, y0 = (rand - 0.5) exp(4 randn) */
 static void check_matrix(const krill_csr *a, const char *name)
 {
-    double *x = malloc((size_t)(a->n_cols > 0 ? a->n_cols : 1) * sizeof *x);
-    double *y0 = malloc((size_t)(a->n_rows > 0 ? a->n_rows : 1) * sizeof *y0);
-    CHECK_OK(krill_gen_dot_vectors(a->n_cols, 4.0, 11, x, NULL));
-    CHECK_OK(krill_gen_dot_vectors(a->n_rows, 4.0, 12, y0, NULL));
-    check_matrix_with(a, name, x, y0);
-    free(x);
-    free(y0);
+    rs_with_inputs(a, name, check_matrix_with);
 }
 
 static void each_testdata(const krill_csr *a, const char *name, void *user)
