@@ -55,7 +55,7 @@ constexpr int OZ_REG_DIAG = 2 * OZ_REG_MAX - 1;  /* its diagonals */
 constexpr int OZ_DIAG_PAD = 528;                 /* >= KRILL_OZ_MAX_DIAG */
 constexpr int OZ_LSB_INIT = 0x7f7f7f7f;          /* the lsb accumulators' reset value (memset) */
 constexpr unsigned int OZ_FULL = 0xffffffffu;
-/* The fast kernel's per-block sums in the workspace (640 KB): its grid has at most
+/* The fast kernel's per-block sums in the workspace (768 KB): its grid has at most
  * OZ_FAST_SLOTS / k blocks (16384 for a dot product, 512 for 32 columns: about one wave of
  * 256-thread blocks on an H100 either way). */
 constexpr int OZ_FAST_SLOTS = 16384;
@@ -422,6 +422,7 @@ __device__ __forceinline__ void oz_fast_shfl_merge(krill_oz_fast *f, int off)
 {
     krill_oz_fast g;
     g.hi = __shfl_down_sync(OZ_FULL, f->hi, off);
+    g.mid = __shfl_down_sync(OZ_FULL, f->mid, off);
     g.lo = __shfl_down_sync(OZ_FULL, f->lo, off);
     g.t = __shfl_down_sync(OZ_FULL, f->t, off);
     g.m = __shfl_down_sync(OZ_FULL, (long long)f->m, off);
@@ -440,6 +441,7 @@ __device__ __forceinline__ krill_oz_fast oz_fast_load(const krill_oz_fast *p)
 {
     krill_oz_fast g;
     g.hi = __ldcg(&p->hi);
+    g.mid = __ldcg(&p->mid);
     g.lo = __ldcg(&p->lo);
     g.t = __ldcg(&p->t);
     g.m = __ldcg(reinterpret_cast<const long long *>(&p->m));

@@ -21,12 +21,12 @@
  * exact stats (stats[1] may be lower: more slices, same bits).
  *
  * The fast path (exact mode only: OZAKI with S = 0, or OFF). Before the stats, one pass
- * computes per column a compensated sum with a rigorous error bound (ozaki_row.h's
- * krill_oz_fast_*: Dot2 of Ogita, Rump and Oishi), per thread / block, merged in any order;
- * where the bound decides the correctly rounded value, that is the result and the column
+ * computes per column a twice-compensated sum with a rigorous error bound (ozaki_row.h's
+ * krill_oz_fast_*: the K = 3 dot of Ogita, Rump and Oishi), per thread / block, merged in any
+ * order; where the bound decides the correctly rounded value, that is the result and the column
  * skips the stats and the products. Only the columns it cannot decide (sums within the bound
- * of a rounding boundary: heavy cancellation, exact ties, results near 0; operands outside
- * [2^-400, 2^400] or Inf/NaN; n > 2^31) take the exact path. The value is the correctly
+ * of a rounding boundary: heavy cancellation, exact ties, results near 0; terms outside
+ * the guard's range (krill_oz_fast_guard) or Inf/NaN; n > 2^31) take the exact path. The value is the correctly
  * rounded one either way, so which path decided never shows in the bits. Memory traffic per
  * call, in reads of the k + 1 vectors (the exact path alone: 2, or 1 with the stats given):
  * 1 when every column is decided; else, on the GPU, whose fast pass also gathers the stats
@@ -68,7 +68,7 @@ extern "C" {
  * reads w once more). */
 #define KRILL_OZ_KMAX 32
 
-/* Make the context's workspace (device memory on CUDA: 790 KB; nothing on the CPU, whose
+/* Make the context's workspace (device memory on CUDA: 900 KB; nothing on the CPU, whose
  * scratch lives on the threads' stacks). Idempotent; called by krill_ctx_set_repro and by
  * every function below, so a failure to allocate is reported cleanly by whichever comes first. */
 krill_status krill_ozaki_ctx_init(krill_ctx *ctx);

@@ -21,9 +21,9 @@
  * A sub-warp of L lanes takes a row (cyclically, like the plain csr kernel), lane l the
  * elements begin + l, begin + l + L, ..., so a warp's loads fall on neighbouring addresses;
  * the lanes merge their fast-path states with shuffles (krill_oz_fast_reduce) and the first
- * lane decides, or runs the exact path over the whole row alone (rare: a sum within its
- * error bound of a midpoint, an operand outside [2^-400, 2^400], an exact zero with error
- * terms left).
+ * lane decides; a row it leaves undecided (rare: a sum within its error bound of a
+ * midpoint, a term outside the guard's range, an exact zero with error terms left at the
+ * third level) takes the exact path with its lanes sharing the terms, the warp waiting.
  *
  * Rows reached by a walk (krill_oz_spmv_kernel: ell, ellr, rbp-*; column-major ELL storage
  * is already coalesced with a thread per row): a thread per row, the visitor V with
@@ -51,7 +51,10 @@
  * (62% of an H100 SM's threads). -DKRILL_OZ_ROW_MIN_BLOCKS=N asks for N blocks an SM: 6
  * gives 40 registers and 36-64 bytes of spills, 8 gives 32 registers (every thread
  * resident) and about 120 bytes of spills (and 1 gives 56-59 registers: no cap at all).
- * Which is fastest is not measured yet. */
+ * (Register counts from before the twice-compensated fast path.) Both caps were slower on
+ * an H100, csr's reproducible SpMV (command below): 6 blocks 1082 us on elasticity3d:160,64,64
+ * and 105 us on poisson3d:128 against the default's 941 and 90; 8 blocks 2561 against 1607
+ * (elasticity, the plain lane rule). */
 #ifdef KRILL_OZ_ROW_MIN_BLOCKS
 #define KRILL_OZ_ROW_BOUNDS __launch_bounds__(KRILL_CUDA_THREADS, KRILL_OZ_ROW_MIN_BLOCKS)
 #else
@@ -62,8 +65,8 @@
  * first lane by a shuffle tree (krill_oz_fast_merge: any merge order gives the correctly
  * rounded sum). All 32 lanes of the warp must call it; the other lanes' states are then
  * partial. Rows of at most KRILL_OZ_ROW_MAX_N terms (what the GPU takes): m < 2^31, so it
- * travels as one 32-bit shuffle. A level costs 5 shuffles and a merge (a TwoSum and 4 more
- * operations), about as much as 2 terms of the sum. */
+ * travels as one 32-bit shuffle. A level costs 6 shuffles and a merge (three TwoSums and 6
+ * more operations), about as much as a term of the sum. */
 template <int L>
 __device__ __forceinline__ void krill_oz_fast_reduce(krill_oz_fast *f)
 {
@@ -71,6 +74,7 @@ __device__ __forceinline__ void krill_oz_fast_reduce(krill_oz_fast *f)
     for (int offset = L / 2; offset > 0; offset >>= 1) {
         krill_oz_fast g;
         g.hi = __shfl_down_sync(0xffffffffu, f->hi, offset, L);
+        g.mid = __shfl_down_sync(0xffffffffu, f->mid, offset, L);
         g.lo = __shfl_down_sync(0xffffffffu, f->lo, offset, L);
         g.t = __shfl_down_sync(0xffffffffu, f->t, offset, L);
         g.m = __shfl_down_sync(0xffffffffu, (int)f->m, offset, L);
@@ -157,25 +161,55 @@ krill_oz_spmv_kernel(V v, int64_t n_rows, double alpha, const double *__restrict
 
 /* ---- rows stored as ranges ----------------------------------------------------------------- */
 
-/* The exact path of the range [begin, end) by one thread (passes 2 and 3). */
-template <class V>
+/* The exact path of each sub-warp's range [begin, end) (an empty range for a sub-warp with
+ * nothing to do), by its L lanes: called by all 32 lanes of the warp together. Pass 2: each
+ * lane's statistics of its elements (begin + l, + L, ...), merged over the sub-warp by an
+ * xor butterfly so that every lane holds the row's; pass 3: each lane's digit products into
+ * its own acc[] (the parameters, from the same statistics, are the same in every lane), then
+ * acc[] summed down the sub-warp (int64: exact in any order). Returns the row's sum in the
+ * sub-warp's first lane (the other lanes' return values mean nothing). A rare path (sums the
+ * fast path left undecided), but one that a lane alone would walk at 1/L of the speed with
+ * its warp waiting: with the lanes, each takes 1/L of the terms. */
+template <int L, class V>
 __device__ __noinline__ double krill_oz_range_exact(const V v, int64_t begin, int64_t end,
                                                     const double *__restrict__ x, int64_t *acc)
 {
     krill_oz_row r;
     double a, xv;
+    int nd, nd_max;
+    const int sublane = (threadIdx.x & 31) % L;
     krill_oz_row_init(&r);
-    for (int64_t k = begin; k < end; k++)
+    for (int64_t k = begin + sublane; k < end; k += L)
         if (v.term(k, x, &a, &xv)) krill_oz_row_stats(&r, a, xv);
-    if (krill_oz_row_begin(&r, acc) > 0)
-        for (int64_t k = begin; k < end; k++)
+#pragma unroll
+    for (int off = L / 2; off > 0; off >>= 1) {
+        krill_oz_row o;
+        o.amax = __shfl_xor_sync(0xffffffffu, (unsigned long long)r.amax, off, L);
+        o.xmax = __shfl_xor_sync(0xffffffffu, (unsigned long long)r.xmax, off, L);
+        o.alsb = __shfl_xor_sync(0xffffffffu, r.alsb, off, L);
+        o.xlsb = __shfl_xor_sync(0xffffffffu, r.xlsb, off, L);
+        o.flags = __shfl_xor_sync(0xffffffffu, r.flags, off, L);
+        o.n = __shfl_xor_sync(0xffffffffu, (int)r.n, off, L);    /* <= KRILL_OZ_ROW_MAX_N */
+        krill_oz_row_merge(&r, &o);
+    }
+    nd = krill_oz_row_begin(&r, acc);
+    if (nd > 0)
+        for (int64_t k = begin + sublane; k < end; k += L)
             if (v.term(k, x, &a, &xv)) krill_oz_row_add(&r, a, xv, acc);
+    nd_max = __reduce_max_sync(0xffffffffu, (unsigned)nd);   /* every sub-warp's shuffles */
+    for (int c = 0; c < nd_max; c++) {
+        long long t = c < nd ? (long long)acc[c] : 0;
+#pragma unroll
+        for (int off = L / 2; off > 0; off >>= 1) t += __shfl_down_sync(0xffffffffu, t, off, L);
+        if (c < nd) acc[c] = (int64_t)t;
+    }
     return krill_oz_row_end(&r, acc);
 }
 
 /* L lanes per row (1, 2, 4, ..., 32), 32 / L rows per warp and step, warps cyclic over a
  * grid-stride loop. The loop test depends only on the warp, so every lane reaches every
- * shuffle; a sub-warp whose first lane takes the exact path holds only its own warp. */
+ * shuffle; when a sub-warp's fast path leaves its row undecided, the whole warp runs the
+ * exact path (krill_oz_range_exact) with empty ranges for the sub-warps already done. */
 template <int L, class V>
 __global__ void KRILL_OZ_ROW_BOUNDS
 krill_oz_spmv_range_kernel(V v, int64_t n_rows, double alpha, const double *__restrict__ x,
@@ -191,17 +225,22 @@ krill_oz_spmv_range_kernel(V v, int64_t n_rows, double alpha, const double *__re
         const int count = n_rows - first < rows_per_warp ? (int)(n_rows - first) : rows_per_warp;
         int64_t begin = 0, end = 0;
         krill_oz_fast f;
-        double a, xv, s;
+        double a, xv, s = 0.0;
+        int decided = 1;
         v.locate_rows(first, count, sub, &begin, &end);
         if (sub >= count) begin = end = 0;
         krill_oz_fast_init(&f);
         for (int64_t k = begin + sublane; k < end; k += L)
             if (v.term(k, x, &a, &xv)) krill_oz_fast_add(&f, a, xv);
         krill_oz_fast_reduce<L>(&f);
-        if (sub < count && sublane == 0) {
-            if (!krill_oz_fast_end(&f, &s)) s = krill_oz_range_exact(v, begin, end, x, acc);
-            krill_oz_store_row(y, first + sub, alpha, s, beta);
+        if (sublane == 0) decided = krill_oz_fast_end(&f, &s);
+        decided = __shfl_sync(0xffffffffu, decided, 0, L);   /* the sub-warp's verdict */
+        if (__any_sync(0xffffffffu, !decided)) {
+            const double e = krill_oz_range_exact<L>(v, decided ? 0 : begin, decided ? 0 : end,
+                                                     x, acc);
+            if (!decided) s = e;
         }
+        if (sub < count && sublane == 0) krill_oz_store_row(y, first + sub, alpha, s, beta);
     }
 }
 
@@ -248,12 +287,15 @@ krill_status krill_oz_spmv_range_launch_lanes(krill_ctx *ctx, const V &v, int64_
 
 /* Lanes a row of the range kernel for n_rows rows of mean length mean_row_nnz: the plain
  * csr kernel's rule (krill_gpu_lanes_per_row: about 3 entries a lane) applied to
- * mean_row_nnz / KRILL_OZ_ROW_LANE_DIVISOR. A lane's term costs about 13 FP64 operations
- * and each level of the merge tree about 2 terms' worth, so rows may run faster with fewer
- * lanes than the plain kernel's: -DKRILL_OZ_ROW_LANE_DIVISOR=2 (or 4) halves (quarters)
- * them. Default 1, the plain rule; not measured yet. */
+ * mean_row_nnz / KRILL_OZ_ROW_LANE_DIVISOR, so about 12 entries a lane. A lane's term costs
+ * about 24 FP64 operations and each level of the merge tree about one term's worth plus 6
+ * shuffles, so rows run faster with fewer lanes than the plain kernel's. Measured on an H100
+ * (bench_spmv --device gpu --repro --formats csr,segscan elasticity3d:160,64,64
+ * poisson3d:128; reproducible / plain time, csr): divisor 1 (the plain rule) 1.92 and 1.40,
+ * 2: 1.35 and 1.13, 4: 1.12 and 1.13; 4 with __launch_bounds__ asking 6 blocks an SM
+ * (KRILL_OZ_ROW_MIN_BLOCKS=6): 1.29 and 1.32. */
 #ifndef KRILL_OZ_ROW_LANE_DIVISOR
-#define KRILL_OZ_ROW_LANE_DIVISOR 1
+#define KRILL_OZ_ROW_LANE_DIVISOR 4
 #endif
 static inline int krill_oz_row_lanes(double mean_row_nnz, int64_t n_rows)
 {

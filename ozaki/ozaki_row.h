@@ -36,29 +36,50 @@
 #include "ozaki/ozaki_math.h"
 
 /* ---- the fast path ------------------------------------------------------------------------
- * A compensated sum (Dot2 of Ogita, Rump and Oishi) with a rigorous bound decides most rows
- * in one pass. Per term: p = fl(a x) and its error e = a x - p (TwoProduct, krill_oz_two_prod:
- * exact); hi <- fl(hi + p) and its error t (TwoSum: exact); lo <- fl(lo + fl(t + e));
- * T <- fl(T + fl(|t| + |e|)).
- * So the exact sum is hi + L with L the exact sum of the m error terms, and lo is L summed
- * in floating point (a summation tree of height <= m), whence
- *   |lo - L| <= gamma_m sum |terms| <= m u T (1 + 2^-17) <= (2 m + 4) u fl(T)   (u = 2^-53),
- * for m <= 2^32 (gamma_m = m u / (1 - m u); T's own rounding is inside the margin). That
- * holds when no product or error term underflows and nothing overflows, which the guard
- * ensures: every |a|, |x| is 0 or in [2^-400, 2^400] (products in [2^-800, 2^800], their
- * errors multiples of 2^-904: exact; a sum that underflows is exact anyway). At the end
- * (s, c) = TwoSum(hi, lo) exactly, so the exact sum X lies in [s + c - E, s + c + E] with
- * E = fl((2 m + 4) 2^-53 T). If that interval lies strictly between the midpoints around s,
- * RN(X) = s: tested as fl(h_up - c') > 2 E and fl(h_dn + c') > 2 E, where h_up and h_dn are
- * half the gaps from |s| to its neighbors and c' is c with the sign of s (a positive fl(D)
- * > 2 E means D > E: a subtraction rounds by at most u relatively and is exact when it
- * underflows). Otherwise (an operand out of range, X within E of a midpoint, |s| below
- * 2^-1000 or above 2^900, or s = 0 with an error left) krill_oz_fast_end says so and the
- * exact path decides. The result being the correctly rounded sum either way, the fast
- * path's own order of operations, lane split and way of forming e cannot change a bit. */
+ * A twice-compensated sum (the K = 3 member of Ogita, Rump and Oishi's DotK family: the
+ * first-level errors are summed error-free once more) with a rigorous bound decides most rows
+ * in one pass. Per term a x:
+ *   (p, e)    = TwoProduct(a, x)     p + e = a x exactly (krill_oz_two_prod)
+ *   (hi, t)  <- TwoSum(hi, p)        hi_old + p = hi + t
+ *   (r, q0)   = TwoSum(t, e)         t + e = r + q0
+ *   (mid, q1) <- TwoSum(mid, r)      mid_old + r = mid + q1
+ *   lo <- fl(lo + fl(q0 + q1)),  T <- fl(T + fl(|q0| + |q1|)),  m <- m + 2.
+ * So the exact sum is X = hi + mid + Q with Q the exact sum of the m second-level errors q,
+ * and lo is Q summed in floating point by a tree of height <= m, whence
+ *   |lo - Q| <= gamma_m sum |q| <= m u T (1 + 2^-17) <= (2 m + 4) u fl(T) =: E   (u = 2^-53),
+ * for m <= 2^32 (gamma_m = m u / (1 - m u); T's own rounding is inside the margin, which is
+ * a factor of about 2). That holds when no product or error term underflows and nothing
+ * overflows, which the guard (krill_oz_fast_guard) ensures: every |a|, |x| is 0 or in
+ * [2^-1022, 2^400] and every product of nonzero operands has |fl(a x)| >= 2^-800 (products
+ * in [2^-800, 2^800], their errors exact multiples of 2^-906, hence so are all the sums and
+ * errors below, and T is 0 or at least 2^-906; TwoSum is exact whenever nothing overflows).
+ * Tiny operands are fine where their products are not: the entries of a Krylov vector that
+ * decay to 1e-200 away from the right-hand side's support meet matrix entries near 1. Dot2's bound (one level: lo summing t + e) is about u^2 times the sum of the
+ * |products|; this one is about u^3 times it, and exactly 0 when the second-level sums were
+ * exact. So rows with heavy cancellation (A p on a smooth p inside CG; the projections of
+ * Gram-Schmidt's second pass, at rounding level) and exact zeros whose products have
+ * rounding errors are decided here instead of taking the exact path. The two TwoSums that
+ * feed mid do not wait for hi's, so a term's critical path stays one TwoSum long.
+ * At the end, when T = 0 every q was 0, so X = hi + mid exactly and RN(X) = fl(hi + mid):
+ * decided, ties included (sums of a few doubles of one binade land on a midpoint often:
+ * 13% of the rows of A p in CG on poisson3d:40 were exact ties). Otherwise
+ * (s1, c1) = TwoSum(hi, mid) exactly, w = fl(c1 + lo) = c1 + lo + d with
+ * |d| <= u |w|, and (s, c) = TwoSum(s1, w) exactly; so X lies in [s + c - E', s + c + E']
+ * with E' = E + u |w|, and e2 = fl(fl(2 E) + |w| 2^-51) >= 2 E' (|w| 2^-51 = 4 u |w| is exact:
+ * w is 0 or at least 2^-906, like every quantity here, for a floating-point sum of multiples
+ * of 2^-906 is one; the last rounding is covered by the slack of both terms). If the interval lies strictly between the midpoints around s,
+ * RN(X) = s: tested as fl(h_up - c') > e2 and fl(h_dn + c') > e2, where h_up and h_dn are
+ * half the gaps from |s| to its neighbors and c' is c with the sign of s (a positive
+ * fl(D) > 2 E' means D > E': a subtraction rounds by at most u relatively and is exact when
+ * it underflows). s = 0 forces c = 0 (a nonzero exact sum never rounds to zero), and e2 = 0
+ * means T = 0 and w = 0, so X = 0 exactly: +0. Otherwise (a term the guard refuses, X within
+ * E' of a midpoint, |s| below 2^-1000 or above 2^900, or s = 0 with an error left)
+ * krill_oz_fast_end says so and the exact path decides. The result being the correctly
+ * rounded sum either way, the fast path's own order of operations, lane split and way of
+ * forming e cannot change a bit. */
 
 typedef struct krill_oz_fast {
-    double hi, lo;           /* the sum is hi + lo, up to lo's rounding errors */
+    double hi, mid, lo;      /* the sum is hi + mid + lo, up to lo's rounding errors */
     double t;                /* sum of the magnitudes of the error terms added into lo */
     int64_t m;               /* error terms added into lo */
     int ok;                  /* every operand so far in range */
@@ -66,7 +87,7 @@ typedef struct krill_oz_fast {
 
 KRILL_OZ_HD void krill_oz_fast_init(krill_oz_fast *f)
 {
-    f->hi = f->lo = f->t = 0.0;
+    f->hi = f->mid = f->lo = f->t = 0.0;
     f->m = 0;
     f->ok = 1;
 }
@@ -80,21 +101,23 @@ KRILL_OZ_HD double krill_oz_two_sum(double a, double b, double *err)
     return s;
 }
 
-/* TwoProduct: p = fl(a x) and *err = a x - p, exact for a and x in the fast path's range
- * ({0} U [2^-400, 2^400], magnitudes). The device's fused multiply-add __fma_rn; on the host
+/* TwoProduct: p = fl(a x) and *err = a x - p, exact for terms that pass the fast path's guard
+ * (krill_oz_fast_guard). The device's fused multiply-add __fma_rn; on the host
  * the hardware FMA where the compiler targets one (__FMA__: fma() is then one instruction),
  * else Dekker's product over Veltkamp's split (no libm call: fma() without -mfma is a
  * function call, and a slow one where the CPU has no FMA). Veltkamp: c = (2^27 + 1) v,
  * v_hi = c - (c - v), v_lo = v - v_hi splits v into two halves of at most 26 significant
  * bits each, v = v_hi + v_lo exactly, so every partial product below is exact and the
  * error comes out exact (Dekker 1971) unless something overflows or underflows. Neither
- * can happen in range: |c| <= 2^428; the partial products lie below 2^802; and a
+ * can happen for guarded terms: |c| <= 2^428; the partial products lie below 2^802; and a
  * sufficient condition for an exact error, e_a + e_x >= e_min + 52 = -970 with e_a, e_x the
  * exponents of the operands' last places and e_min = -1022 (Boldo 2006, "Pitfalls of a full
  * floating-point proof: example on the formal proof of the Veltkamp/Dekker algorithms"),
- * holds with room to spare: a nonzero operand >= 2^-400 has e >= -452, so e_a + e_x >= -904
- * (a zero operand gives p = 0 and an error of exactly 0). The three ways give the same
- * (p, err): all are exact. */
+ * holds with room to spare: normal a in [2^Ea, 2^(Ea + 1)) and x likewise with
+ * |fl(a x)| >= 2^-800 have Ea + Ex >= -802, so e_a + e_x = Ea + Ex - 104 >= -906 (a zero
+ * operand gives p = 0 and an error of exactly 0). With the FMA, a x - p is a multiple of
+ * 2^(e_a + e_x) >= 2^-906 below half an ulp of p: representable. The three ways give the
+ * same (p, err): all are exact. */
 KRILL_OZ_HD double krill_oz_two_prod(double a, double x, double *err)
 {
     const double p = KRILL_OZ_MUL(a, x);
@@ -112,37 +135,48 @@ KRILL_OZ_HD double krill_oz_two_prod(double a, double x, double *err)
     return p;
 }
 
-/* |v| in {0} U [2^-400, 2^400] (false for Inf and NaN), from the bit pattern of |v| (which
- * orders like the value): integer steps only, no branches, and no floating-point compares,
- * which on the GPU would share the FP64 pipe with the sum itself. */
-KRILL_OZ_HD int krill_oz_fast_in_range(double v)
+/* The fast path's guard on a term a x with p = fl(a x): |a| and |x| are 0 or in
+ * [2^-1022, 2^400] (false for subnormals, Inf and NaN), and |p| >= 2^-800 unless a or x is
+ * 0. From the bit patterns of the magnitudes (which order like the values): integer steps
+ * only, no branches, and no floating-point compares, which on the GPU would share the FP64
+ * pipe with the sum itself. */
+KRILL_OZ_HD int krill_oz_fast_guard(double a, double x, double p)
 {
-    const uint64_t b = krill_oz_abs_bits(v);
-    const uint64_t lo = (uint64_t)(1023 - 400) << 52, hi = (uint64_t)(1023 + 400) << 52;
-    return (b == 0) | (b - lo <= hi - lo);          /* unsigned: b < lo wraps above hi - lo */
+    const uint64_t ba = krill_oz_abs_bits(a), bx = krill_oz_abs_bits(x);
+    const uint64_t lo = (uint64_t)1 << 52, hi = (uint64_t)(1023 + 400) << 52;
+    const uint64_t plo = (uint64_t)(1023 - 800) << 52;
+    const int zero = (ba == 0) | (bx == 0);
+    /* unsigned: b < lo wraps above hi - lo */
+    return ((ba == 0) | (ba - lo <= hi - lo)) & ((bx == 0) | (bx - lo <= hi - lo)) &
+           (zero | (krill_oz_abs_bits(p) >= plo));
 }
 
-/* one term a x (an operand out of range clears ok: what the other fields then hold does
+/* one term a x (a term the guard refuses clears ok: what the other fields then hold does
  * not matter, krill_oz_fast_end declines) */
 KRILL_OZ_HD void krill_oz_fast_add(krill_oz_fast *f, double a, double x)
 {
-    double p, e, t;
-    f->ok &= krill_oz_fast_in_range(a) & krill_oz_fast_in_range(x);
+    double p, e, t, r, q0, q1;
     p = krill_oz_two_prod(a, x, &e);
+    f->ok &= krill_oz_fast_guard(a, x, p);
     f->hi = krill_oz_two_sum(f->hi, p, &t);
-    f->lo = KRILL_OZ_ADD(f->lo, KRILL_OZ_ADD(t, e));
-    f->t = KRILL_OZ_ADD(f->t, KRILL_OZ_ADD(fabs(t), fabs(e)));
+    r = krill_oz_two_sum(t, e, &q0);
+    f->mid = krill_oz_two_sum(f->mid, r, &q1);
+    f->lo = KRILL_OZ_ADD(f->lo, KRILL_OZ_ADD(q0, q1));
+    f->t = KRILL_OZ_ADD(f->t, KRILL_OZ_ADD(fabs(q0), fabs(q1)));
     f->m += 2;
 }
 
-/* f <- the sum of f's terms and g's (lanes that split a row) */
+/* f <- the sum of f's terms and g's (lanes that split a row): (hi, t) = TwoSum(f.hi, g.hi),
+ * (r, q0) = TwoSum(f.mid, g.mid), (mid, q1) = TwoSum(r, t); q0 and q1 join lo as above. */
 KRILL_OZ_HD void krill_oz_fast_merge(krill_oz_fast *f, const krill_oz_fast *g)
 {
-    double t;
+    double t, r, q0, q1;
     f->hi = krill_oz_two_sum(f->hi, g->hi, &t);
-    f->lo = KRILL_OZ_ADD(KRILL_OZ_ADD(f->lo, g->lo), t);
-    f->t = KRILL_OZ_ADD(KRILL_OZ_ADD(f->t, g->t), fabs(t));
-    f->m += g->m + 1;
+    r = krill_oz_two_sum(f->mid, g->mid, &q0);
+    f->mid = krill_oz_two_sum(r, t, &q1);
+    f->lo = KRILL_OZ_ADD(KRILL_OZ_ADD(f->lo, g->lo), KRILL_OZ_ADD(q0, q1));
+    f->t = KRILL_OZ_ADD(KRILL_OZ_ADD(f->t, g->t), KRILL_OZ_ADD(fabs(q0), fabs(q1)));
+    f->m += g->m + 2;
     f->ok = f->ok && g->ok;
 }
 
@@ -150,11 +184,20 @@ KRILL_OZ_HD void krill_oz_fast_merge(krill_oz_fast *f, const krill_oz_fast *g)
  * the exact path). */
 KRILL_OZ_HD int krill_oz_fast_end(const krill_oz_fast *f, double *sum)
 {
-    double s, c, e2, as, cs, up, dn;
+    double s1, c1, w, aw, s, c, e2, as, cs, up, dn;
     uint64_t bits;
     if (!f->ok || f->m > ((int64_t)1 << 32)) return 0;
-    s = krill_oz_two_sum(f->hi, f->lo, &c);
-    e2 = KRILL_OZ_MUL(f->t, (double)(2 * f->m + 4) * 0x1p-52);   /* 2 E */
+    if (f->t == 0.0) {                 /* X = hi + mid exactly: one IEEE addition rounds it */
+        s = KRILL_OZ_ADD(f->hi, f->mid);
+        *sum = s == 0.0 ? 0.0 : s;                        /* an exact zero: +0 */
+        return 1;
+    }
+    s1 = krill_oz_two_sum(f->hi, f->mid, &c1);
+    w = KRILL_OZ_ADD(c1, f->lo);
+    aw = fabs(w);
+    s = krill_oz_two_sum(s1, w, &c);
+    e2 = KRILL_OZ_ADD(KRILL_OZ_MUL(f->t, (double)(2 * f->m + 4) * 0x1p-52),     /* 2 E' */
+                      KRILL_OZ_MUL(aw, 0x1p-51));
     if (s == 0.0) {
         if (c != 0.0 || e2 != 0.0) return 0;
         *sum = 0.0;                                       /* an exact zero: +0 */

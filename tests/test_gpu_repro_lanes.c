@@ -9,8 +9,9 @@
  * 2, 4, 8, 16 and 32 lanes a row, every 97th row empty, and among ordinary rows ((rand -
  * 0.5) 2^(+-20) values) rows every split of the fast path must decline: an operand of
  * 1e-300 or 1e300 (outside [2^-400, 2^400]), an exact tie (1 + 2^-53 on columns where x is
- * 1, the other terms cancelling in pairs), an exact zero whose products have rounding errors
- * (pairs 3 (0.1) - 3 (0.1) on columns where x is 0.1), and an infinite x_j. Each GPU format
+ * 1, the other terms cancelling in pairs), an exact zero (pairs 3 (0.1) - 3 (0.1) on columns
+ * where x is 0.1, one of them 1e300 (0.1) - 1e300 (0.1): the products' rounding errors alone
+ * the fast path would decide), and an infinite x_j. Each GPU format
  * (csr, cusparse, segscan through the lanes; ell and rbp-csr, a thread a row, for contrast)
  * must give the bits of the CPU csr's spmv_repro and of the correctly rounded reference
  * (rs_row_sum: krill_oz_row_gather, a function of the products alone), for (alpha, beta) =
@@ -71,7 +72,8 @@ static double *lanes_x(int32_t n)
 /* One row's columns and values (len >= 1): kind 0 and LK_TINY / _HUGE / _INF ordinary
  * values on every other column from c0 (LK_INF also the last column, where x is Inf; the
  * hard value at position `at`); LK_TIE pairs (v, -v) on columns with x = 1 and one pair
- * replaced by (1, 2^-53); LK_ZERO pairs (3 + k, -(3 + k)) on columns with x = 0.1. */
+ * replaced by (1, 2^-53); LK_ZERO pairs (3 + k, -(3 + k)) on columns with x = 0.1, the same
+ * pair replaced by (1e300, -1e300). */
 static void lanes_row(int32_t i, int32_t len, int32_t n, int kind, int32_t *col, double *val)
 {
     const uint64_t h = mix((uint64_t)i * 7919u + 17u);
@@ -89,10 +91,10 @@ static void lanes_row(int32_t i, int32_t len, int32_t n, int kind, int32_t *col,
             val[k + 1] = -val[k];
         }
         if (len % 2) val[len - 1] = 0.0;
-        if (kind == LK_TIE && len >= 2) {
+        if (len >= 2) {
             const int32_t q = at / 2 * 2 + 1 < len ? at / 2 * 2 : 0;
-            val[q] = 1.0;
-            val[q + 1] = 0x1p-53;
+            val[q] = kind == LK_TIE ? 1.0 : 1e300;
+            val[q + 1] = kind == LK_TIE ? 0x1p-53 : -1e300;
         }
     } else if (kind == LK_TINY) {
         val[at] = 1e-300;
@@ -112,7 +114,7 @@ static krill_csr *lanes_matrix(int32_t n, int mean)
     for (int32_t i = 0; i < n; i++) {
         const int32_t l = mean / 2 + (int32_t)(mix((uint64_t)i + 99u) % (uint64_t)(mean + 1));
         len[i] = i % 97 == 0 ? 0 : l < 1 ? 1 : l;
-        if (i % 8 == LK_TIE && len[i] < 2) len[i] = 2;
+        if ((i % 8 == LK_TIE || i % 8 == LK_ZERO) && len[i] < 2) len[i] = 2;
         nnz += len[i];
     }
     CHECK_OK(krill_csr_create(n, n, nnz, &a));

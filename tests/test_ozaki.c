@@ -599,13 +599,16 @@ static void test_mdot(void)
 
 /* The verdicts of the last call on ctxs[c] (first k columns) against want (1 decided, 0 the
  * exact path, -1 not tried) */
+/* want[j]: 1 decided, 0 declined, -1 not tried, VERDICT_EITHER (an exact tie: decided where
+ * the split left no third-level error, declined elsewhere; the bits are checked either way) */
+#define VERDICT_EITHER 2
 static void check_verdicts(int c, int k, const int *want, const char *what)
 {
     int got[KRILL_OZ_KMAX];
     CHECK_OK(krill_ozaki_fast_verdicts(ctxs[c], k, got));
     for (int j = 0; j < k; j++) {
         tu_checks++;
-        if (got[j] != want[j]) {
+        if (want[j] != VERDICT_EITHER && got[j] != want[j]) {
             tu_failures++;
             fprintf(stderr, "%s: %d threads, column %d: fast path verdict %d, expected %d\n",
                     what, thread_counts[c], j, got[j], want[j]);
@@ -670,8 +673,13 @@ static void test_fast_path(void)
     check_fast_dot(7, x, y, 1, "n = 7");
     for (int64_t i = 0; i < n; i++) y[i] = ldexp(y[i], 370) * (i % 2 ? 1 : -1);
     check_fast_dot(n, x, y, 1, "y scaled by 2^370, towards the guard's top 2^400");
-    /* ... and not: an exact zero left by cancelling rounding errors, a result of one ulp of
-     * the terms, an exact tie, operands outside [2^-400, 2^400], subnormals, Inf / NaN */
+    /* ... and not: an exact zero left by cancelling rounding errors over a range of 2^+-40
+     * (phi 4: the second level's sums are not exact), operands above 2^400, subnormal
+     * operands, products below 2^-800, Inf / NaN. It does decide a result of one ulp of the
+     * terms (the bound is about u^3 times the sum of the |products|), an operand of 2^-401
+     * whose products are not tiny, and an exact tie where no third-level error is left
+     * (then one IEEE addition rounds the exact sum); a tie with such an error left it
+     * cannot decide, and which split leaves one varies */
     oz_ref_phi_vector(x, 64, 4.0, 77);
     oz_ref_phi_vector(y, 64, 4.0, 78);
     for (int i = 0; i < 32; i++) {
@@ -680,14 +688,15 @@ static void test_fast_path(void)
     }
     check_fast_dot(64, x, y, 0, "exact cancellation");
     x[63] = nextafter(x[63], 0.0);
-    check_fast_dot(64, x, y, 0, "cancellation to one ulp");
+    check_fast_dot(64, x, y, 1, "cancellation to one ulp");
     x[0] = 1.0; y[0] = 1.0;
     x[1] = 0x1p-53; y[1] = 1.0;
-    check_fast_dot(2, x, y, 0, "1 + 2^-53: a tie (to even: 1)");
+    check_fast_dot(2, x, y, 1, "1 + 2^-53: a tie (to even: 1)");
     x[1] = 0x1.8p-52; y[1] = 1.0;
     x[2] = 0.1; y[2] = 0.3;   /* inexact products that cancel exactly */
     x[3] = -0.1; y[3] = 0.3;
-    check_fast_dot(4, x, y, 0, "1 + 3 2^-53 + 0.1 0.3 - 0.1 0.3: a tie (to even: 1 + 2^-51)");
+    check_fast_dot(4, x, y, VERDICT_EITHER,
+                   "1 + 3 2^-53 + 0.1 0.3 - 0.1 0.3: a tie (to even: 1 + 2^-51)");
     x[2] = 0x1p-1074; y[2] = 0x1p-400;
     check_fast_dot(3, x, y, 0, "a subnormal operand");
     oz_ref_phi_vector(x, 1000, 1.0, 503);
@@ -695,7 +704,9 @@ static void test_fast_path(void)
     x[500] = 0x1p401;
     check_fast_dot(1000, x, y, 0, "an operand above 2^400");
     x[500] = 0x1p-401;
-    check_fast_dot(1000, x, y, 0, "an operand below 2^-400");
+    check_fast_dot(1000, x, y, 1, "an operand of 2^-401, its product not tiny");
+    x[500] = 0x1p-810;
+    check_fast_dot(1000, x, y, 0, "a product below 2^-800");
     x[500] = 1.0;
     check_fast_dot(1000, x, y, 1, "the same in range");
     {

@@ -98,7 +98,8 @@ static void test_midpoints(void)
     double a[4] = {1.0, 0x1p-53, 0x1p-110, -0x1p-110}, x[4] = {1.0, 1.0, 1.0, 1.0}, s;
     check_row(2, a, x, "midpoint");                       /* 1 + 2^-53: ties to even, 1 */
     CHECK(exact_row(2, a, x) == 1.0);
-    CHECK(!fast_row(2, a, x, 1, &s));                     /* a tie is never the fast path's */
+    CHECK(fast_row(2, a, x, 1, &s) && s == 1.0);          /* nothing left at the third level: */
+                                                          /* one IEEE addition rounds it     */
     check_row(3, a, x, "above the midpoint");             /* rounds up */
     CHECK(exact_row(3, a, x) == 1.0 + 0x1p-52);
     a[2] = -0x1p-110;
@@ -107,8 +108,8 @@ static void test_midpoints(void)
     {
         double c[3] = {3.0, -3.0, 0.0}, y[3] = {0.1, 0.1, 5.0};
         check_row(3, c, y, "exact zero");                 /* the products' errors cancel too: */
-        CHECK(oz_same_bits(exact_row(3, c, y), 0.0));     /* +0 (the fast path declines: its  */
-        CHECK(!fast_row(3, c, y, 1, &s));                 /* bound is not zero)               */
+        CHECK(oz_same_bits(exact_row(3, c, y), 0.0));     /* +0, and the fast path's second   */
+        CHECK(fast_row(3, c, y, 1, &s) && oz_same_bits(s, 0.0));   /* level sums them exactly */
         c[2] = 1e-30;                                     /* 3 (0.1) - 3 (0.1) + tiny */
         check_row(3, c, y, "cancellation");
     }
@@ -250,29 +251,28 @@ static void test_pass_structure(void)
     CHECK(one_pass >= rows * 99 / 100);
     for (int r = 0; r < 400; r++) {      /* rows that must take all three passes */
         const int n = 4 + r % 60, at = (r * 31) % n, kind = r % 8;
-        const double hard[8] = {1e-300, 1e300, INFINITY, NAN, 0x1p-401, 0x1.0000000000001p400,
-                                -INFINITY, 0.0};
+        const double hard[8] = {1e-300, 1e300, INFINITY, NAN, 0x1p-1050, 0x1.0000000000001p400,
+                                -INFINITY, 0x1p-900};
         for (int k = 0; k + 1 < n; k += 2) {   /* pairs that cancel exactly */
             a[k] = 1.0 + (double)((k * 7 + r) % 13) / 16.0;
             a[k + 1] = -a[k];
             x[k] = x[k + 1] = 0.75 + (double)((k + r) % 5) / 8.0;
         }
         if (n % 2) a[n - 1] = x[n - 1] = 0.0;
-        if (kind < 7) {                  /* an operand outside the fast path's range */
-            a[at] = hard[kind];
-            x[at] = 1.5;
-        } else {                         /* a pair replaced: a tie, 1 + 2^-53 */
-            const int q = 2 * (at / 2) + 1 < n ? 2 * (at / 2) : 0;
-            a[q] = x[q] = x[q + 1] = 1.0;
-            a[q + 1] = 0x1p-53;
-        }
+        a[at] = hard[kind];              /* a term the guard refuses: a product below 2^-800, */
+        x[at] = 1.5;                     /* an operand above 2^400, subnormal, Inf or NaN     */
         check_passes(n, a, x, 1, "hard row");
         fell_back++;
     }
-    {   /* an exact zero with error terms left, 3 (0.1) - 3 (0.1): +0 by the exact path */
-        double c[4] = {3.0, 2.0, -3.0, -2.0}, y[4] = {0.1, 0.7, 0.1, 0.7};
-        check_passes(4, c, y, 1, "exact zero");
+    {   /* an exact zero whose products have rounding errors, 3 (0.1) + 2 (0.7) - 3 (0.1) -
+         * 2 (0.7): +0, in one pass on every lane split (the errors cancel exactly at the
+         * second level: a one-level compensated sum would have to decline); the same with
+         * 1e300 (0.1) - 1e300 (0.1) added: out of range, +0 by the exact path */
+        double c[6] = {3.0, 2.0, -3.0, -2.0, 1e300, -1e300}, y[6] = {0.1, 0.7, 0.1, 0.7, 0.1, 0.1};
+        CHECK(check_passes(4, c, y, 0, "exact zero") == 1);
         CHECK(oz_same_bits(exact_row(4, c, y), 0.0));
+        check_passes(6, c, y, 1, "exact zero out of range");
+        CHECK(oz_same_bits(exact_row(6, c, y), 0.0));
         fell_back++;
     }
     printf("pass structure: %d rows left to the exact path, with lanes\n", fell_back);
@@ -298,8 +298,8 @@ static int exact_in_integers(double a, double x, double p, double e)
     return (oz_i128)ma * mx == (oz_i128)pb + (oz_i128)eb;
 }
 
-/* a double of the fast path's range: random 53-bit significand, exponent in [-400, 399] */
-static double random_in_range(uint64_t *state)
+/* a random double: 53-bit significand, sign, exponent in [e_lo, e_hi] */
+static double random_double(uint64_t *state, int e_lo, int e_hi)
 {
     uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -307,16 +307,18 @@ static double random_in_range(uint64_t *state)
     z ^= z >> 31;
     {
         const double m = 1.0 + (double)(z & ((1ull << 52) - 1)) * 0x1p-52;   /* [1, 2) */
-        const int e = (int)((z >> 52) % 800) - 400;
+        const int e = e_lo + (int)((z >> 52) % (uint64_t)(e_hi - e_lo + 1));
         return (z >> 63 ? -1.0 : 1.0) * ldexp(m, e);
     }
 }
 
+/* a guarded term's TwoProduct is exact (and the guard passes it) */
 static int check_two_prod(double a, double x)
 {
     double e;
     const double p = krill_oz_two_prod(a, x, &e);
-    const int ok = oz_same_bits(p, a * x) && e == fma(a, x, -p) && exact_in_integers(a, x, p, e);
+    const int ok = oz_same_bits(p, a * x) && e == fma(a, x, -p) &&
+                   exact_in_integers(a, x, p, e) && krill_oz_fast_guard(a, x, p);
     if (!ok) {
         fprintf(stderr, "TwoProduct %a * %a: p %a e %a (fma %a)\n", a, x, p, e, fma(a, x, -p));
         CHECK(0);
@@ -330,6 +332,10 @@ static void test_two_prod(void)
                                  0x1p400, 0x1.fffffffffffffp399, 0x1.fffffffffffffp-1,
                                  0x1.0000000000001p0, 0x1.5555555555555p-2, 3.0, 0x1.fffffffp200,
                                  0x1.8000000000001p-200, 0.0};
+    /* the guard's corners: a normal operand as small as 2^-1022 whose product reaches 2^-800 */
+    static const double tiny[][2] = {{0x1p-1022, 0x1p222}, {0x1.fffffffffffffp-1022, 0x1.fffffffffffffp221},
+                                     {0x1.0000000000001p-1022, 0x1.fffffffffffffp399}, {0x1p-400, 0x1p-400},
+                                     {0x1.fffffffffffffp-601, 0x1.0000000000001p-200}};
     const int n_ext = (int)(sizeof ext / sizeof ext[0]);
     uint64_t state = 12345;
     int bad = 0, checked = 0;
@@ -344,11 +350,31 @@ static void test_two_prod(void)
                 bad += !check_two_prod(sgn & 1 ? -ext[i] : ext[i], sgn & 2 ? -ext[j] : ext[j]);
                 checked++;
             }
+    for (int i = 0; i < (int)(sizeof tiny / sizeof tiny[0]); i++) {
+        bad += !check_two_prod(tiny[i][0], tiny[i][1]) + !check_two_prod(-tiny[i][1], tiny[i][0]);
+        checked += 2;
+    }
     for (int k = 0; k < 200000; k++) {   /* random operands, and extremes times random ones */
-        const double a = random_in_range(&state), x = random_in_range(&state);
+        const double a = random_double(&state, -400, 399), x = random_double(&state, -400, 399);
+        /* a normal operand anywhere, its partner so that a x >= 2^-800 */
+        const double b = random_double(&state, -1022, 399);
+        const int eb = ilogb(b), lo = -800 - eb > -1022 ? -800 - eb : -1022;
+        const double y = random_double(&state, lo, 399);
         bad += !check_two_prod(a, x);
         bad += !check_two_prod(ext[k % n_ext], x);
-        checked += 2;
+        bad += !check_two_prod(b, y);
+        checked += 3;
+    }
+    {   /* what the guard refuses: a subnormal operand, one above 2^400, a product of normal
+         * operands below 2^-800 (its error may not be representable), Inf, NaN */
+        const double refused[][2] = {{0x1p-1074, 1.0}, {0x1.0000000000001p400, 1.0},
+                                     {0x1p-1022, 0x1.fffffffffffffp221}, {0x1p-500, 0x1p-301},
+                                     {INFINITY, 1.0}, {NAN, 1.0}};
+        for (int i = 0; i < (int)(sizeof refused / sizeof refused[0]); i++) {
+            const double a = refused[i][0], x = refused[i][1];
+            CHECK(!krill_oz_fast_guard(a, x, a * x) && !krill_oz_fast_guard(x, a, x * a));
+        }
+        CHECK(krill_oz_fast_guard(0x1p-1074 * 0.0, 0x1p399, 0.0));   /* zero times anything */
     }
     {   /* the integer check itself rejects an error term rounded to a float's 24 bits:
          * (1 - 2^-53)(1 + 2^-52) = 1 + 2^-53 - 2^-105, p = 1, e = 2^-53 - 2^-105 */
