@@ -3,10 +3,12 @@
  * matrix, A ~ L L^T (L on the lower triangle of A's pattern). M = L U or L L^T; apply solves
  * M z = r by a forward and a backward triangular solve.
  *
- * Build: the matrix comes back as a host CSR (krill_mat_to_csr); the analysis (diagonal
- * positions, the L^T map, the level sets of both solves; ilu_host.c) runs once on the host;
- * then the factorization runs on the context's device: ilu_host.c on the CPU, ilu.cu on the
- * GPU. Update (krill_pc_update_values): the matrix's new values, checked to have the same
+ * Build: the matrix comes back as a host CSR (krill_mat_to_csr), the only copy of A made:
+ * the analysis (diagonal positions, the level sets of both solves; ilu_host.c) runs once on
+ * the host and keeps its pattern, and on the CPU its values become the factors in place. The
+ * factorization runs on the context's device: ilu_host.c on the CPU (which checks ic0's
+ * symmetry as it goes), ilu.cu on the GPU (for ic0 after the L^T map, built with the same
+ * check). Update (krill_pc_update_values): the matrix's new values, checked to have the same
  * pattern, are factored again with the same analysis; after a failed build step or update, apply
  * refuses until an update succeeds. Layout, pivot rule and messages: ilu_impl.h.
  *
@@ -57,14 +59,15 @@ static void ilu_destroy(krill_ctx *ctx, void *impl)
     krill_free(p);
 }
 
-/* Factor a (with p's pattern) on the context's device. */
-static krill_status ilu_factor(krill_ctx *ctx, pc_ilu *p, const krill_csr *a)
+/* Factor a's values (p's pattern) on the context's device; on the CPU they become p->val,
+ * taken from a (a->val is NULL after). */
+static krill_status ilu_factor(krill_ctx *ctx, pc_ilu *p, krill_csr *a)
 {
     krill_status st = KRILL_OK;
     p->valid = 0;
-    krill_ilu_set_row_max(&p->h, a->val);
 #ifdef KRILL_HAVE_CUDA
     if (krill_on_gpu(ctx)) {
+        krill_ilu_set_row_max(&p->h, a->val);
         KRILL_TRY(krill_ilu_cuda_factor(ctx, p->gpu, &p->h, p->name, a->val));
         p->valid = 1;
         goto cleanup;
@@ -72,7 +75,9 @@ static krill_status ilu_factor(krill_ctx *ctx, pc_ilu *p, const krill_csr *a)
 #else
     (void)ctx;
 #endif
-    memcpy(p->val, a->val, (size_t)a->nnz * sizeof *p->val);
+    krill_free(p->val);
+    p->val = a->val;
+    a->val = NULL;
     KRILL_TRY(krill_ilu_factor_cpu(&p->h, p->name, p->val));
     if (p->parallel) krill_ilu_perm_values(&p->h, p->val, &p->perm);
     p->valid = 1;
@@ -112,10 +117,12 @@ static krill_status ilu_build_kind(krill_ctx *ctx, const krill_mat *mat, const c
     KRILL_TRY(krill_mat_to_csr(mat, &a));
     KRILL_TRY(krill_ilu_analyze(a, kind, name, &p->h));
 #ifdef KRILL_HAVE_CUDA
-    if (krill_on_gpu(ctx)) KRILL_TRY(krill_ilu_cuda_create(ctx, &p->h, &p->gpu));
+    if (krill_on_gpu(ctx)) {
+        if (kind == KRILL_ILU_KIND_IC0) KRILL_TRY(krill_ilu_symmetric_map(&p->h, a->val, name));
+        KRILL_TRY(krill_ilu_cuda_create(ctx, &p->h, &p->gpu));
+    }
 #endif
     if (!krill_on_gpu(ctx)) {
-        KRILL_ALLOC(p->val, a->nnz);
         p->parallel = krill_ilu_cpu_parallel(&p->h, p->threads);
         if (p->parallel) KRILL_TRY(krill_ilu_perm_build(&p->h, 1, &p->perm));
     }
@@ -191,6 +198,10 @@ static krill_status ilu_update(krill_ctx *ctx, void *impl, const krill_mat *mat)
     p->valid = 0;
     KRILL_TRY(krill_mat_to_csr(mat, &a));
     KRILL_TRY(krill_ilu_check_same(&p->h, a, p->name));
+#ifdef KRILL_HAVE_CUDA
+    if (krill_on_gpu(ctx) && p->h.kind == KRILL_ILU_KIND_IC0)
+        KRILL_TRY(krill_ilu_symmetric_map(&p->h, a->val, p->name));
+#endif
     KRILL_TRY(ilu_factor(ctx, p, a));
 cleanup:
     krill_csr_destroy(&a);

@@ -1,9 +1,10 @@
 /* precond/ilu_host.c - ILU(0) / IC(0) on the host: the analysis both devices share (pattern,
- * diagonal positions, transpose map, level sets), the CPU factorization, which is also the
- * plain C reference of the GPU's, and the CPU triangular solves. Layout, pivot rule and
- * dependency graph: precond/ilu_impl.h.
+ * diagonal positions, level sets; the GPU's transpose map), the CPU factorization, which is
+ * also the plain C reference of the GPU's, and the CPU triangular solves. Layout, pivot rule
+ * and dependency graph: precond/ilu_impl.h.
  *
- * Factorization of row i (rows in order; `pos` maps a column of row i to its position):
+ * Factorization of row i (rows in order; `pos` maps a column of row i to its offset in the
+ * row, 32 bits: a row has at most n entries; half the cache footprint of a 64-bit map):
  *   ilu0 (IKJ): for k in the strictly lower columns of row i, ascending:
  *                 a_ik = a_ik / u_kk;  a_ij -= a_ik * u_kj  for j > k in both row k and row i.
  *   ic0 (up-looking, row i of L from the finished rows above it):
@@ -15,6 +16,16 @@
  *                 the upper places (k, i) (L^T).
  * Every entry gets its updates in ascending k, like the textbook KIJ loops, so the bits are
  * theirs (products and differences rounded as written: -ffp-contract=off).
+ *
+ * ic0's transposed places without a map: rows run in ascending i, so the entries (k, i) that
+ * row k's upper part receives arrive in its own column order. A cursor per row k, starting
+ * after the diagonal, finds (k, i) when row i starts and then steps past it; the same look
+ * checks a_ki == a_ik (both still A's values then), so symmetry costs no pass of its own, and
+ * the k-loop of row i stops at the cursor: row k's entries left of it are the (k, j), j < i.
+ * Besides A's values and pattern (read, and the values written, once) the factorization
+ * touches two n-vectors (pos, 4 bytes; ic0's cursors, 8 bytes) and, for each (i, k), row k's
+ * upper part up to i (ic0) or to its end (ilu0).
+ * The row's max |a_ij| (the pivot scale) is taken when the row's values are first read.
  *
  * Solves: forward y_i = (r_i - sum_{j<i} a_ij y_j) [/ l_ii], backward z_i = (y_i -
  * sum_{j>i} a_ij z_j) / a_ii, each row summed in column order. Serially in row order (y in
@@ -84,58 +95,96 @@ cleanup:
     return st;
 }
 
-krill_status krill_ilu_analyze(const krill_csr *a, krill_ilu_kind kind, const char *name,
+/* The error of an IC(0) build or update given a matrix that is not symmetric. */
+static krill_status not_symmetric(const char *name)
+{
+    return krill_error(KRILL_ERR_ARG, "%s: the matrix is not symmetric (pattern and values); "
+                       "IC(0) factors symmetric matrices: use ilu0", name);
+}
+
+/* h's diagonal positions, lower_nnz and max_tri_row from its pattern; the first row without
+ * a stored diagonal, or -1. */
+static int32_t find_diagonals(krill_ilu_host *h)
+{
+    for (int32_t i = 0; i < h->n; i++) {
+        const int64_t begin = h->row_ptr[i], end = h->row_ptr[i + 1];
+        int64_t p = begin;
+        while (p < end && h->col[p] < i) p++;
+        if (p == end || h->col[p] != i) return i;
+        h->diag[i] = p;
+        h->lower_nnz += p - begin;
+        if (p - begin > h->max_tri_row) h->max_tri_row = p - begin;
+        if (end - p - 1 > h->max_tri_row) h->max_tri_row = end - p - 1;
+    }
+    return -1;
+}
+
+krill_status krill_ilu_analyze(krill_csr *a, krill_ilu_kind kind, const char *name,
                                krill_ilu_host *h)
 {
     krill_status st = KRILL_OK;
-    int64_t *cursor = NULL;
-    const int32_t n = a->n_rows;
+    int32_t missing;
     memset(h, 0, sizeof *h);
-    if (kind == KRILL_ILU_KIND_IC0 && !krill_csr_is_symmetric(a)) {
-        st = krill_error(KRILL_ERR_ARG, "%s: the matrix is not symmetric (pattern and values); "
-                         "IC(0) factors symmetric matrices: use ilu0", name);
-        goto cleanup;
-    }
     h->kind = kind;
-    h->n = n;
+    h->n = a->n_rows;
     h->nnz = a->nnz;
-    KRILL_ALLOC(h->row_ptr, (size_t)n + 1);
-    KRILL_ALLOC(h->col, a->nnz);
-    KRILL_ALLOC(h->diag, n);
-    KRILL_CALLOC(h->row_max, n);
-    memcpy(h->row_ptr, a->row_ptr, ((size_t)n + 1) * sizeof *h->row_ptr);
-    memcpy(h->col, a->col, (size_t)a->nnz * sizeof *h->col);
-    for (int32_t i = 0; i < n; i++) {
-        int64_t p = a->row_ptr[i];
-        while (p < a->row_ptr[i + 1] && a->col[p] < i) p++;
-        if (p == a->row_ptr[i + 1] || a->col[p] != i) {
-            st = krill_error(KRILL_ERR_NUMERIC, "%s: row %d (0-based) has no diagonal entry in "
-                             "its pattern; the factorization keeps A's pattern and needs every "
-                             "a_ii stored", name, i);
-            goto cleanup;
-        }
-        h->diag[i] = p;
-        h->lower_nnz += p - a->row_ptr[i];
-        {
-            const int64_t lower = p - a->row_ptr[i], upper = a->row_ptr[i + 1] - p - 1;
-            if (lower > h->max_tri_row) h->max_tri_row = lower;
-            if (upper > h->max_tri_row) h->max_tri_row = upper;
-        }
-    }
-    if (kind == KRILL_ILU_KIND_IC0) {
-        /* the pattern is symmetric: column j's rows, ascending, are row j's columns in order */
-        KRILL_ALLOC(h->transpose, a->nnz);
-        KRILL_ALLOC(cursor, n);
-        memcpy(cursor, a->row_ptr, (size_t)n * sizeof *cursor);
-        for (int32_t i = 0; i < n; i++)
-            for (int64_t p = a->row_ptr[i]; p < a->row_ptr[i + 1]; p++)
-                h->transpose[p] = cursor[a->col[p]]++;
+    h->row_ptr = a->row_ptr;   /* borrowed until success */
+    h->col = a->col;
+    KRILL_ALLOC(h->diag, h->n);
+    KRILL_CALLOC(h->row_max, h->n);
+    missing = find_diagonals(h);
+    if (missing >= 0) {
+        st = kind == KRILL_ILU_KIND_IC0 && !krill_csr_is_symmetric(a)
+                 ? not_symmetric(name)
+                 : krill_error(KRILL_ERR_NUMERIC, "%s: row %d (0-based) has no diagonal entry "
+                               "in its pattern; the factorization keeps A's pattern and needs "
+                               "every a_ii stored", name, missing);
+        goto cleanup;
     }
     KRILL_TRY(build_levels(h, 0, &h->lower));
     KRILL_TRY(build_levels(h, 1, &h->upper));
+    a->row_ptr = NULL;
+    a->col = NULL;
+cleanup:
+    if (st != KRILL_OK) {
+        h->row_ptr = NULL;     /* still a's */
+        h->col = NULL;
+        krill_ilu_host_free(h);
+    }
+    return st;
+}
+
+krill_status krill_ilu_symmetric_map(krill_ilu_host *h, const double *val, const char *name)
+{
+    krill_status st = KRILL_OK;
+    int64_t *cursor = NULL;
+    const int64_t *rp = h->row_ptr;
+    const int32_t *col = h->col;
+    const int fill = h->transpose == NULL;
+    KRILL_ALLOC(cursor, h->n);
+    if (fill) KRILL_ALLOC(h->transpose, h->nnz);
+    memcpy(cursor, rp, (size_t)h->n * sizeof *cursor);
+    for (int32_t i = 0; i < h->n; i++)
+        for (int64_t p = rp[i]; p < rp[i + 1]; p++) {
+            const int32_t j = col[p];
+            const int64_t q = cursor[j]++;
+            if (q >= rp[j + 1] || col[q] != i || val[q] != val[p]) {
+                st = not_symmetric(name);
+                goto cleanup;
+            }
+            if (fill) h->transpose[p] = q;
+        }
+    for (int32_t j = 0; j < h->n; j++)
+        if (cursor[j] != rp[j + 1]) {
+            st = not_symmetric(name);
+            goto cleanup;
+        }
 cleanup:
     krill_free(cursor);
-    if (st != KRILL_OK) krill_ilu_host_free(h);
+    if (st != KRILL_OK && fill) {
+        krill_free(h->transpose);
+        h->transpose = NULL;
+    }
     return st;
 }
 
@@ -147,9 +196,6 @@ krill_status krill_ilu_check_same(const krill_ilu_host *h, const krill_csr *a, c
                   memcmp(a->col, h->col, (size_t)h->nnz * sizeof *h->col) == 0,
                   "%s: update: the matrix's pattern is not the one the preconditioner was "
                   "built from; create a new preconditioner", name);
-    KRILL_REQUIRE(h->kind != KRILL_ILU_KIND_IC0 || krill_csr_is_symmetric(a),
-                  "%s: update: the new values are not symmetric; IC(0) factors symmetric "
-                  "matrices: use ilu0", name);
 cleanup:
     return st;
 }
@@ -218,44 +264,99 @@ krill_status krill_ilu_row_failure(const krill_ilu_host *h, const char *name, in
                        "pivot and entries are fine", name, row);
 }
 
-krill_status krill_ilu_factor_cpu(const krill_ilu_host *h, const char *name, double *val)
+/* ic0: row i's strictly lower entries (i, k) against their places (k, i), which the
+ * cursors of rows k reach in turn (the comment at the top): 1 when each is there with the
+ * same value (row i still holds A's values, and so do the (k, i) until row i is done), the
+ * cursors then stepped past them; 0 at the first that is not. */
+static int symmetric_row(const krill_ilu_host *h, int32_t i, const double *val, int64_t *cursor)
+{
+    for (int64_t p = h->row_ptr[i]; p < h->diag[i]; p++) {
+        const int32_t k = h->col[p];
+        const int64_t q = cursor[k]++;
+        if (q >= h->row_ptr[k + 1] || h->col[q] != i || val[q] != val[p]) return 0;
+    }
+    return 1;
+}
+
+/* ic0: the check of symmetric_row over rows from .. n - 1, then that every upper entry was
+ * met by its transpose (each cursor at its row's end): 1 when A is symmetric. */
+static int symmetric_rest(const krill_ilu_host *h, int32_t from, const double *val,
+                          int64_t *cursor)
+{
+    for (int32_t i = from; i < h->n; i++)
+        if (!symmetric_row(h, i, val, cursor)) return 0;
+    for (int32_t k = 0; k < h->n; k++)
+        if (cursor[k] != h->row_ptr[k + 1]) return 0;
+    return 1;
+}
+
+/* Row i of the factorization (the comment at the top); pos maps row i's columns, and for
+ * ic0 the cursors stand just past the places (k, i). Returns d_i for ic0, else 0. */
+static double factor_row(const krill_ilu_host *h, int32_t i, const int32_t *pos,
+                         const int64_t *cursor, double *val)
+{
+    const int64_t *rp = h->row_ptr, *diag = h->diag;
+    const int32_t *col = h->col;
+    double d = val[diag[i]], *row = val + rp[i];
+    for (int64_t p = rp[i]; p < diag[i]; p++) {
+        const int32_t k = col[p];
+        const double lik = val[p] / val[diag[k]];
+        val[p] = lik;
+        if (cursor) {   /* ic0: the (k, j), k < j < i, end just before (k, i) */
+            d -= lik * lik;
+            for (int64_t q = diag[k] + 1; q < cursor[k] - 1; q++)
+                if (pos[col[q]] >= 0) row[pos[col[q]]] -= lik * val[q];
+        } else {
+            for (int64_t q = diag[k] + 1; q < rp[k + 1]; q++)
+                if (pos[col[q]] >= 0) row[pos[col[q]]] -= lik * val[q];
+        }
+    }
+    return cursor ? d : 0.0;
+}
+
+krill_status krill_ilu_factor_cpu(krill_ilu_host *h, const char *name, double *val)
 {
     krill_status st = KRILL_OK;
     const int64_t *rp = h->row_ptr, *diag = h->diag;
     const int32_t *col = h->col;
     const int ic = h->kind == KRILL_ILU_KIND_IC0;
-    int64_t *pos = NULL;
+    int32_t *pos = NULL;
+    int64_t *cursor = NULL;
     KRILL_ALLOC(pos, h->n);
     for (int32_t j = 0; j < h->n; j++) pos[j] = -1;
+    if (ic) {
+        KRILL_ALLOC(cursor, h->n);
+        for (int32_t k = 0; k < h->n; k++) cursor[k] = diag[k] + 1;
+    }
     for (int32_t i = 0; i < h->n; i++) {
-        double d = val[diag[i]];
-        for (int64_t p = rp[i]; p < rp[i + 1]; p++) pos[col[p]] = p;
-        for (int64_t p = rp[i]; p < diag[i]; p++) {
-            const int32_t k = col[p];
-            const double lik = val[p] / val[diag[k]];
-            val[p] = lik;
-            if (ic) {
-                d -= lik * lik;
-                for (int64_t q = diag[k] + 1; q < rp[k + 1] && col[q] < i; q++)
-                    if (pos[col[q]] >= 0) val[pos[col[q]]] -= lik * val[q];
-            } else {
-                for (int64_t q = diag[k] + 1; q < rp[k + 1]; q++)
-                    if (pos[col[q]] >= 0) val[pos[col[q]]] -= lik * val[q];
-            }
+        double m = 0.0, d;
+        for (int64_t p = rp[i]; p < rp[i + 1]; p++) {
+            pos[col[p]] = (int32_t)(p - rp[i]);
+            if (fabs(val[p]) > m) m = fabs(val[p]);
         }
+        h->row_max[i] = m;
+        if (ic && !symmetric_row(h, i, val, cursor)) {
+            st = not_symmetric(name);
+            goto cleanup;
+        }
+        d = factor_row(h, i, pos, cursor, val);
         for (int64_t p = rp[i]; p < rp[i + 1]; p++) pos[col[p]] = -1;
         if (ic) val[diag[i]] = d;
         if (!row_ok(h, i, val)) {
             st = krill_ilu_row_failure(h, name, i, val + rp[i]);
+            /* the rows below still hold A's values: asymmetry is reported first */
+            if (ic && !symmetric_rest(h, i + 1, val, cursor)) st = not_symmetric(name);
             goto cleanup;
         }
         if (ic) {
             val[diag[i]] = sqrt(d);
-            for (int64_t p = rp[i]; p < diag[i]; p++) val[h->transpose[p]] = val[p];
+            for (int64_t p = rp[i]; p < diag[i]; p++) val[cursor[col[p]] - 1] = val[p];
         }
     }
+    if (ic && !symmetric_rest(h, h->n, val, cursor)) st = not_symmetric(name);
 cleanup:
     krill_free(pos);
+    krill_free(cursor);
     return st;
 }
 

@@ -53,29 +53,42 @@ typedef struct krill_ilu_host {
     krill_ilu_kind kind;
     int32_t n;
     int64_t nnz;
-    int64_t *row_ptr;        /* n + 1 (a copy of A's) */
-    int32_t *col;            /* nnz, sorted within each row */
+    int64_t *row_ptr;        /* n + 1 (A's, taken over from the CSR analyzed) */
+    int32_t *col;            /* nnz, sorted within each row (likewise) */
     int64_t *diag;           /* n: position of a_ii in row i */
-    int64_t *transpose;      /* ic0: nnz, position of (j, i) for the entry (i, j); ilu0: NULL */
-    double *row_max;         /* n: max_j |a_ij| of the values last factored
-                                (krill_ilu_set_row_max); the pivot threshold's scale */
+    int64_t *transpose;      /* ic0 on the GPU: nnz, position of (j, i) for the entry (i, j)
+                                (krill_ilu_symmetric_map); otherwise NULL: the CPU
+                                factorization walks a cursor per row instead */
+    double *row_max;         /* n: max_j |a_ij| of the values last factored (krill_ilu_factor_cpu
+                                or krill_ilu_set_row_max); the pivot threshold's scale */
     int64_t lower_nnz;       /* strictly lower entries */
     int64_t max_tri_row;     /* the most entries of one row of either strict triangle */
     krill_ilu_levels lower;  /* forward solve and factorization: columns j < i */
     krill_ilu_levels upper;  /* backward solve: columns j > i */
 } krill_ilu_host;
 
-/* The analysis of a square CSR a (validated). A row without a stored diagonal entry is
- * KRILL_ERR_NUMERIC naming it; for ic0 a matrix that is not symmetric (pattern and values,
- * exactly) is KRILL_ERR_ARG. `name` ("ilu0", "ic0") starts the messages. */
-krill_status krill_ilu_analyze(const krill_csr *a, krill_ilu_kind kind, const char *name,
+/* The analysis of a square CSR a (validated): diagonal positions, triangle sizes, level
+ * sets. On success h takes over a's row offsets and columns instead of copying them
+ * (a->row_ptr and a->col become NULL; a keeps its values); on failure a is unchanged. A row
+ * without a stored diagonal entry is KRILL_ERR_NUMERIC naming it, unless kind is ic0 and a
+ * is not symmetric: that is KRILL_ERR_ARG, the error symmetry gets wherever it is checked
+ * (krill_ilu_factor_cpu, krill_ilu_symmetric_map). `name` ("ilu0", "ic0") starts the
+ * messages. */
+krill_status krill_ilu_analyze(krill_csr *a, krill_ilu_kind kind, const char *name,
                                krill_ilu_host *h);
 void krill_ilu_host_free(krill_ilu_host *h);
 
-/* KRILL_OK when a has h's pattern (and, for ic0, is still symmetric), else KRILL_ERR_ARG. */
+/* KRILL_OK when a has h's pattern, else KRILL_ERR_ARG. (The symmetry of ic0's values is
+ * checked by the factorization on the CPU, by krill_ilu_symmetric_map for the GPU.) */
 krill_status krill_ilu_check_same(const krill_ilu_host *h, const krill_csr *a, const char *name);
 
-/* h->row_max from A's values (nnz, in h's CSR order). */
+/* ic0 for the GPU: KRILL_ERR_ARG unless A (h's pattern, values val) is exactly symmetric,
+ * checked in one pass with a cursor per row (krill_csr_is_symmetric's); the same pass
+ * writes h->transpose when it is NULL (at build; an update only checks). */
+krill_status krill_ilu_symmetric_map(krill_ilu_host *h, const double *val, const char *name);
+
+/* h->row_max from A's values (nnz, in h's CSR order); the GPU's (the CPU factorization
+ * computes it row by row as it goes). */
 void krill_ilu_set_row_max(krill_ilu_host *h, const double *a_val);
 
 /* The smallest pivot row i accepts (strictly above it): the same bits on both devices. */
@@ -87,8 +100,10 @@ static inline double krill_ilu_pivot_min(const krill_ilu_host *h, int32_t i)
 /* In place: val holds A's values on entry and the factors on return (the layout above), by
  * rows in order, IKJ (ILU(0)) / up-looking (IC(0)) with a column-position lookup per row.
  * Each entry receives its updates in ascending k, the order of the textbook KIJ loops, so
- * the result has their bits. Fails at the first row whose pivot or entries are refused. */
-krill_status krill_ilu_factor_cpu(const krill_ilu_host *h, const char *name, double *val);
+ * the result has their bits. Sets h->row_max as it goes. Fails at the first row whose pivot
+ * or entries are refused; for ic0 it also checks, in the same pass, that A is exactly
+ * symmetric (KRILL_ERR_ARG, which wins over a refused row). */
+krill_status krill_ilu_factor_cpu(krill_ilu_host *h, const char *name, double *val);
 
 /* The failure of row `row`, whose factored values (pivot candidate in the diagonal slot: u_ii,
  * or d_i before its square root for ic0) are row_val[0 .. row length): KRILL_ERR_NUMERIC with

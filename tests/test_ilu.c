@@ -4,7 +4,8 @@
  * and every readable square matrix of testdata (ic0 on the symmetric ones). Also: the level
  * sets, update with new values (and a failed update), the error paths (zero, tiny and
  * non-finite pivots, growth, missing diagonal, non-symmetric or non-SPD matrices given to
- * ic0), allocation faults, and GMRES / CG converging in fewer iterations with them.
+ * ic0; ic0's asymmetry reported ahead of an earlier refused row, at build and update),
+ * allocation faults, and GMRES / CG converging in fewer iterations with them.
  *
  * What must match. Factors: bit for bit on both devices. The KIJ loops give every entry its
  * updates in ascending k, as the library's row-by-row loops do, with each product and
@@ -504,6 +505,82 @@ static void test_errors(krill_ctx *ctx)
     }
 }
 
+/* sym = dense n x n with its strictly upper triangle replaced by the lower one's mirror. */
+static void mirror_lower(int32_t n, const double *dense, double *sym)
+{
+    for (int32_t i = 0; i < n; i++)
+        for (int32_t j = 0; j < n; j++)
+            sym[i * n + j] = j <= i ? dense[i * n + j] : dense[j * n + i];
+}
+
+/* ic0 on dense n x n, which is not symmetric and, were it symmetric, would be refused at an
+ * earlier row: the asymmetry is reported all the same (KRILL_ERR_ARG), though the CPU
+ * factorization, which checks symmetry row by row, meets the refused row first. Its lower
+ * triangle mirrored (the matrix made symmetric, the refused row unchanged) is refused at
+ * `row` with `phrase`: the failure the asymmetry must win over is there. */
+static void expect_asymmetry_first(krill_ctx *ctx, int32_t n, const double *dense, int32_t row,
+                                   const char *phrase)
+{
+    double sym[64];
+    mirror_lower(n, dense, sym);
+    expect_refusal(ctx, n, dense, "ic0", KRILL_ERR_ARG, -1, "not symmetric");
+    expect_refusal(ctx, n, sym, "ic0", KRILL_ERR_NUMERIC, row, phrase);
+}
+
+/* The order of ic0's errors: asymmetry before a missing diagonal or a refused pivot in an
+ * earlier row; asymmetry of the pattern alone (an entry whose mirror is not stored), which
+ * ilu0 factors like any other pattern. */
+static void test_symmetry(krill_ctx *ctx)
+{
+    const double neg_pivot_values[16] = {-1, 1, 0, 0,   /* d_0 = -1; a_23 = 1, a_32 = 0.5 */
+                                         1, 4, 1, 0,
+                                         0, 1, 4, 1,
+                                         0, 0, 0.5, 4};
+    const double indef_upper[16] = {1, 2, 0, 0,         /* d_1 = -3; (1, 3) without (3, 1) */
+                                    2, 1, 1, 1,
+                                    0, 1, 4, 1,
+                                    0, 0, 1, 4};
+    const double indef_lower[16] = {1, 2, 0, 0,         /* d_1 = -3; (3, 0) without (0, 3) */
+                                    2, 1, 1, 0,
+                                    0, 1, 4, 1,
+                                    1, 0, 1, 4};
+    const double no_diag[16] = {4, 1, 0, 0,             /* no a_11; a_23 = 1, a_32 = 0.5 */
+                                1, 0, 1, 0,
+                                0, 1, 4, 1,
+                                0, 0, 0.5, 4};
+    const double last_upper[16] = {4, -1, 0, 0.5,       /* (0, 3) without (3, 0): the last */
+                                   -1, 4, -1, 0,        /* place of row 0 is never met */
+                                   0, -1, 4, -1,
+                                   0, 0, -1, 4};
+    const double skipped_upper[16] = {4, -1, 0.5, 0.25, /* (0, 2) without (2, 0): row 3 */
+                                      -1, 4, -1, 0,     /* meets it looking for (0, 3) */
+                                      0, -1, 4, -1,
+                                      0.25, 0, -1, 4};
+    const run_opts o = {1, 0};
+    expect_asymmetry_first(ctx, 4, neg_pivot_values, 0, "not SPD enough for IC(0)");
+    expect_asymmetry_first(ctx, 4, indef_upper, 1, "not SPD enough for IC(0)");
+    expect_asymmetry_first(ctx, 4, indef_lower, 1, "not SPD enough for IC(0)");
+    expect_asymmetry_first(ctx, 4, no_diag, 1, "no diagonal entry");
+    expect_refusal(ctx, 4, last_upper, "ic0", KRILL_ERR_ARG, -1, "not symmetric");
+    expect_refusal(ctx, 4, skipped_upper, "ic0", KRILL_ERR_ARG, -1, "not symmetric");
+    {   /* ilu0 factors both; their mirrored lower triangles, ic0 too */
+        double sym[16];
+        krill_csr *a = from_dense(4, last_upper), *b = from_dense(4, skipped_upper), *s;
+        CHECK(check_matrix(ctx, a, "ilu0", "(0, 3) without (3, 0)", o));
+        CHECK(check_matrix(ctx, b, "ilu0", "(0, 2) without (2, 0)", o));
+        mirror_lower(4, last_upper, sym);
+        s = from_dense(4, sym);
+        CHECK(check_matrix(ctx, s, "ic0", "(0, 3) dropped", o));
+        krill_csr_destroy(&s);
+        mirror_lower(4, skipped_upper, sym);
+        s = from_dense(4, sym);
+        CHECK(check_matrix(ctx, s, "ic0", "(0, 2) dropped", o));
+        krill_csr_destroy(&s);
+        krill_csr_destroy(&a);
+        krill_csr_destroy(&b);
+    }
+}
+
 /* New values, same pattern: the factors follow; a failed update makes apply (and the factor
  * accessor) refuse until a good one. */
 static void test_update(krill_ctx *ctx)
@@ -514,7 +591,7 @@ static void test_update(krill_ctx *ctx)
     krill_vec *vr = NULL, *vz = NULL;
     krill_ilu_factors fac;
     ref_factor ref;
-    double *got = malloc((size_t)a->nnz * 8);
+    double a01, *got = malloc((size_t)a->nnz * 8);
     if (!got) exit(1);
     CHECK_OK(krill_csr_copy(a, &b));
     for (int64_t p = 0; p < b->nnz; p++)
@@ -560,15 +637,48 @@ static void test_update(krill_ctx *ctx)
     krill_vec_destroy(&vr);
     krill_vec_destroy(&vz);
     a = su_gen("poisson3d:5");
+    free(got);
+    got = malloc((size_t)a->nnz * 8);
+    if (!got) exit(1);
     CHECK_OK(krill_vec_create(ctx, a->n_rows, &vr));
     CHECK_OK(krill_vec_create(ctx, a->n_rows, &vz));
     CHECK_OK(krill_mat_create(ctx, a, NULL, &m));
     CHECK_OK(krill_pc_create(m, "ic0", &pc));
+    a01 = a->val[1];
     a->val[1] += 0.25;   /* (0, 1) but not (1, 0) */
     CHECK_OK(krill_mat_update_values(m, a->val));
     CHECK_STATUS(krill_pc_update_values(pc), KRILL_ERR_ARG);
     CHECK(strstr(krill_last_error(), "not symmetric") != NULL);
     CHECK_STATUS(krill_pc_apply(pc, vr, vz), KRILL_ERR_NUMERIC);
+    a->val[1] = a01;
+    {   /* d_0 < 0 and, in the last row, (n-1, j) but not (j, n-1): the asymmetry is reported;
+           then d_0 alone; apply refuses throughout, until the matrix's own values return */
+        const int64_t d0 = ref_find(a, 0, 0), last = a->row_ptr[a->n_rows - 1];
+        const double a_last = a->val[last];
+        a->val[d0] = -a->val[d0];
+        a->val[last] += 0.25;
+        CHECK_OK(krill_mat_update_values(m, a->val));
+        CHECK_STATUS(krill_pc_update_values(pc), KRILL_ERR_ARG);
+        CHECK(strstr(krill_last_error(), "not symmetric") != NULL);
+        CHECK_STATUS(krill_pc_apply(pc, vr, vz), KRILL_ERR_NUMERIC);
+        a->val[last] = a_last;
+        CHECK_OK(krill_mat_update_values(m, a->val));
+        CHECK_STATUS(krill_pc_update_values(pc), KRILL_ERR_NUMERIC);
+        CHECK(message_row(krill_last_error()) == 0);
+        CHECK(strstr(krill_last_error(), "not SPD enough for IC(0)") != NULL);
+        CHECK_STATUS(krill_pc_apply(pc, vr, vz), KRILL_ERR_NUMERIC);
+        CHECK_STATUS(krill_pc_ilu_factors(pc, &fac), KRILL_ERR_ARG);
+        a->val[d0] = -a->val[d0];
+    }
+    CHECK_OK(krill_mat_update_values(m, a->val));
+    CHECK_OK(krill_pc_update_values(pc));
+    CHECK_OK(krill_pc_apply(pc, vr, vz));
+    ref = ref_factorize(a, 1);
+    CHECK(ref.fail_row == -1);
+    CHECK_OK(krill_pc_ilu_factors(pc, &fac));
+    CHECK_OK(krill_mem_download(ctx, got, fac.val, (size_t)a->nnz * sizeof *got));
+    CHECK(memcmp(got, ref.f, (size_t)a->nnz * sizeof *got) == 0);
+    free(ref.f);
 
     krill_vec_destroy(&vr);
     krill_vec_destroy(&vz);
@@ -685,6 +795,7 @@ int main(void)
     test_threads();
 #endif
     test_errors(ctx);
+    test_symmetry(ctx);
     test_update(ctx);
     test_faults(ctx);
     test_convergence(ctx);
