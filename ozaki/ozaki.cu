@@ -60,10 +60,16 @@ constexpr unsigned int OZ_FULL = 0xffffffffu;
  * 256-thread blocks on an H100 either way). */
 constexpr int OZ_FAST_SLOTS = 16384;
 /* Rows per thread and tile of the fast kernel when k > 1: at most this many times the
- * tuning's gpu_rows (default 8 x 4 = 32: a tile of w, 32 x 256 rows = 64 KB, is read from
- * memory once and from L2 for the other columns; the warp merge per column and tile costs
- * about what 8 rows do), fewer where that would leave blocks without work. */
-constexpr int OZ_FAST_ROWS_SCALE = 4;
+ * tuning's gpu_rows (default 8 x 16 = 128: a tile of w, 128 x 256 rows = 256 KB, is read
+ * from memory once and from L2 for the other columns; the warp merge per column and tile
+ * costs about what 8 rows do), fewer where that would leave blocks without work. Measured
+ * on an H100 (bench_solve --device gpu --maxit 200 --repro 0, GMRES(30) orthogonalization
+ * seconds, poisson3d:128 / elasticity3d:160,64,64): scale 1: 0.151 / 0.150, 4: 0.134 /
+ * 0.133, 16: 0.129 / 0.128. */
+#ifndef KRILL_OZ_FAST_ROWS_SCALE
+#define KRILL_OZ_FAST_ROWS_SCALE 16
+#endif
+constexpr int OZ_FAST_ROWS_SCALE = KRILL_OZ_FAST_ROWS_SCALE;
 static_assert(OZ_DIAG_PAD >= KRILL_OZ_MAX_DIAG, "diagonal sums must fit");
 static_assert(OZ_LSB_INIT > KRILL_OZ_LSB_NONE, "reset value above every lsb");
 static_assert(KRILL_OZ_KMAX * 32 * sizeof(krill_oz_fast) <= 48 * 1024,
