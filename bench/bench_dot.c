@@ -2,7 +2,7 @@
  * (Table 3 of the OzBLAS paper, for DOT) and its speed beside cuBLAS ddot.
  *
  *   bench_dot accuracy [--n N] [--trials T] [--phis LIST] [--slices LIST] [--threads T]
- *                      [--md FILE] [--csv FILE]
+ *                      [--md FILE] [--csv FILE] [--write-gpu FILE | --read-gpu FILE]
  *   bench_dot gemv [--n N] [--k K] [--trials T] [--phis LIST] [--slices LIST] [--threads T]
  *                  [--md FILE]
  *   bench_dot speed [--device gpu|cpu] [--threads T] [--sizes LIST] [--phi P] [--reps R]
@@ -26,6 +26,11 @@
  * largest product's leading bit, plus log2 N carries, down to the smallest product's last
  * bit), and every mpfr_fma must report no rounding (its ternary value); the program checks
  * both. Without MPFR at build time the accuracy part says so and exits 77 (skipped).
+ * The GPU machine may have no MPFR and the MPFR machine no GPU: --write-gpu FILE (GPU, no
+ * MPFR needed) computes the plain GPU columns (cuBLAS ddot, krill) for every phi and trial
+ * and writes them to FILE, one line "phi seed n cublas krill" (%a: exact) after a "# GPU:"
+ * line naming the device; --read-gpu FILE (MPFR, no GPU needed) takes those columns from
+ * FILE, which must hold every (phi, seed) of the run at the run's n.
  *
  * gemv: the same table for GEMV-T, y = V'w with V an N x K matrix (default K 64, T 16
  * trials): column j of trial t is krill_gen_dot_vectors' x for seed 1000 (t + 1) + j, w its
@@ -106,6 +111,7 @@ typedef struct dot_opts {
     double phi;                  /* speed */
     int reps, warmup, check;
     const char *md_path, *csv_path;
+    const char *write_gpu_path, *read_gpu_path;   /* accuracy: the GPU columns' values file */
 } dot_opts;
 
 static void usage(FILE *f)
@@ -113,6 +119,7 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: bench_dot accuracy [--n N] [--trials T] [--phis LIST] [--slices LIST]\n"
             "                          [--threads T] [--md FILE] [--csv FILE]\n"
+            "                          [--write-gpu FILE | --read-gpu FILE]\n"
             "       bench_dot gemv [--n N] [--k K] [--trials T] [--phis LIST] [--slices LIST]\n"
             "                      [--threads T] [--md FILE]\n"
             "       bench_dot speed [--device gpu|cpu] [--threads T] [--sizes LIST] [--phi P]\n"
@@ -245,12 +252,20 @@ static int parse_args(int argc, char **argv, dot_opts *o)
             o->md_path = v;
         } else if (!strcmp(a, "--csv")) {
             o->csv_path = v;
+        } else if (!strcmp(a, "--write-gpu")) {
+            o->write_gpu_path = v;
+        } else if (!strcmp(a, "--read-gpu")) {
+            o->read_gpu_path = v;
         } else {
             fprintf(stderr, "bench_dot: unknown option %s\n", a);
             usage(stderr);
             rc = -1;
         }
         i++;
+    }
+    if (rc == 0 && o->write_gpu_path && o->read_gpu_path) {
+        fprintf(stderr, "bench_dot: --write-gpu and --read-gpu exclude each other\n");
+        rc = -1;
     }
     return rc;
 }
@@ -407,10 +422,119 @@ static int reference_dot(int64_t n, const double *x, const double *y, double *ou
 }
 #endif
 
+/* ---- the plain GPU columns computed on one machine, read on another ----------------------- */
+
+/* The two plain GPU methods, in the file's column order. */
+static void gpu_value_methods(dot_method *m)
+{
+    m[0] = make_method("plain GPU (cuBLAS ddot)", DOT_CUBLAS, KRILL_REPRO_OFF, 0);
+    m[1] = make_method("plain GPU (krill)", DOT_VEC, KRILL_REPRO_OFF, 0);
+}
+
+/* --write-gpu: every (phi, seed) of the run, both plain GPU methods, into o->write_gpu_path */
+static int run_write_gpu(const dot_opts *o)
+{
+    krill_status st = KRILL_OK;
+    krill_ctx *gpu = NULL;
+    krill_vec *xg = NULL, *yg = NULL;
+    double *x = NULL, *y = NULL, *slot = NULL;
+    dot_method m[2];
+    FILE *f = NULL;
+    const int64_t n = o->n;
+    if (krill_cuda_device_count() < 1) {
+        printf("bench_dot accuracy --write-gpu: skipped: no GPU\n");
+        return EXIT_SKIPPED;
+    }
+    gpu_value_methods(m);
+    KRILL_TRY(bench_ctx_create(KRILL_DEVICE_CUDA, 0, &gpu));
+    KRILL_ALLOC(x, n);
+    KRILL_ALLOC(y, n);
+    KRILL_TRY(krill_vec_create(gpu, n, &xg));
+    KRILL_TRY(krill_vec_create(gpu, n, &yg));
+    KRILL_MEM_ALLOC(gpu, slot, 1);
+    f = fopen(o->write_gpu_path, "w");
+    if (!f) {
+        st = krill_error(KRILL_ERR_IO, "cannot write %s", o->write_gpu_path);
+        goto cleanup;
+    }
+    fprintf(f, "# GPU: %s\n# phi seed n cublas krill\n", krill_ctx_describe(gpu));
+    for (int p = 0; p < o->n_phis; p++)
+        for (int t = 0; t < o->trials; t++) {
+            double v[2];
+            KRILL_TRY(krill_gen_dot_vectors(n, o->phis[p], (uint64_t)t + 1, x, y));
+            KRILL_TRY(krill_vec_upload(xg, x));
+            KRILL_TRY(krill_vec_upload(yg, y));
+            for (int c = 0; c < 2; c++) KRILL_TRY(dot_value(gpu, &m[c], n, xg, yg, NULL, slot, &v[c]));
+            fprintf(f, "%a %d %lld %a %a\n", o->phis[p], t + 1, (long long)n, v[0], v[1]);
+        }
+    if (fclose(f) != 0) st = krill_error(KRILL_ERR_IO, "cannot write %s", o->write_gpu_path);
+    f = NULL;
+    if (st == KRILL_OK)
+        printf("wrote %s: %d phis x %d trials, n = %lld, on %s\n", o->write_gpu_path, o->n_phis,
+               o->trials, (long long)n, krill_ctx_describe(gpu));
+cleanup:
+    if (st != KRILL_OK) fprintf(stderr, "bench_dot: %s\n", krill_last_error());
+    if (f) fclose(f);
+    krill_vec_destroy(&xg);
+    krill_vec_destroy(&yg);
+    krill_mem_free(gpu, slot);
+    krill_ctx_destroy(&gpu);
+    krill_free(x);
+    krill_free(y);
+    return st == KRILL_OK ? 0 : 1;
+}
+
+#ifdef KRILL_HAVE_MPFR
+/* --read-gpu: values[(p trials + t) 2 + c] for the run's phi p, seed t + 1 and column c
+ * (have[] marks the ones found), and the file's "# GPU:" line into device (size cap). Lines
+ * of other phis or seeds are skipped; another n, or a line that does not parse, is an error
+ * naming the file and line. */
+static krill_status gpu_values_read(const dot_opts *o, double *values, unsigned char *have,
+                                    char *device, size_t cap)
+{
+    krill_status st = KRILL_OK;
+    char line[512];
+    long line_no = 0;
+    FILE *f = fopen(o->read_gpu_path, "r");
+    if (!f) return krill_error(KRILL_ERR_IO, "cannot read %s", o->read_gpu_path);
+    snprintf(device, cap, "(not named in the file)");
+    while (fgets(line, sizeof line, f)) {
+        double phi, v[2];
+        int seed, p = 0;
+        long long n;
+        line_no++;
+        if (!strncmp(line, "# GPU: ", 7)) {
+            snprintf(device, cap, "%.*s", (int)strcspn(line + 7, "\n"), line + 7);
+            continue;
+        }
+        if (line[0] == '#') continue;
+        if (sscanf(line, "%la %d %lld %la %la", &phi, &seed, &n, &v[0], &v[1]) != 5) {
+            st = krill_error(KRILL_ERR_PARSE, "%s:%ld: expected \"phi seed n cublas krill\"",
+                             o->read_gpu_path, line_no);
+            goto cleanup;
+        }
+        if (n != o->n) {
+            st = krill_error(KRILL_ERR_ARG, "%s:%ld: n = %lld, this run's is %d",
+                             o->read_gpu_path, line_no, n, o->n);
+            goto cleanup;
+        }
+        while (p < o->n_phis && o->phis[p] != phi) p++;
+        if (p == o->n_phis || seed < 1 || seed > o->trials) continue;
+        for (int c = 0; c < 2; c++) values[((size_t)p * o->trials + seed - 1) * 2 + c] = v[c];
+        have[(size_t)p * o->trials + seed - 1] = 1;
+    }
+    if (ferror(f)) st = krill_error(KRILL_ERR_IO, "cannot read %s", o->read_gpu_path);
+cleanup:
+    fclose(f);
+    return st;
+}
+#endif
+
 /* Columns of the accuracy table: where each runs. */
 typedef struct acc_column {
     dot_method method;
     int on_gpu_only;             /* cuBLAS, krill plain on the GPU */
+    int file_column;             /* on_gpu_only: its column in --read-gpu's file */
     double max_err[MAX_LIST];    /* per phi */
     long gpu_differs[MAX_LIST];  /* reproducible modes: GPU bits != CPU bits */
     long not_exact[MAX_LIST];    /* exact mode: trials whose value != MPFR's */
@@ -423,10 +547,10 @@ static int acc_columns(const dot_opts *o, int have_gpu, acc_column *cols)
     cols[n++] = (acc_column){ .method = make_method("plain CPU (OpenMP)", DOT_VEC,
                                                     KRILL_REPRO_OFF, 0) };
     if (have_gpu) {
-        cols[n++] = (acc_column){ .method = make_method("plain GPU (cuBLAS ddot)", DOT_CUBLAS,
-                                                        KRILL_REPRO_OFF, 0), .on_gpu_only = 1 };
-        cols[n++] = (acc_column){ .method = make_method("plain GPU (krill)", DOT_VEC,
-                                                        KRILL_REPRO_OFF, 0), .on_gpu_only = 1 };
+        dot_method m[2];
+        gpu_value_methods(m);
+        for (int c = 0; c < 2; c++)
+            cols[n++] = (acc_column){ .method = m[c], .on_gpu_only = 1, .file_column = c };
     }
     for (int k = 0; k < o->n_slices; k++) {
         snprintf(name, sizeof name, "Ozaki S=%d", o->slices[k]);
@@ -489,9 +613,13 @@ static int run_accuracy(const dot_opts *o)
     double *x = NULL, *y = NULL, *slot_cpu = NULL, *slot_gpu = NULL;
     acc_column cols[MAX_METHODS];
     long failures = 0;
-    const int have_gpu = krill_cuda_device_count() > 0;
+    const int from_file = o->read_gpu_path != NULL;
+    const int have_gpu = !from_file && krill_cuda_device_count() > 0;
     const int64_t n = o->n;
-    const int n_cols = acc_columns(o, have_gpu, cols);
+    const int n_cols = acc_columns(o, have_gpu || from_file, cols);
+    double *file_values = NULL;
+    unsigned char *file_have = NULL;
+    char file_device[256] = "";
     FILE *csv = NULL;
 
     KRILL_TRY(bench_ctx_create(KRILL_DEVICE_CPU, o->threads, &cpu));
@@ -500,6 +628,16 @@ static int run_accuracy(const dot_opts *o)
     KRILL_TRY(krill_vec_wrap(cpu, n, x, &xc));
     KRILL_TRY(krill_vec_wrap(cpu, n, y, &yc));
     KRILL_MEM_ALLOC(cpu, slot_cpu, 1);
+    if (from_file) {
+        file_values = calloc((size_t)o->n_phis * o->trials * 2, sizeof *file_values);
+        file_have = calloc((size_t)o->n_phis * o->trials, 1);
+        if (!file_values || !file_have) {
+            st = krill_error(KRILL_ERR_ALLOC, "GPU values of %d x %d trials", o->n_phis,
+                             o->trials);
+            goto cleanup;
+        }
+        KRILL_TRY(gpu_values_read(o, file_values, file_have, file_device, sizeof file_device));
+    }
     if (have_gpu) {
         KRILL_TRY(bench_ctx_create(KRILL_DEVICE_CUDA, 0, &gpu));
         KRILL_TRY(krill_vec_create(gpu, n, &xg));
@@ -508,7 +646,9 @@ static int run_accuracy(const dot_opts *o)
     }
     printf("accuracy: n = %lld, %d trials per phi (seeds 1..%d), CPU: %s%s%s\n",
            (long long)n, o->trials, o->trials, krill_ctx_describe(cpu), gpu ? ", GPU: " : "",
-           gpu ? krill_ctx_describe(gpu) : " (no GPU: GPU columns left out)");
+           gpu ? krill_ctx_describe(gpu)
+               : from_file ? " (plain GPU columns from --read-gpu's file)"
+                           : " (no GPU: GPU columns left out)");
     for (int p = 0; p < o->n_phis; p++) {
         for (int c = 0; c < n_cols; c++) cols[c].max_err[p] = 0.0;
         for (int t = 0; t < o->trials; t++) {
@@ -526,7 +666,15 @@ static int run_accuracy(const dot_opts *o)
             for (int c = 0; c < n_cols; c++) {
                 acc_column *col = &cols[c];
                 double value = 0.0, value_gpu = 0.0;
-                if (col->on_gpu_only) {
+                if (col->on_gpu_only && from_file) {
+                    const size_t at = (size_t)p * o->trials + t;
+                    if (!file_have[at]) {
+                        st = krill_error(KRILL_ERR_ARG, "%s: no values for phi %g, seed %d",
+                                         o->read_gpu_path, o->phis[p], t + 1);
+                        goto cleanup;
+                    }
+                    value = file_values[at * 2 + col->file_column];
+                } else if (col->on_gpu_only) {
                     KRILL_TRY(dot_value(gpu, &col->method, n, xg, yg, NULL, slot_gpu, &value));
                 } else {
                     KRILL_TRY(dot_value(cpu, &col->method, n, xc, yc, NULL, slot_cpu, &value));
@@ -570,8 +718,12 @@ static int run_accuracy(const dot_opts *o)
                     " seeds 1..%d). CPU: %s%s%s. Reproducible modes computed on the CPU%s. "
                     "0 = correctly rounded in every trial.\n\n",
                 (long long)n, o->trials, o->trials, krill_ctx_describe(cpu),
-                gpu ? "; GPU: " : "", gpu ? krill_ctx_describe(gpu) : "",
+                gpu ? "; GPU: " : from_file ? "; plain GPU columns from " : "",
+                gpu ? krill_ctx_describe(gpu) : from_file ? o->read_gpu_path : "",
                 gpu ? " and on the GPU (identical bits required)" : " (no GPU in this run)");
+        if (from_file)
+            fprintf(md, "The plain GPU columns were computed on %s by `bench_dot accuracy "
+                        "--write-gpu` with the same n, phis and seeds.\n\n", file_device);
         acc_write_table(md, o, cols, n_cols, 1);
         fprintf(md, "\nChecks: %ld failure(s) (exact mode != MPFR, GPU bits != CPU bits, or "
                     "MPFR rounding).\n", failures);
@@ -596,6 +748,8 @@ static int run_accuracy(const dot_opts *o)
 cleanup:
     if (st != KRILL_OK) fprintf(stderr, "bench_dot: %s\n", krill_last_error());
     if (csv) fclose(csv);
+    free(file_values);
+    free(file_have);
     krill_vec_destroy(&xc);
     krill_vec_destroy(&yc);
     krill_vec_destroy(&xg);
@@ -1053,5 +1207,6 @@ int main(int argc, char **argv)
     dot_opts o;
     if (parse_args(argc, argv, &o) != 0) return 2;
     if (o.gemv) return run_gemv_accuracy(&o);
+    if (o.write_gpu_path) return run_write_gpu(&o);
     return o.speed ? run_speed(&o) : run_accuracy(&o);
 }
