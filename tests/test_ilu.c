@@ -583,6 +583,20 @@ static void test_symmetry(krill_ctx *ctx)
 
 /* New values, same pattern: the factors follow; a failed update makes apply (and the factor
  * accessor) refuse until a good one. */
+/* pc's factors (after an update) are the reference factorization of a, bit for bit; got:
+ * a->nnz doubles of scratch */
+static void check_factors(krill_ctx *ctx, const krill_pc *pc, const krill_csr *a, int ic,
+                          double *got)
+{
+    krill_ilu_factors fac;
+    ref_factor ref = ref_factorize(a, ic);
+    CHECK(ref.fail_row == -1);
+    CHECK_OK(krill_pc_ilu_factors(pc, &fac));
+    CHECK_OK(krill_mem_download(ctx, got, fac.val, (size_t)a->nnz * sizeof *got));
+    CHECK(memcmp(got, ref.f, (size_t)a->nnz * sizeof *got) == 0);
+    free(ref.f);
+}
+
 static void test_update(krill_ctx *ctx)
 {
     krill_csr *a = su_gen("convdiff3d:6,2"), *b = NULL;
@@ -590,7 +604,6 @@ static void test_update(krill_ctx *ctx)
     krill_pc *pc = NULL;
     krill_vec *vr = NULL, *vz = NULL;
     krill_ilu_factors fac;
-    ref_factor ref;
     double a01, *got = malloc((size_t)a->nnz * 8);
     if (!got) exit(1);
     CHECK_OK(krill_csr_copy(a, &b));
@@ -605,12 +618,7 @@ static void test_update(krill_ctx *ctx)
 
     CHECK_OK(krill_mat_update_values(m, b->val));
     CHECK_OK(krill_pc_update_values(pc));
-    ref = ref_factorize(b, 0);
-    CHECK(ref.fail_row == -1);
-    CHECK_OK(krill_pc_ilu_factors(pc, &fac));
-    CHECK_OK(krill_mem_download(ctx, got, fac.val, (size_t)b->nnz * sizeof *got));
-    CHECK(memcmp(got, ref.f, (size_t)b->nnz * sizeof *got) == 0);
-    free(ref.f);
+    check_factors(ctx, pc, b, 0, got);
 
     /* row 0 zeroed: the pivot u_00 = 0 is refused */
     for (int64_t p = b->row_ptr[0]; p < b->row_ptr[1]; p++) b->val[p] = 0.0;
@@ -624,11 +632,7 @@ static void test_update(krill_ctx *ctx)
     CHECK_OK(krill_mat_update_values(m, a->val));
     CHECK_OK(krill_pc_update_values(pc));
     CHECK_OK(krill_pc_apply(pc, vr, vz));
-    ref = ref_factorize(a, 0);
-    CHECK_OK(krill_pc_ilu_factors(pc, &fac));
-    CHECK_OK(krill_mem_download(ctx, got, fac.val, (size_t)a->nnz * sizeof *got));
-    CHECK(memcmp(got, ref.f, (size_t)a->nnz * sizeof *got) == 0);
-    free(ref.f);
+    check_factors(ctx, pc, a, 0, got);
 
     /* ic0 refuses new values that are not symmetric */
     krill_pc_destroy(&pc);
@@ -673,12 +677,7 @@ static void test_update(krill_ctx *ctx)
     CHECK_OK(krill_mat_update_values(m, a->val));
     CHECK_OK(krill_pc_update_values(pc));
     CHECK_OK(krill_pc_apply(pc, vr, vz));
-    ref = ref_factorize(a, 1);
-    CHECK(ref.fail_row == -1);
-    CHECK_OK(krill_pc_ilu_factors(pc, &fac));
-    CHECK_OK(krill_mem_download(ctx, got, fac.val, (size_t)a->nnz * sizeof *got));
-    CHECK(memcmp(got, ref.f, (size_t)a->nnz * sizeof *got) == 0);
-    free(ref.f);
+    check_factors(ctx, pc, a, 1, got);
 
     krill_vec_destroy(&vr);
     krill_vec_destroy(&vz);
