@@ -9,12 +9,11 @@
  * orders, give the same bits, on any thread count. The scratch (KRILL_OZ_MAX_DIAG int64,
  * 4.2 KB) lives on each thread's stack: no allocation. */
 #include "formats/formats_impl.h"
+#include "ozaki/ozaki_fast_host.h"
 
 void krill_row_sink_flush(krill_row_sink *sink)
 {
-    krill_oz_fast f = *sink->fast;              /* a local copy: its fields in registers */
-    for (int k = 0; k < sink->n; k++) krill_oz_fast_add(&f, sink->a[k], sink->x[k]);
-    *sink->fast = f;
+    krill_oz_fast_terms(sink->fast, sink->a, sink->x, sink->n);
     sink->n = 0;
 }
 

@@ -29,13 +29,13 @@
 #include <omp.h>
 #include <string.h>
 
+#include "ozaki/ozaki_fast_host.h"
 #include "ozaki/ozaki_impl.h"
 
 #define CPU_PAIR_MAX 16                     /* slices per operand of the pair path */
 #define CPU_PAIR_DIAG (2 * CPU_PAIR_MAX - 1)
 #define CPU_TILE 1024                       /* rows per flush of the pair sums (w stays in L1) */
 #define CPU_MAX_THREADS 1024
-#define CPU_FAST_LANES 4                    /* independent compensated sums per thread */
 
 static const krill_ozaki_tuning tuning_default = {
     .gpu_threads = 256, .gpu_blocks = 0, .gpu_rows = 8, .gpu_reg_slices = 8,
@@ -173,24 +173,8 @@ static void cpu_stats(krill_ctx *ctx, int64_t n, int k, const double *V, int64_t
     }
 }
 
-/* The fast path's sum of x_i y_i over rows [lo, hi), merged into *f: CPU_FAST_LANES
- * independent compensated sums (lane l takes the rows lo + l + CPU_FAST_LANES r), so that
- * the additions of different lanes overlap instead of waiting on one chain, then merged (the
- * bound holds for any merge tree). */
-static void cpu_fast_rows(const double *x, const double *y, int64_t lo, int64_t hi,
-                          krill_oz_fast *f)
-{
-    krill_oz_fast lane[CPU_FAST_LANES];
-    int64_t i = lo;
-    for (int l = 0; l < CPU_FAST_LANES; l++) krill_oz_fast_init(&lane[l]);
-    for (; i + CPU_FAST_LANES <= hi; i += CPU_FAST_LANES)
-        for (int l = 0; l < CPU_FAST_LANES; l++) krill_oz_fast_add(&lane[l], x[i + l], y[i + l]);
-    for (; i < hi; i++) krill_oz_fast_add(&lane[0], x[i], y[i]);
-    for (int l = 0; l < CPU_FAST_LANES; l++) krill_oz_fast_merge(f, &lane[l]);
-}
-
 /* Pass 0, the fast path: per thread and column j < k a compensated sum over the thread's
- * rows (cpu_fast_rows of V[:, j] and w, tile by tile), merged per column
+ * rows (krill_oz_fast_rows of V[:, j] and w, tile by tile), merged per column
  * (krill_oz_fast_merge, in the order the threads arrive: the bound holds for any order, and
  * a decided value is the correctly rounded one, so the order can change which columns are
  * decided, never a result bit). Where the bound decides column j: results[j] = its value
@@ -209,7 +193,7 @@ static int cpu_fast(krill_ctx *ctx, int64_t n, int k, const double *V, int64_t l
         for (int j = 0; j < k; j++) krill_oz_fast_init(&f[j]);
         for (int64_t t0 = lo; t0 < hi; t0 += CPU_TILE) {
             const int64_t t1 = hi - t0 < CPU_TILE ? hi : t0 + CPU_TILE;
-            for (int j = 0; j < k; j++) cpu_fast_rows(V + (int64_t)j * ldv, w, t0, t1, &f[j]);
+            for (int j = 0; j < k; j++) krill_oz_fast_rows(&f[j], V + (int64_t)j * ldv, w, t0, t1);
         }
 #pragma omp critical(krill_ozaki_fast)
         for (int j = 0; j < k; j++) krill_oz_fast_merge(&sum[j], &f[j]);

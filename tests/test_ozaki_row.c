@@ -17,6 +17,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "ozaki/ozaki_fast_host.h"
 #include "ozaki/ozaki_row.h"
 #include "ozaki_ref.h"
 #include "testutil.h"
@@ -388,6 +389,46 @@ static void test_two_prod(void)
     CHECK(bad == 0);
 }
 
+/* ---- the CPU loops' variants ------------------------------------------------------------ */
+
+static int same_state(const krill_oz_fast *f, const krill_oz_fast *g)
+{
+    return oz_same_bits(f->hi, g->hi) && oz_same_bits(f->mid, g->mid) &&
+           oz_same_bits(f->lo, g->lo) && oz_same_bits(f->t, g->t) && f->m == g->m &&
+           f->ok == g->ok;
+}
+
+/* krill_oz_fast_terms / _rows as dispatched (the -mfma variant where the host has the
+ * instruction) leave the state of the generic loops, bit for bit, on rows of every length
+ * up to MAX_LEN and range phi 0 to 8, a term the guard refuses included */
+static void test_fast_loops(void)
+{
+    double a[MAX_LEN], x[MAX_LEN];
+    int same = 0, rows = 0;
+    printf("fast-path loops: %s\n", krill_oz_fast_host_fma()
+                                        ? "the FMA variant runs on this host"
+                                        : "no FMA variant on this host (generic against itself)");
+    for (int r = 0; r < 2000; r++) {
+        const int n = 1 + (int)((r * 7919u) % MAX_LEN);
+        krill_oz_fast f, g, h, k;
+        oz_ref_phi_vector(a, n, (double)(r % 9), 91000u + (uint64_t)r);
+        oz_ref_phi_vector(x, n, (double)(r % 5), 92000u + (uint64_t)r);
+        if (r % 97 == 0) a[r % n] = 1e-300;
+        krill_oz_fast_init(&f);
+        krill_oz_fast_init(&g);
+        krill_oz_fast_init(&h);
+        krill_oz_fast_init(&k);
+        krill_oz_fast_terms(&f, a, x, n);
+        krill_oz_fast_terms_generic(&g, a, x, n);
+        krill_oz_fast_rows(&h, a, x, 0, n);
+        krill_oz_fast_rows_generic(&k, a, x, 0, n);
+        same += same_state(&f, &g) && same_state(&h, &k);
+        rows++;
+    }
+    printf("fast-path loops: %d of %d rows the same state\n", same, rows);
+    CHECK(same == rows);
+}
+
 int main(void)
 {
     for (int k = 0; k < MAX_LEN; k++) cols[k] = k;
@@ -398,5 +439,6 @@ int main(void)
     test_adversarial();
     test_pass_structure();
     test_two_prod();
+    test_fast_loops();
     return tu_finish("test_ozaki_row");
 }

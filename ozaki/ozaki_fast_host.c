@@ -1,0 +1,45 @@
+/* ozaki/ozaki_fast_host.c - the CPU loops of the fast path and the choice of variant
+ * (ozaki_fast_host.h). */
+#include "ozaki/ozaki_fast_host.h"
+
+#define KRILL_OZ_LOOP(name) name##_generic
+#include "ozaki/ozaki_fast_loops.h"
+
+#ifdef KRILL_HAVE_FMA_VARIANT
+void krill_oz_fast_terms_fma(krill_oz_fast *f, const double *a, const double *x, int n);
+void krill_oz_fast_rows_fma(krill_oz_fast *f, const double *x, const double *y, int64_t lo,
+                            int64_t hi);
+
+int krill_oz_fast_host_fma(void)
+{
+    static int has = -1;                        /* racy first calls all store the same */
+    if (has < 0) has = __builtin_cpu_supports("fma") ? 1 : 0;
+    return has;
+}
+
+void krill_oz_fast_terms(krill_oz_fast *f, const double *a, const double *x, int n)
+{
+    if (krill_oz_fast_host_fma()) krill_oz_fast_terms_fma(f, a, x, n);
+    else krill_oz_fast_terms_generic(f, a, x, n);
+}
+
+void krill_oz_fast_rows(krill_oz_fast *f, const double *x, const double *y, int64_t lo,
+                        int64_t hi)
+{
+    if (krill_oz_fast_host_fma()) krill_oz_fast_rows_fma(f, x, y, lo, hi);
+    else krill_oz_fast_rows_generic(f, x, y, lo, hi);
+}
+#else
+int krill_oz_fast_host_fma(void) { return 0; }
+
+void krill_oz_fast_terms(krill_oz_fast *f, const double *a, const double *x, int n)
+{
+    krill_oz_fast_terms_generic(f, a, x, n);
+}
+
+void krill_oz_fast_rows(krill_oz_fast *f, const double *x, const double *y, int64_t lo,
+                        int64_t hi)
+{
+    krill_oz_fast_rows_generic(f, x, y, lo, hi);
+}
+#endif

@@ -1,0 +1,26 @@
+/* ozaki/ozaki_fast_host.h - the CPU loops of the fast path (ozaki_row.h's compensated sum),
+ * with a variant compiled for the FMA instruction that x86-64 hosts which have one run
+ * (chosen once, at the first call). TwoProduct is then 2 operations instead of Dekker's 17,
+ * of a term's 24 to 39; the results are the same bits. Host only. */
+#ifndef KRILL_OZAKI_FAST_HOST_H
+#define KRILL_OZAKI_FAST_HOST_H
+
+#include "ozaki/ozaki_row.h"
+
+/* independent compensated sums per thread in krill_oz_fast_rows */
+#define KRILL_OZ_FAST_LANES 4
+
+/* f <- f + sum_k a[k] x[k], k < n, in order */
+void krill_oz_fast_terms(krill_oz_fast *f, const double *a, const double *x, int n);
+/* f <- f + sum_i x_i y_i, lo <= i < hi */
+void krill_oz_fast_rows(krill_oz_fast *f, const double *x, const double *y, int64_t lo,
+                        int64_t hi);
+
+/* The loops without the FMA variant (tests compare the two), and whether the FMA variant
+ * runs on this host. */
+void krill_oz_fast_terms_generic(krill_oz_fast *f, const double *a, const double *x, int n);
+void krill_oz_fast_rows_generic(krill_oz_fast *f, const double *x, const double *y,
+                                int64_t lo, int64_t hi);
+int krill_oz_fast_host_fma(void);
+
+#endif
