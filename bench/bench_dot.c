@@ -4,7 +4,7 @@
  *   bench_dot accuracy [--n N] [--trials T] [--phis LIST] [--slices LIST] [--threads T]
  *                      [--md FILE] [--csv FILE] [--write-gpu FILE | --read-gpu FILE]
  *   bench_dot gemv [--n N] [--k K] [--trials T] [--phis LIST] [--slices LIST] [--threads T]
- *                  [--md FILE]
+ *                  [--md FILE] [--write-gpu FILE | --read-gpu FILE]
  *   bench_dot speed [--device gpu|cpu] [--threads T] [--sizes LIST] [--phi P] [--reps R]
  *                   [--warmup W] [--no-check] [--md FILE] [--csv FILE]
  *
@@ -36,7 +36,9 @@
  * trials): column j of trial t is krill_gen_dot_vectors' x for seed 1000 (t + 1) + j, w its
  * y for seed t + 1; the maximum over all K entries and trials of the relative error against
  * MPFR. The reproducible modes compute y with krill_ozaki_mdot (the GEMM-ization: w split
- * once, its slices meeting every column's), plain with one OpenMP dot per column. CPU only.
+ * once, its slices meeting every column's), plain with one OpenMP dot per column, on the CPU;
+ * and cuBLAS dgemv (CUBLAS_OP_T) through a file as for DOT: --write-gpu on the GPU machine
+ * (lines "phi seed column n value"), --read-gpu where MPFR is.
  *
  * speed: for each n = 2^L (L in LIST, default 20..26), the median time of one dot product:
  * cuBLAS ddot (GPU only, CUBLAS_POINTER_MODE_DEVICE as in the paper: the result stays in
@@ -85,6 +87,7 @@
 #include "krill/gen.h"
 #include "ozaki/ozaki_impl.h"
 #include "krill/vec.h"
+#include "solver/solver_impl.h"
 
 #define EXIT_SKIPPED 77
 #define MAX_LIST 16
@@ -121,7 +124,7 @@ static void usage(FILE *f)
             "                          [--threads T] [--md FILE] [--csv FILE]\n"
             "                          [--write-gpu FILE | --read-gpu FILE]\n"
             "       bench_dot gemv [--n N] [--k K] [--trials T] [--phis LIST] [--slices LIST]\n"
-            "                      [--threads T] [--md FILE]\n"
+            "                      [--threads T] [--md FILE] [--write-gpu FILE | --read-gpu FILE]\n"
             "       bench_dot speed [--device gpu|cpu] [--threads T] [--sizes LIST] [--phi P]\n"
             "                       [--reps R] [--warmup W] [--no-check] [--md FILE] [--csv FILE]\n"
             "accuracy: max relative error against MPFR over T trials (default N 1000, T 1000,\n"
@@ -781,13 +784,138 @@ cleanup:
     return st;
 }
 
+/* Trial t's V (n x k, column j: krill_gen_dot_vectors' x for seed 1000 (t + 1) + j) and w
+ * (its y for seed t + 1) for phi; tmp: n doubles of scratch. */
+static krill_status gemv_inputs(int64_t n, int k, double phi, int t, double *v, double *w,
+                                double *tmp)
+{
+    krill_status st = KRILL_OK;
+    KRILL_TRY(krill_gen_dot_vectors(n, phi, (uint64_t)t + 1, tmp, w));
+    for (int j = 0; j < k; j++)
+        KRILL_TRY(krill_gen_dot_vectors(n, phi, 1000 * ((uint64_t)t + 1) + j,
+                                        v + (int64_t)j * n, tmp));
+cleanup:
+    return st;
+}
+
+/* gemv --write-gpu: V'w by cuBLAS dgemv (krill_cuda_gemv_t) for every (phi, seed) of the
+ * run, one line "phi seed j n value" a column (%a), after a "# GPU:" line */
+static int run_gemv_write_gpu(const dot_opts *o)
+{
+    int rc = 1;
+#ifndef KRILL_HAVE_CUDA
+    (void)o;
+    (void)gemv_inputs;
+    printf("bench_dot gemv --write-gpu: skipped: built without CUDA\n");
+    rc = EXIT_SKIPPED;
+#else
+    krill_status st = KRILL_OK;
+    krill_ctx *gpu = NULL;
+    double *v = NULL, *w = NULL, *tmp = NULL, *y = NULL, *dv = NULL, *dw = NULL, *dy = NULL;
+    FILE *f = NULL;
+    const int64_t n = o->n;
+    const int k = o->k;
+    if (krill_cuda_device_count() < 1) {
+        printf("bench_dot gemv --write-gpu: skipped: no GPU\n");
+        return EXIT_SKIPPED;
+    }
+    KRILL_TRY(bench_ctx_create(KRILL_DEVICE_CUDA, 0, &gpu));
+    KRILL_ALLOC(v, n * k);
+    KRILL_ALLOC(w, n);
+    KRILL_ALLOC(tmp, n);
+    KRILL_ALLOC(y, k);
+    KRILL_MEM_ALLOC(gpu, dv, n * k);
+    KRILL_MEM_ALLOC(gpu, dw, n);
+    KRILL_MEM_ALLOC(gpu, dy, k);
+    f = fopen(o->write_gpu_path, "w");
+    if (!f) {
+        st = krill_error(KRILL_ERR_IO, "cannot write %s", o->write_gpu_path);
+        goto cleanup;
+    }
+    fprintf(f, "# GPU: %s\n# phi seed column n cublas_dgemv\n", krill_ctx_describe(gpu));
+    for (int p = 0; p < o->n_phis; p++)
+        for (int t = 0; t < o->trials; t++) {
+            KRILL_TRY(gemv_inputs(n, k, o->phis[p], t, v, w, tmp));
+            KRILL_TRY(krill_mem_upload(gpu, dv, v, (size_t)(n * k) * sizeof *v));
+            KRILL_TRY(krill_mem_upload(gpu, dw, w, (size_t)n * sizeof *w));
+            KRILL_TRY(krill_cuda_gemv_t(gpu, n, k, dv, n, dw, dy));
+            KRILL_TRY(krill_mem_download(gpu, y, dy, (size_t)k * sizeof *y));
+            for (int j = 0; j < k; j++)
+                fprintf(f, "%a %d %d %lld %a\n", o->phis[p], t + 1, j, (long long)n, y[j]);
+        }
+    if (fclose(f) != 0) st = krill_error(KRILL_ERR_IO, "cannot write %s", o->write_gpu_path);
+    f = NULL;
+    if (st == KRILL_OK)
+        printf("wrote %s: %d phis x %d trials x %d columns, n = %lld, on %s\n",
+               o->write_gpu_path, o->n_phis, o->trials, k, (long long)n,
+               krill_ctx_describe(gpu));
+cleanup:
+    if (st != KRILL_OK) fprintf(stderr, "bench_dot: %s\n", krill_last_error());
+    if (f) fclose(f);
+    krill_mem_free(gpu, dv);
+    krill_mem_free(gpu, dw);
+    krill_mem_free(gpu, dy);
+    krill_ctx_destroy(&gpu);
+    krill_free(v);
+    krill_free(w);
+    krill_free(tmp);
+    krill_free(y);
+    rc = st == KRILL_OK ? 0 : 1;
+#endif
+    return rc;
+}
+
+#ifdef KRILL_HAVE_MPFR
+/* gemv --read-gpu: values[(p trials + t) k + j] (have[] marks them) from the file of
+ * run_gemv_write_gpu; the same rules as gpu_values_read */
+static krill_status gemv_values_read(const dot_opts *o, double *values, unsigned char *have,
+                                     char *device, size_t cap)
+{
+    krill_status st = KRILL_OK;
+    char line[512];
+    long line_no = 0;
+    FILE *f = fopen(o->read_gpu_path, "r");
+    if (!f) return krill_error(KRILL_ERR_IO, "cannot read %s", o->read_gpu_path);
+    snprintf(device, cap, "(not named in the file)");
+    while (fgets(line, sizeof line, f)) {
+        double phi, v;
+        int seed, j, p = 0;
+        long long n;
+        line_no++;
+        if (!strncmp(line, "# GPU: ", 7)) {
+            snprintf(device, cap, "%.*s", (int)strcspn(line + 7, "\n"), line + 7);
+            continue;
+        }
+        if (line[0] == '#') continue;
+        if (sscanf(line, "%la %d %d %lld %la", &phi, &seed, &j, &n, &v) != 5) {
+            st = krill_error(KRILL_ERR_PARSE, "%s:%ld: expected \"phi seed column n value\"",
+                             o->read_gpu_path, line_no);
+            goto cleanup;
+        }
+        if (n != o->n) {
+            st = krill_error(KRILL_ERR_ARG, "%s:%ld: n = %lld, this run's is %d",
+                             o->read_gpu_path, line_no, n, o->n);
+            goto cleanup;
+        }
+        while (p < o->n_phis && o->phis[p] != phi) p++;
+        if (p == o->n_phis || seed < 1 || seed > o->trials || j < 0 || j >= o->k) continue;
+        values[((size_t)p * o->trials + seed - 1) * o->k + j] = v;
+        have[((size_t)p * o->trials + seed - 1) * o->k + j] = 1;
+    }
+    if (ferror(f)) st = krill_error(KRILL_ERR_IO, "cannot read %s", o->read_gpu_path);
+cleanup:
+    fclose(f);
+    return st;
+}
+#endif
+
 static int run_gemv_accuracy(const dot_opts *o)
 {
     int rc = 1;
 #ifndef KRILL_HAVE_MPFR
     (void)o;
     (void)gemv_values;
-    printf("bench_dot gemv: skipped: built without MPFR\n");
+    printf("bench_dot gemv: skipped: built without MPFR (the GPU column: --write-gpu)\n");
     rc = EXIT_SKIPPED;
 #else
     krill_status st = KRILL_OK;
@@ -796,8 +924,26 @@ static int run_gemv_accuracy(const dot_opts *o)
     acc_column cols[MAX_METHODS];
     long failures = 0;
     const int64_t n = o->n;
-    const int k = o->k, n_cols = acc_columns(o, 0, cols);
+    const int k = o->k, from_file = o->read_gpu_path != NULL;
+    int n_cols = acc_columns(o, 0, cols);
+    double *file_values = NULL;
+    unsigned char *file_have = NULL;
+    char file_device[256] = "";
     KRILL_TRY(bench_ctx_create(KRILL_DEVICE_CPU, o->threads, &cpu));
+    if (from_file) {   /* cuBLAS dgemv's column, after plain CPU */
+        const size_t count = (size_t)o->n_phis * o->trials * k;
+        memmove(&cols[2], &cols[1], (size_t)(n_cols - 1) * sizeof *cols);
+        cols[1] = (acc_column){ .method = make_method("plain GPU (cuBLAS dgemv)", DOT_CUBLAS,
+                                                      KRILL_REPRO_OFF, 0), .on_gpu_only = 1 };
+        n_cols++;
+        file_values = calloc(count, sizeof *file_values);
+        file_have = calloc(count, 1);
+        if (!file_values || !file_have) {
+            st = krill_error(KRILL_ERR_ALLOC, "GPU values of %zu entries", count);
+            goto cleanup;
+        }
+        KRILL_TRY(gemv_values_read(o, file_values, file_have, file_device, sizeof file_device));
+    }
     KRILL_ALLOC(v, n * k);
     KRILL_ALLOC(w, n);
     KRILL_ALLOC(tmp, n);
@@ -808,15 +954,24 @@ static int run_gemv_accuracy(const dot_opts *o)
     for (int p = 0; p < o->n_phis; p++) {
         for (int c = 0; c < n_cols; c++) cols[c].max_err[p] = 0.0;
         for (int t = 0; t < o->trials; t++) {
-            KRILL_TRY(krill_gen_dot_vectors(n, o->phis[p], (uint64_t)t + 1, tmp, w));
-            for (int j = 0; j < k; j++) {
-                KRILL_TRY(krill_gen_dot_vectors(n, o->phis[p], 1000 * ((uint64_t)t + 1) + j,
-                                                v + (int64_t)j * n, tmp));
+            KRILL_TRY(gemv_inputs(n, k, o->phis[p], t, v, w, tmp));
+            for (int j = 0; j < k; j++)
                 if (reference_dot(n, v + (int64_t)j * n, w, &ref[j]) != 0) failures++;
-            }
             for (int c = 0; c < n_cols; c++) {
                 acc_column *col = &cols[c];
-                KRILL_TRY(gemv_values(cpu, &col->method, n, k, v, w, y));
+                if (col->on_gpu_only) {
+                    const size_t at = ((size_t)p * o->trials + t) * k;
+                    for (int j = 0; j < k; j++) {
+                        if (!file_have[at + j]) {
+                            st = krill_error(KRILL_ERR_ARG, "%s: no value for phi %g, seed %d, "
+                                             "column %d", o->read_gpu_path, o->phis[p], t + 1, j);
+                            goto cleanup;
+                        }
+                        y[j] = file_values[at + j];
+                    }
+                } else {
+                    KRILL_TRY(gemv_values(cpu, &col->method, n, k, v, w, y));
+                }
                 for (int j = 0; j < k; j++) {
                     const double err = rel_error(y[j], ref[j]);
                     if (err > col->max_err[p]) col->max_err[p] = err;
@@ -845,6 +1000,10 @@ static int run_gemv_accuracy(const dot_opts *o)
                     "%d trials per phi)\n\nCPU: %s. Reproducible modes through "
                     "krill_ozaki_mdot. 0 = correctly rounded in every entry.\n\n",
                 (long long)n, k, o->trials, krill_ctx_describe(cpu));
+        if (from_file)
+            fprintf(md, "The cuBLAS column was computed on %s by `bench_dot gemv --write-gpu` "
+                        "with the same n, k, phis and seeds (%s).\n\n", file_device,
+                    o->read_gpu_path);
         acc_write_table(md, o, cols, n_cols, 1);
         fprintf(md, "\nChecks: %ld failure(s).\n", failures);
         fclose(md);
@@ -853,6 +1012,8 @@ static int run_gemv_accuracy(const dot_opts *o)
     rc = failures ? 1 : 0;
 cleanup:
     if (st != KRILL_OK) fprintf(stderr, "bench_dot: %s\n", krill_last_error());
+    free(file_values);
+    free(file_have);
     krill_ctx_destroy(&cpu);
     krill_free(v);
     krill_free(w);
@@ -1206,7 +1367,7 @@ int main(int argc, char **argv)
 {
     dot_opts o;
     if (parse_args(argc, argv, &o) != 0) return 2;
-    if (o.gemv) return run_gemv_accuracy(&o);
+    if (o.gemv) return o.write_gpu_path ? run_gemv_write_gpu(&o) : run_gemv_accuracy(&o);
     if (o.write_gpu_path) return run_write_gpu(&o);
     return o.speed ? run_speed(&o) : run_accuracy(&o);
 }
