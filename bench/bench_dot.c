@@ -28,9 +28,10 @@
  * both. Without MPFR at build time the accuracy part says so and exits 77 (skipped).
  * The GPU machine may have no MPFR and the MPFR machine no GPU: --write-gpu FILE (GPU, no
  * MPFR needed) computes the plain GPU columns (cuBLAS ddot, krill) for every phi and trial
- * and writes them to FILE, one line "phi seed n cublas krill" (%a: exact) after a "# GPU:"
- * line naming the device; --read-gpu FILE (MPFR, no GPU needed) takes those columns from
- * FILE, which must hold every (phi, seed) of the run at the run's n.
+ * and writes them to FILE, one line "phi seed column n value" each (%a: exact; column 0
+ * cuBLAS, 1 krill) after a "# GPU:" line naming the device; --read-gpu FILE (MPFR, no GPU
+ * needed) takes those columns from FILE, which must hold every (phi, seed) of the run at
+ * the run's n.
  *
  * gemv: the same table for GEMV-T, y = V'w with V an N x K matrix (default K 64, T 16
  * trials): column j of trial t is krill_gen_dot_vectors' x for seed 1000 (t + 1) + j, w its
@@ -460,15 +461,18 @@ static int run_write_gpu(const dot_opts *o)
         st = krill_error(KRILL_ERR_IO, "cannot write %s", o->write_gpu_path);
         goto cleanup;
     }
-    fprintf(f, "# GPU: %s\n# phi seed n cublas krill\n", krill_ctx_describe(gpu));
+    fprintf(f, "# GPU: %s\n# phi seed column n value (column 0: cuBLAS ddot, 1: krill)\n",
+            krill_ctx_describe(gpu));
     for (int p = 0; p < o->n_phis; p++)
         for (int t = 0; t < o->trials; t++) {
             double v[2];
             KRILL_TRY(krill_gen_dot_vectors(n, o->phis[p], (uint64_t)t + 1, x, y));
             KRILL_TRY(krill_vec_upload(xg, x));
             KRILL_TRY(krill_vec_upload(yg, y));
-            for (int c = 0; c < 2; c++) KRILL_TRY(dot_value(gpu, &m[c], n, xg, yg, NULL, slot, &v[c]));
-            fprintf(f, "%a %d %lld %a %a\n", o->phis[p], t + 1, (long long)n, v[0], v[1]);
+            for (int c = 0; c < 2; c++) {
+                KRILL_TRY(dot_value(gpu, &m[c], n, xg, yg, NULL, slot, &v[c]));
+                fprintf(f, "%a %d %d %lld %a\n", o->phis[p], t + 1, c, (long long)n, v[c]);
+            }
         }
     if (fclose(f) != 0) st = krill_error(KRILL_ERR_IO, "cannot write %s", o->write_gpu_path);
     f = NULL;
@@ -488,12 +492,13 @@ cleanup:
 }
 
 #ifdef KRILL_HAVE_MPFR
-/* --read-gpu: values[(p trials + t) 2 + c] for the run's phi p, seed t + 1 and column c
- * (have[] marks the ones found), and the file's "# GPU:" line into device (size cap). Lines
- * of other phis or seeds are skipped; another n, or a line that does not parse, is an error
- * naming the file and line. */
-static krill_status gpu_values_read(const dot_opts *o, double *values, unsigned char *have,
-                                    char *device, size_t cap)
+/* --read-gpu: values[(p trials + t) per + c] for the run's phi p, seed t + 1 and column
+ * c < per (have[] marks the ones found), from lines "phi seed column n value" (DOT: per 2,
+ * cuBLAS and krill; GEMV: per k, the entries of V'w), and the file's "# GPU:" line into
+ * device (size cap). Lines of other phis, seeds or columns are skipped; another n, or a
+ * line that does not parse, is an error naming the file and line. */
+static krill_status gpu_values_read(const dot_opts *o, int per, double *values,
+                                    unsigned char *have, char *device, size_t cap)
 {
     krill_status st = KRILL_OK;
     char line[512];
@@ -502,8 +507,8 @@ static krill_status gpu_values_read(const dot_opts *o, double *values, unsigned 
     if (!f) return krill_error(KRILL_ERR_IO, "cannot read %s", o->read_gpu_path);
     snprintf(device, cap, "(not named in the file)");
     while (fgets(line, sizeof line, f)) {
-        double phi, v[2];
-        int seed, p = 0;
+        double phi, v;
+        int seed, c, p = 0;
         long long n;
         line_no++;
         if (!strncmp(line, "# GPU: ", 7)) {
@@ -511,8 +516,8 @@ static krill_status gpu_values_read(const dot_opts *o, double *values, unsigned 
             continue;
         }
         if (line[0] == '#') continue;
-        if (sscanf(line, "%la %d %lld %la %la", &phi, &seed, &n, &v[0], &v[1]) != 5) {
-            st = krill_error(KRILL_ERR_PARSE, "%s:%ld: expected \"phi seed n cublas krill\"",
+        if (sscanf(line, "%la %d %d %lld %la", &phi, &seed, &c, &n, &v) != 5) {
+            st = krill_error(KRILL_ERR_PARSE, "%s:%ld: expected \"phi seed column n value\"",
                              o->read_gpu_path, line_no);
             goto cleanup;
         }
@@ -522,9 +527,9 @@ static krill_status gpu_values_read(const dot_opts *o, double *values, unsigned 
             goto cleanup;
         }
         while (p < o->n_phis && o->phis[p] != phi) p++;
-        if (p == o->n_phis || seed < 1 || seed > o->trials) continue;
-        for (int c = 0; c < 2; c++) values[((size_t)p * o->trials + seed - 1) * 2 + c] = v[c];
-        have[(size_t)p * o->trials + seed - 1] = 1;
+        if (p == o->n_phis || seed < 1 || seed > o->trials || c < 0 || c >= per) continue;
+        values[((size_t)p * o->trials + seed - 1) * per + c] = v;
+        have[((size_t)p * o->trials + seed - 1) * per + c] = 1;
     }
     if (ferror(f)) st = krill_error(KRILL_ERR_IO, "cannot read %s", o->read_gpu_path);
 cleanup:
@@ -633,13 +638,14 @@ static int run_accuracy(const dot_opts *o)
     KRILL_MEM_ALLOC(cpu, slot_cpu, 1);
     if (from_file) {
         file_values = calloc((size_t)o->n_phis * o->trials * 2, sizeof *file_values);
-        file_have = calloc((size_t)o->n_phis * o->trials, 1);
+        file_have = calloc((size_t)o->n_phis * o->trials * 2, 1);
         if (!file_values || !file_have) {
             st = krill_error(KRILL_ERR_ALLOC, "GPU values of %d x %d trials", o->n_phis,
                              o->trials);
             goto cleanup;
         }
-        KRILL_TRY(gpu_values_read(o, file_values, file_have, file_device, sizeof file_device));
+        KRILL_TRY(gpu_values_read(o, 2, file_values, file_have, file_device,
+                                  sizeof file_device));
     }
     if (have_gpu) {
         KRILL_TRY(bench_ctx_create(KRILL_DEVICE_CUDA, 0, &gpu));
@@ -670,13 +676,14 @@ static int run_accuracy(const dot_opts *o)
                 acc_column *col = &cols[c];
                 double value = 0.0, value_gpu = 0.0;
                 if (col->on_gpu_only && from_file) {
-                    const size_t at = (size_t)p * o->trials + t;
+                    const size_t at = ((size_t)p * o->trials + t) * 2 + col->file_column;
                     if (!file_have[at]) {
-                        st = krill_error(KRILL_ERR_ARG, "%s: no values for phi %g, seed %d",
-                                         o->read_gpu_path, o->phis[p], t + 1);
+                        st = krill_error(KRILL_ERR_ARG, "%s: no value for phi %g, seed %d, "
+                                         "column %d", o->read_gpu_path, o->phis[p], t + 1,
+                                         col->file_column);
                         goto cleanup;
                     }
-                    value = file_values[at * 2 + col->file_column];
+                    value = file_values[at];
                 } else if (col->on_gpu_only) {
                     KRILL_TRY(dot_value(gpu, &col->method, n, xg, yg, NULL, slot_gpu, &value));
                 } else {
@@ -799,7 +806,7 @@ cleanup:
 }
 
 /* gemv --write-gpu: V'w by cuBLAS dgemv (krill_cuda_gemv_t) for every (phi, seed) of the
- * run, one line "phi seed j n value" a column (%a), after a "# GPU:" line */
+ * run, one line "phi seed column n value" per entry of V'w (%a), after a "# GPU:" line */
 static int run_gemv_write_gpu(const dot_opts *o)
 {
     int rc = 1;
@@ -865,50 +872,6 @@ cleanup:
     return rc;
 }
 
-#ifdef KRILL_HAVE_MPFR
-/* gemv --read-gpu: values[(p trials + t) k + j] (have[] marks them) from the file of
- * run_gemv_write_gpu; the same rules as gpu_values_read */
-static krill_status gemv_values_read(const dot_opts *o, double *values, unsigned char *have,
-                                     char *device, size_t cap)
-{
-    krill_status st = KRILL_OK;
-    char line[512];
-    long line_no = 0;
-    FILE *f = fopen(o->read_gpu_path, "r");
-    if (!f) return krill_error(KRILL_ERR_IO, "cannot read %s", o->read_gpu_path);
-    snprintf(device, cap, "(not named in the file)");
-    while (fgets(line, sizeof line, f)) {
-        double phi, v;
-        int seed, j, p = 0;
-        long long n;
-        line_no++;
-        if (!strncmp(line, "# GPU: ", 7)) {
-            snprintf(device, cap, "%.*s", (int)strcspn(line + 7, "\n"), line + 7);
-            continue;
-        }
-        if (line[0] == '#') continue;
-        if (sscanf(line, "%la %d %d %lld %la", &phi, &seed, &j, &n, &v) != 5) {
-            st = krill_error(KRILL_ERR_PARSE, "%s:%ld: expected \"phi seed column n value\"",
-                             o->read_gpu_path, line_no);
-            goto cleanup;
-        }
-        if (n != o->n) {
-            st = krill_error(KRILL_ERR_ARG, "%s:%ld: n = %lld, this run's is %d",
-                             o->read_gpu_path, line_no, n, o->n);
-            goto cleanup;
-        }
-        while (p < o->n_phis && o->phis[p] != phi) p++;
-        if (p == o->n_phis || seed < 1 || seed > o->trials || j < 0 || j >= o->k) continue;
-        values[((size_t)p * o->trials + seed - 1) * o->k + j] = v;
-        have[((size_t)p * o->trials + seed - 1) * o->k + j] = 1;
-    }
-    if (ferror(f)) st = krill_error(KRILL_ERR_IO, "cannot read %s", o->read_gpu_path);
-cleanup:
-    fclose(f);
-    return st;
-}
-#endif
-
 static int run_gemv_accuracy(const dot_opts *o)
 {
     int rc = 1;
@@ -942,7 +905,8 @@ static int run_gemv_accuracy(const dot_opts *o)
             st = krill_error(KRILL_ERR_ALLOC, "GPU values of %zu entries", count);
             goto cleanup;
         }
-        KRILL_TRY(gemv_values_read(o, file_values, file_have, file_device, sizeof file_device));
+        KRILL_TRY(gpu_values_read(o, k, file_values, file_have, file_device,
+                                  sizeof file_device));
     }
     KRILL_ALLOC(v, n * k);
     KRILL_ALLOC(w, n);
