@@ -54,9 +54,9 @@
  * in [2^-800, 2^800], their errors exact multiples of 2^-906, hence so are all the sums and
  * errors below, and T is 0 or at least 2^-906; TwoSum is exact whenever nothing overflows).
  * Tiny operands are fine where their products are not: the entries of a Krylov vector that
- * decay to 1e-200 away from the right-hand side's support meet matrix entries near 1. Dot2's bound (one level: lo summing t + e) is about u^2 times the sum of the
- * |products|; this one is about u^3 times it, and exactly 0 when the second-level sums were
- * exact. So rows with heavy cancellation (A p on a smooth p inside CG; the projections of
+ * decay to 1e-200 away from the right-hand side's support meet matrix entries near 1.
+ * Dot2's bound (one level: lo summing t + e) is about u^2 times the sum of the |products|;
+ * this one is about u^3 times it, and exactly 0 when the second-level sums were exact. So rows with heavy cancellation (A p on a smooth p inside CG; the projections of
  * Gram-Schmidt's second pass, at rounding level) and exact zeros whose products have
  * rounding errors are decided here instead of taking the exact path. The two TwoSums that
  * feed mid do not wait for hi's, so a term's critical path stays one TwoSum long.
@@ -67,14 +67,14 @@
  * |d| <= u |w|, and (s, c) = TwoSum(s1, w) exactly; so X lies in [s + c - E', s + c + E']
  * with E' = E + u |w|, and e2 = fl(fl(2 E) + |w| 2^-51) >= 2 E' (|w| 2^-51 = 4 u |w| is exact:
  * w is 0 or at least 2^-906, like every quantity here, for a floating-point sum of multiples
- * of 2^-906 is one; the last rounding is covered by the slack of both terms). If the interval lies strictly between the midpoints around s,
- * RN(X) = s: tested as fl(h_up - c') > e2 and fl(h_dn + c') > e2, where h_up and h_dn are
- * half the gaps from |s| to its neighbors and c' is c with the sign of s (a positive
- * fl(D) > 2 E' means D > E': a subtraction rounds by at most u relatively and is exact when
- * it underflows). s = 0 forces c = 0 (a nonzero exact sum never rounds to zero), and e2 = 0
- * means T = 0 and w = 0, so X = 0 exactly: +0. Otherwise (a term the guard refuses, X within
- * E' of a midpoint, |s| below 2^-1000 or above 2^900, or s = 0 with an error left)
- * krill_oz_fast_end says so and the exact path decides. The result being the correctly
+ * of 2^-906 is one; the last rounding is covered by the slack of both terms). If the
+ * interval lies strictly between the midpoints around s, RN(X) = s: tested as
+ * fl(h_up - c') > e2 and fl(h_dn + c') > e2, where h_up and h_dn are half the gaps from |s|
+ * to its neighbors and c' is c with the sign of s (a positive fl(D) > 2 E' means D > E': a
+ * subtraction rounds by at most u relatively and is exact when it underflows). Otherwise (a
+ * term the guard refuses, X within E' of a midpoint, |s| below 2^-1000 or above 2^900, or
+ * s = 0 with T > 0: an error left around zero) krill_oz_fast_end says so and the exact path
+ * decides. The result being the correctly
  * rounded sum either way, the fast path's own order of operations, lane split and way of
  * forming e cannot change a bit. */
 
@@ -82,7 +82,7 @@ typedef struct krill_oz_fast {
     double hi, mid, lo;      /* the sum is hi + mid + lo, up to lo's rounding errors */
     double t;                /* sum of the magnitudes of the error terms added into lo */
     int64_t m;               /* error terms added into lo */
-    int ok;                  /* every operand so far in range */
+    int ok;                  /* every term so far passed the guard */
 } krill_oz_fast;
 
 KRILL_OZ_HD void krill_oz_fast_init(krill_oz_fast *f)
@@ -198,11 +198,7 @@ KRILL_OZ_HD int krill_oz_fast_end(const krill_oz_fast *f, double *sum)
     s = krill_oz_two_sum(s1, w, &c);
     e2 = KRILL_OZ_ADD(KRILL_OZ_MUL(f->t, (double)(2 * f->m + 4) * 0x1p-52),     /* 2 E' */
                       KRILL_OZ_MUL(aw, 0x1p-51));
-    if (s == 0.0) {
-        if (c != 0.0 || e2 != 0.0) return 0;
-        *sum = 0.0;                                       /* an exact zero: +0 */
-        return 1;
-    }
+    if (s == 0.0) return 0;            /* T > 0: an error left around zero */
     as = fabs(s);
     if (as < 0x1p-1000 || as > 0x1p900) return 0;
     cs = s > 0.0 ? c : -c;
