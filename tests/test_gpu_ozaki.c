@@ -278,7 +278,8 @@ static void test_mdot(void)
 }
 
 /* The fast kernel on every configuration: x'x, a norm and well-conditioned columns decided,
- * cancelling / out-of-range / Inf columns declined, per column (mdot and mdot_stats, k = 8);
+ * cancelling / out-of-range (an operand of 2^401, a subnormal one) / Inf columns declined
+ * and an operand just below 2^401 decided, per column (mdot and mdot_stats, k = 8);
  * every result the bits of the CPU's exact path; calls that decide and calls that decline in
  * turn on one context (the verdicts and the accumulators of the skipped kernels must not
  * leak into the next call); not tried in the fixed-slice modes. */
@@ -289,7 +290,7 @@ static void test_fast_path(void)
     double *V = malloc((size_t)(k * n) * sizeof *V), *w = malloc((size_t)n * sizeof *w);
     double *dV, *dw, *dvs = NULL, *dws = NULL, *slot = KRILL_CUDA_SLOT(gpu, 0);
     double *dres = NULL, want[8], got[8], want_xx, want_nrm, want_big, want_cancel;
-    const int want_cols[8] = {1, 0, 0, 0, 1, 1, 1, 1};
+    const int want_cols[8] = {1, 0, 0, 0, 1, 1, 0, 1};
     const oz_mode *exact = &oz_modes[0];
     oz_ref_phi_vector(w, n, 1.0, 706);
     for (int j = 0; j < k; j++) oz_ref_phi_vector(V + j * n, n, 1.0, 800 + j);
@@ -298,8 +299,10 @@ static void test_fast_path(void)
         w[n - 1 - i] = w[i];
     }
     V[1 * n + n / 2] = 0.0;
-    V[2 * n + 5] = 0x1p450;                  /* out of the guard's range */
+    V[2 * n + 5] = 0x1p401;                  /* the guard's exclusive top */
     V[3 * n + 9] = -INFINITY;
+    V[5 * n + 7] = 0x1.fffffffffffffp400;    /* the largest operand it takes */
+    V[6 * n + 11] = 0x1p-1074;               /* a subnormal operand */
     for (int64_t i = 0; i < n; i++) V[4 * n + i] = 0.0;
     set_mode(exact);
     use_config(&configs[0], 0);
@@ -335,12 +338,12 @@ static void test_fast_path(void)
         CHECK_OK(krill_ozaki_nrm2(gpu, n, dw, slot + 2));
         check_verdicts(1, (const int[]){1}, "nrm2", &configs[c]);
         CHECK_OK(krill_ozaki_dot(gpu, n, dV + 2 * n, dV + 2 * n, slot + 3));
-        check_verdicts(1, (const int[]){0}, "2^450", &configs[c]);
+        check_verdicts(1, (const int[]){0}, "2^401", &configs[c]);
         CHECK_OK(krill_scalars_read(gpu, slot, r, 4));
         compare(r[0], want_xx, "fast x'x", exact, &configs[c]);
         compare(r[1], want_cancel, "fast cancelling", exact, &configs[c]);
         compare(r[2], want_nrm, "fast nrm2", exact, &configs[c]);
-        compare(r[3], want_big, "fast 2^450", exact, &configs[c]);
+        compare(r[3], want_big, "fast 2^401", exact, &configs[c]);
     }
     {   /* the stats after a call whose stats pass was skipped: the CPU's bits */
         double gs[2], cs[2];

@@ -8,10 +8,11 @@
  * mean row length alone) with mean lengths 1, 3, 6, 12, 24, 48 and 100, which select 1, 1,
  * 2, 4, 8, 16 and 32 lanes a row, every 97th row empty, and among ordinary rows ((rand -
  * 0.5) 2^(+-20) values) rows every split of the fast path must decline: an operand of
- * 1e-300 or 1e300 (outside [2^-400, 2^400]), an exact tie (1 + 2^-53 on columns where x is
- * 1, the other terms cancelling in pairs), an exact zero (pairs 3 (0.1) - 3 (0.1) on columns
- * where x is 0.1, one of them 1e300 (0.1) - 1e300 (0.1): the products' rounding errors alone
- * the fast path would decide), and an infinite x_j. Each GPU format
+ * 1e-300 (its products below 2^-800) or 1e300 (above 2^401), an exact zero (pairs
+ * 3 (0.1) - 3 (0.1) on columns where x is 0.1, one of them 1e300 (0.1) - 1e300 (0.1): the
+ * products' rounding errors alone the fast path would decide), an infinite x_j; and exact
+ * ties (1 + 2^-53 on columns where x is 1, the other terms cancelling in pairs), which a
+ * split decides only when it leaves no third-level error. Each GPU format
  * (csr, cusparse, segscan through the lanes; ell and rbp-csr, a thread a row, for contrast)
  * must give the bits of the CPU csr's spmv_repro and of the correctly rounded reference
  * (rs_row_sum: krill_oz_row_gather, a function of the products alone), for (alpha, beta) =

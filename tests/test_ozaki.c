@@ -5,7 +5,7 @@
  * identical bits for 1, 2, 3 and 7 threads, for the pair and general paths and with exact
  * mode's fast path on and off, in every mode; the fast path deciding what it must (well-
  * conditioned dots, x'x, norms, mdot columns, the stats variants) and declining what it must
- * (exact and near cancellation, ties, operands outside [2^-400, 2^400], Inf/NaN), per column,
+ * (exact and near cancellation, terms the guard refuses, Inf/NaN), per column,
  * and never tried outside exact mode;
  * fixed S and fast mode against Algorithm 1 written out literally; plain mode differing
  * across thread counts (so that the equalities prove something); nrm2, mdot, the stats
@@ -672,9 +672,9 @@ static void test_fast_path(void)
     check_fast_dot(n, x, y, 1, "x'y, y > 0");
     check_fast_dot(7, x, y, 1, "n = 7");
     for (int64_t i = 0; i < n; i++) y[i] = ldexp(y[i], 370) * (i % 2 ? 1 : -1);
-    check_fast_dot(n, x, y, 1, "y scaled by 2^370, towards the guard's top 2^400");
+    check_fast_dot(n, x, y, 1, "y scaled by 2^370, towards the guard's top 2^401");
     /* ... and not: an exact zero left by cancelling rounding errors over a range of 2^+-40
-     * (phi 4: the second level's sums are not exact), operands above 2^400, subnormal
+     * (phi 4: the second level's sums are not exact), operands of 2^401 and more, subnormal
      * operands, products below 2^-800, Inf / NaN. It does decide a result of one ulp of the
      * terms (the bound is about u^3 times the sum of the |products|), an operand of 2^-401
      * whose products are not tiny, and an exact tie where no third-level error is left
@@ -702,7 +702,7 @@ static void test_fast_path(void)
     oz_ref_phi_vector(x, 1000, 1.0, 503);
     oz_ref_phi_vector(y, 1000, 1.0, 504);
     x[500] = 0x1p401;
-    check_fast_dot(1000, x, y, 0, "an operand above 2^400");
+    check_fast_dot(1000, x, y, 0, "an operand of 2^401");
     x[500] = 0x1p-401;
     check_fast_dot(1000, x, y, 1, "an operand of 2^-401, its product not tiny");
     x[500] = 0x1p-810;

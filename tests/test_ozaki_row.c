@@ -252,7 +252,7 @@ static void test_pass_structure(void)
     CHECK(one_pass >= rows * 99 / 100);
     for (int r = 0; r < 400; r++) {      /* rows that must take all three passes */
         const int n = 4 + r % 60, at = (r * 31) % n, kind = r % 8;
-        const double hard[8] = {1e-300, 1e300, INFINITY, NAN, 0x1p-1050, 0x1.0000000000001p400,
+        const double hard[8] = {1e-300, 1e300, INFINITY, NAN, 0x1p-1050, 0x1p401,
                                 -INFINITY, 0x1p-900};
         for (int k = 0; k + 1 < n; k += 2) {   /* pairs that cancel exactly */
             a[k] = 1.0 + (double)((k * 7 + r) % 13) / 16.0;
@@ -261,7 +261,7 @@ static void test_pass_structure(void)
         }
         if (n % 2) a[n - 1] = x[n - 1] = 0.0;
         a[at] = hard[kind];              /* a term the guard refuses: a product below 2^-800, */
-        x[at] = 1.5;                     /* an operand above 2^400, subnormal, Inf or NaN     */
+        x[at] = 1.5;                     /* an operand of 2^401 or more, subnormal, Inf, NaN  */
         check_passes(n, a, x, 1, "hard row");
         fell_back++;
     }
@@ -330,7 +330,7 @@ static int check_two_prod(double a, double x)
 static void test_two_prod(void)
 {
     static const double ext[] = {0x1p-400, 0x1.0000000000001p-400, 0x1.fffffffffffffp-400,
-                                 0x1p400, 0x1.fffffffffffffp399, 0x1.fffffffffffffp-1,
+                                 0x1p400, 0x1.fffffffffffffp400, 0x1.fffffffffffffp-1,
                                  0x1.0000000000001p0, 0x1.5555555555555p-2, 3.0, 0x1.fffffffp200,
                                  0x1.8000000000001p-200, 0.0};
     /* the guard's corners: a normal operand as small as 2^-1022 whose product reaches 2^-800 */
@@ -366,9 +366,9 @@ static void test_two_prod(void)
         bad += !check_two_prod(b, y);
         checked += 3;
     }
-    {   /* what the guard refuses: a subnormal operand, one above 2^400, a product of normal
-         * operands below 2^-800 (its error may not be representable), Inf, NaN */
-        const double refused[][2] = {{0x1p-1074, 1.0}, {0x1.0000000000001p400, 1.0},
+    {   /* what the guard refuses: a subnormal operand, one of 2^401 or more, a product of
+         * normal operands below 2^-800 (its error may not be representable), Inf, NaN */
+        const double refused[][2] = {{0x1p-1074, 1.0}, {0x1p401, 1.0},
                                      {0x1p-1022, 0x1.fffffffffffffp221}, {0x1p-500, 0x1p-301},
                                      {INFINITY, 1.0}, {NAN, 1.0}};
         for (int i = 0; i < (int)(sizeof refused / sizeof refused[0]); i++) {
