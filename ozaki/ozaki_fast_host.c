@@ -10,12 +10,9 @@ void krill_oz_fast_terms_fma(krill_oz_fast *f, const double *a, const double *x,
 void krill_oz_fast_rows_fma(krill_oz_fast *f, const double *x, const double *y, int64_t lo,
                             int64_t hi);
 
-int krill_oz_fast_host_fma(void)
-{
-    static int has = -1;                        /* racy first calls all store the same */
-    if (has < 0) has = __builtin_cpu_supports("fma") ? 1 : 0;
-    return has;
-}
+/* libgcc's CPU model is filled in before main: a load and a bit test, no cached state to
+ * race on between threads */
+int krill_oz_fast_host_fma(void) { return __builtin_cpu_supports("fma") ? 1 : 0; }
 
 void krill_oz_fast_terms(krill_oz_fast *f, const double *a, const double *x, int n)
 {

@@ -1,6 +1,6 @@
 /* ozaki/ozaki_fast_host.h - the CPU loops of the fast path (ozaki_row.h's compensated sum),
  * with a variant compiled for the FMA instruction that x86-64 hosts which have one run
- * (chosen once, at the first call). TwoProduct is then 2 operations instead of Dekker's 17,
+ * (chosen at each call from the CPU model libgcc records at start-up). TwoProduct is then 2 operations instead of Dekker's 17,
  * of a term's 24 to 39; the results are the same bits. Host only. */
 #ifndef KRILL_OZAKI_FAST_HOST_H
 #define KRILL_OZAKI_FAST_HOST_H
