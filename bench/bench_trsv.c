@@ -2,11 +2,15 @@
  * (forward and backward solve, sync-free in level order; precond/ilu.cu) against cuSPARSE's
  * cusparseSpSV on the very same factors.
  *
- *   bench_trsv [--warmup W] [--reps R] [--cpu] [--md FILE] [--csv FILE] [MATRIX ...]
+ *   bench_trsv [--warmup W] [--reps R] [--cpu] [--groups LIST] [--md FILE] [--csv FILE]
+ *              [MATRIX ...]
  *
  * MATRIX is a krill_gen SPEC or a Matrix Market file; default: poisson3d:128,
  * convdiff3d:128 and elasticity3d:100,40,40. Each matrix is factored with ilu0, and with ic0
- * when it is symmetric (a refused factorization is reported and skipped).
+ * when it is symmetric (a refused factorization is reported and skipped). --groups LIST
+ * (comma-separated, from auto,1,2,3,4,6; default auto) runs each with the GPU solves' rows
+ * per group forced ("ilu0:G", precond/ilu_impl.h) or chosen by the analysis (auto); the
+ * `B` and levels columns say what was used (krill_pc_describe).
  *
  * The factors are krill's (krill_pc_ilu_factors: A's CSR pattern with 32-bit offsets, the
  * values overwritten by L and U, or by L and L^T). cuSPARSE gets two descriptors of those
@@ -54,14 +58,16 @@
 typedef struct trsv_opts {
     int warmup, reps;
     int cpu;                     /* also time the CPU apply (1 thread, all threads) */
+    const char *groups;          /* --groups: comma-separated auto / G */
     const char *md_path, *csv_path;
 } trsv_opts;
 
 typedef struct trsv_result {
     char matrix[96];
-    const char *pc;              /* "ilu0" / "ic0" */
+    char pc[16];                 /* "ilu0" / "ic0", or with ":G" (--groups) */
     int64_t rows, nnz;
-    int levels_fwd, levels_bwd;
+    int group_rows;              /* B of the GPU solves (krill_pc_describe) */
+    int levels_fwd, levels_bwd;  /* of the GPU solves' groups */
     double build_s;              /* krill_pc_create: to_csr, analysis, GPU factorization */
     double t_krill, t_cusp;      /* median seconds per apply */
     double bytes;
@@ -77,8 +83,8 @@ typedef struct trsv_result {
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: bench_trsv [--warmup W] [--reps R] [--cpu] [--md FILE] [--csv FILE] "
-               "[MATRIX ...]\nMATRIX: a krill_gen SPEC or a .mtx file; default: poisson3d:128 "
+    fprintf(f, "usage: bench_trsv [--warmup W] [--reps R] [--cpu] [--groups auto,1,2,3,4,6] "
+               "[--md FILE] [--csv FILE] [MATRIX ...]\nMATRIX: a krill_gen SPEC or a .mtx file; default: poisson3d:128 "
                "convdiff3d:128 elasticity3d:100,40,40\n");
 }
 
@@ -281,7 +287,7 @@ static void bench_one(krill_ctx *ctx, const krill_csr *a, const char *pc_name,
     spsv_side cs;
     double *r = NULL, *zk = NULL, *zc = NULL, *fh = NULL, *tk = NULL, *tc = NULL, t0;
     memset(&cs, 0, sizeof cs);
-    res->pc = pc_name;
+    snprintf(res->pc, sizeof res->pc, "%s", pc_name);
     res->rows = a->n_rows;
     res->nnz = a->nnz;
     res->bytes = 12.0 * (double)a->nnz + 8.0 * ((double)a->n_rows + 1.0) + 32.0 * a->n_rows;
@@ -294,8 +300,15 @@ static void bench_one(krill_ctx *ctx, const krill_csr *a, const char *pc_name,
     KRILL_TRY(krill_ctx_sync(ctx));
     res->build_s = krill_wtime() - t0;
     KRILL_TRY(krill_pc_ilu_factors(pc, &f));
-    res->levels_fwd = f.host->lower.n_levels;
-    res->levels_bwd = f.host->upper.n_levels;
+    {
+        const char *groups = strstr(krill_pc_describe(pc), "groups of ");
+        if (!groups || sscanf(groups, "groups of %d rows (%d and %d levels)", &res->group_rows,
+                              &res->levels_fwd, &res->levels_bwd) != 3) {
+            st = krill_error(KRILL_ERR_INTERNAL, "unexpected description: %s",
+                             krill_pc_describe(pc));
+            goto cleanup;
+        }
+    }
 
     KRILL_ALLOC(r, a->n_rows);
     KRILL_ALLOC(zk, a->n_rows);
@@ -381,15 +394,15 @@ static double gbs(double bytes, double t) { return t > 0.0 ? bytes / t * 1e-9 : 
 static void print_row(FILE *f, const trsv_result *r, int markdown, int cpu)
 {
     if (!(r->t_krill > 0.0)) {
-        fprintf(f, markdown ? "| %s | %s | %lld | %lld | %s: %s | | | | | | | |%s |\n"
-                            : "%-26s %-5s %9lld %10lld %s: %s\n",
+        fprintf(f, markdown ? "| %s | %s | %lld | %lld | %s: %s | | | | | | | | |%s |\n"
+                            : "%-26s %-7s %9lld %10lld %s: %s\n",
                 r->matrix, r->pc, (long long)r->rows, (long long)r->nnz,
                 r->refused ? "refused" : "FAILED", r->message, markdown && cpu ? " | |" : "");
         return;
     }
-    fprintf(f, markdown ? "| %s | %s | %lld | %lld | %d/%d | %.3f" : "%-26s %-5s %9lld %10lld "
-            "%5d/%-5d %8.3f", r->matrix, r->pc, (long long)r->rows, (long long)r->nnz,
-            r->levels_fwd, r->levels_bwd, r->build_s);
+    fprintf(f, markdown ? "| %s | %s | %lld | %lld | %d | %d/%d | %.3f" : "%-26s %-7s %9lld "
+            "%10lld %2d %5d/%-5d %8.3f", r->matrix, r->pc, (long long)r->rows, (long long)r->nnz,
+            r->group_rows, r->levels_fwd, r->levels_bwd, r->build_s);
     fprintf(f, markdown ? " | %.1f | %.1f | %.1f | %.1f | %.3f | %.1e"
                         : " %10.1f %10.1f %7.1f %7.1f %8.3f %9.1e",
             r->t_krill * 1e6, r->t_cusp * 1e6, gbs(r->bytes, r->t_krill),
@@ -403,14 +416,14 @@ static void print_row(FILE *f, const trsv_result *r, int markdown, int cpu)
 static void print_header(FILE *f, int markdown, int cpu)
 {
     if (markdown) {
-        fprintf(f, "| matrix | pc | rows | nnz | levels fwd/bwd | build s | krill us | "
+        fprintf(f, "| matrix | pc | rows | nnz | B | levels fwd/bwd | build s | krill us | "
                    "cuSPARSE us | krill GB/s | cuSPARSE GB/s | krill / cuSPARSE | max rel "
                    "diff |%s check |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-                   "---:|%s---|\n", cpu ? " CPU 1 thread us | CPU all threads us |" : "",
+                   "---:|---:|%s---|\n", cpu ? " CPU 1 thread us | CPU all threads us |" : "",
                 cpu ? "---:|---:|" : "");
     } else {
-        fprintf(f, "%-26s %-5s %9s %10s %11s %8s %10s %10s %7s %7s %8s %9s", "matrix", "pc",
-                "rows", "nnz", "levels", "build_s", "krill_us", "cusp_us", "k_GB/s", "c_GB/s",
+        fprintf(f, "%-26s %-7s %9s %10s %2s %11s %8s %10s %10s %7s %7s %8s %9s", "matrix", "pc",
+                "rows", "nnz", "B", "levels", "build_s", "krill_us", "cusp_us", "k_GB/s", "c_GB/s",
                 "k/cusp", "rel_diff");
         if (cpu) fprintf(f, " %9s %9s %3s %-6s", "cpu1_us", "cpuN_us", "N", "how");
         fprintf(f, " %s\n", "check");
@@ -421,15 +434,15 @@ static int write_csv(const char *path, const trsv_result *res, int n)
 {
     FILE *f = fopen(path, "w");
     if (!f) return -1;
-    fprintf(f, "matrix,pc,rows,nnz,levels_fwd,levels_bwd,build_s,t_krill_s,t_cusparse_s,bytes,"
+    fprintf(f, "matrix,pc,rows,nnz,group_rows,levels_fwd,levels_bwd,build_s,t_krill_s,t_cusparse_s,bytes,"
                "gb_per_s_krill,gb_per_s_cusparse,time_krill_vs_cusparse,rel_diff,"
                "backward_krill,backward_cusparse,t_cpu_1thread_s,t_cpu_all_s,cpu_threads,"
                "cpu_how,ok,message\n");
     for (int i = 0; i < n; i++) {
         const trsv_result *r = &res[i];
-        fprintf(f, "\"%s\",%s,%lld,%lld,%d,%d,%.4e,%.6e,%.6e,%.0f,%.3f,%.3f,%.4f,%.3e,%.3e,%.3e,"
+        fprintf(f, "\"%s\",%s,%lld,%lld,%d,%d,%d,%.4e,%.6e,%.6e,%.0f,%.3f,%.3f,%.4f,%.3e,%.3e,%.3e,"
                    "%.6e,%.6e,%d,%s,%d,\"%s\"\n", r->matrix, r->pc, (long long)r->rows,
-                (long long)r->nnz, r->levels_fwd, r->levels_bwd, r->build_s, r->t_krill,
+                (long long)r->nnz, r->group_rows, r->levels_fwd, r->levels_bwd, r->build_s, r->t_krill,
                 r->t_cusp, r->bytes, gbs(r->bytes, r->t_krill), gbs(r->bytes, r->t_cusp),
                 r->t_cusp > 0.0 ? r->t_krill / r->t_cusp : 0.0, r->rel_diff, r->back_krill,
                 r->back_cusp, r->t_cpu1, r->t_cpun, r->cpu_threads, r->cpu_how, r->ok,
@@ -464,6 +477,7 @@ static int parse_args(int argc, char **argv, trsv_opts *o, int *n_positional)
     memset(o, 0, sizeof *o);
     o->warmup = 5;
     o->reps = 30;
+    o->groups = "auto";
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (a[0] != '-' || a[1] == '\0') {
@@ -486,6 +500,8 @@ static int parse_args(int argc, char **argv, trsv_opts *o, int *n_positional)
             o->warmup = atoi(v);
         } else if (strcmp(a, "--reps") == 0) {
             o->reps = atoi(v);
+        } else if (strcmp(a, "--groups") == 0) {
+            o->groups = v;
         } else if (strcmp(a, "--md") == 0) {
             o->md_path = v;
         } else if (strcmp(a, "--csv") == 0) {
@@ -515,9 +531,25 @@ int main(int argc, char **argv)
     bench_clock *clock = NULL;
     trsv_result *res = NULL;
     const char *const *matrices;
-    int n_matrices = 0, n_res = 0, failures = 0, rc = 2;
+    int n_matrices = 0, n_res = 0, failures = 0, rc = 2, n_groups = 0;
+    char group[KRILL_ILU_GROUP_SIZES + 1][8];   /* "" (auto) or "G" */
 
     if (parse_args(argc, argv, &o, &n_matrices) != 0) goto cleanup;
+    for (const char *g = o.groups; *g; n_groups++) {
+        const size_t len = strcspn(g, ",");
+        if (n_groups == KRILL_ILU_GROUP_SIZES + 1 || len == 0 || len >= sizeof group[0]) {
+            fprintf(stderr, "bench_trsv: --groups %s: up to %d of auto, 1, 2, 3, 4, 6, "
+                    "comma-separated\n", o.groups, KRILL_ILU_GROUP_SIZES + 1);
+            goto cleanup;
+        }
+        snprintf(group[n_groups], sizeof group[0], "%.*s", (int)len, g);
+        if (strcmp(group[n_groups], "auto") == 0) group[n_groups][0] = '\0';
+        g += len + (g[len] == ',');
+    }
+    if (n_groups == 0) {
+        fprintf(stderr, "bench_trsv: --groups: empty\n");
+        goto cleanup;
+    }
     if (krill_cuda_device_count() <= 0) {
         printf("bench_trsv: skipped: no CUDA device here (this benchmark times GPU triangular "
                "solves against cuSPARSE)\n");
@@ -529,7 +561,8 @@ int main(int argc, char **argv)
         while (default_matrices[n_matrices]) n_matrices++;
     if (bench_ctx_create(KRILL_DEVICE_CUDA, 0, &ctx) != KRILL_OK) goto cleanup;
     if (bench_clock_create(ctx, &clock) != KRILL_OK ||
-        krill_calloc((void **)&res, sizeof *res * (size_t)(2 * n_matrices), "results")) {
+        krill_calloc((void **)&res, sizeof *res * (size_t)(2 * n_matrices * n_groups),
+                     "results")) {
         fprintf(stderr, "bench_trsv: %s\n", krill_last_error());
         goto cleanup;
     }
@@ -544,12 +577,15 @@ int main(int argc, char **argv)
             failures++;
             continue;
         }
-        for (int k = 0; k < 2; k++) {
+        for (int k = 0; k < 2 * n_groups; k++) {
             trsv_result *r = &res[n_res];
-            if (k == 1 && !krill_csr_is_symmetric(a)) continue;
+            char pc_name[16];
+            if (k % 2 == 1 && !krill_csr_is_symmetric(a)) continue;
             n_res++;
             snprintf(r->matrix, sizeof r->matrix, "%s", matrices[m]);
-            bench_one(ctx, a, k ? "ic0" : "ilu0", &o, clock, r);
+            snprintf(pc_name, sizeof pc_name, "%s%s%s", k % 2 ? "ic0" : "ilu0",
+                     group[k / 2][0] ? ":" : "", group[k / 2]);
+            bench_one(ctx, a, pc_name, &o, clock, r);
             /* a refused factorization (a property of the matrix) is reported, not a failure */
             if (!r->ok && !r->refused) failures++;
             print_row(stdout, r, 0, o.cpu);

@@ -88,10 +88,16 @@ cleanup:
 static void describe(const krill_ctx *ctx, pc_ilu *p)
 {
     const krill_ilu_host *h = &p->h;
-    char how[96];
-    if (krill_on_gpu(ctx))
-        snprintf(how, sizeof how, "GPU: factorization and solves sync-free in level order");
-    else if (p->parallel)
+    char how[128];
+    if (krill_on_gpu(ctx)) {
+#ifdef KRILL_HAVE_CUDA
+        int32_t rows = 1, forward = 0, backward = 0;
+        krill_ilu_cuda_layout(p->gpu, &rows, &forward, &backward);
+        snprintf(how, sizeof how, "GPU: factorization sync-free in level order, solves "
+                 "level-scheduled in groups of %d rows (%d and %d levels)", rows, forward,
+                 backward);
+#endif
+    } else if (p->parallel)
         snprintf(how, sizeof how, "CPU: solves level by level on %d threads", p->threads);
     else
         snprintf(how, sizeof how, "CPU: serial solves (1 thread or < %d rows per level)",
@@ -103,14 +109,35 @@ static void describe(const krill_ctx *ctx, pc_ilu *p)
 
 static const char *ilu_describe(const void *impl) { return ((const pc_ilu *)impl)->describe; }
 
+/* "ilu0:G" / "ic0:G": G rows per group of the GPU's triangular solves, one of
+ * krill_ilu_group_sizes (ilu_impl.h); no parameter: the analysis chooses. The CPU solves
+ * take rows one by one and ignore it. */
+static krill_status parse_group_rows(const char *name, const char *param, int32_t *rows)
+{
+    krill_status st = KRILL_OK;
+    *rows = 0;
+    if (param != NULL) {
+        for (int k = 0; k < KRILL_ILU_GROUP_SIZES; k++) {
+            char text[8];
+            snprintf(text, sizeof text, "%d", krill_ilu_group_sizes[k]);
+            if (strcmp(param, text) == 0) *rows = krill_ilu_group_sizes[k];
+        }
+        KRILL_REQUIRE(*rows != 0, "%s:%s: the parameter is the rows per group of the GPU's "
+                      "triangular solves, one of 1, 2, 3, 4, 6 (or none: chosen at build)",
+                      name, param);
+    }
+cleanup:
+    return st;
+}
+
 static krill_status ilu_build_kind(krill_ctx *ctx, const krill_mat *mat, const char *param,
                                    krill_ilu_kind kind, const char *name, void **impl)
 {
     krill_status st = KRILL_OK;
     pc_ilu *p = NULL;
     krill_csr *a = NULL;
-    KRILL_REQUIRE(param == NULL, "preconditioner \"%s\" takes no parameter (got \"%s\")", name,
-                  param ? param : "");
+    int32_t group_rows = 0;
+    KRILL_TRY(parse_group_rows(name, param, &group_rows));
     KRILL_CALLOC(p, 1);
     p->name = name;
     p->threads = ctx->threads < 1 ? 1 : ctx->threads;
@@ -119,8 +146,10 @@ static krill_status ilu_build_kind(krill_ctx *ctx, const krill_mat *mat, const c
 #ifdef KRILL_HAVE_CUDA
     if (krill_on_gpu(ctx)) {
         if (kind == KRILL_ILU_KIND_IC0) KRILL_TRY(krill_ilu_symmetric_map(&p->h, a->val, name));
-        KRILL_TRY(krill_ilu_cuda_create(ctx, &p->h, &p->gpu));
+        KRILL_TRY(krill_ilu_cuda_create(ctx, &p->h, group_rows, &p->gpu));
     }
+#else
+    (void)group_rows;
 #endif
     if (!krill_on_gpu(ctx)) {
         p->parallel = krill_ilu_cpu_parallel(&p->h, p->threads);

@@ -101,14 +101,17 @@ constexpr int ILU_SOLVE_BLOCK = KRILL_ILU_SOLVE_BLOCK;
 /* No refused row (the initial value of fail_row). */
 constexpr int32_t ILU_NO_FAILURE = INT32_MAX;
 
-/* One triangle of the solves on the device, in level order (level_tri says what each
- * array holds); the pattern comes from krill_ilu_perm_build, the values from pack_kernel. */
+/* One triangle of the solves on the device, in solve order (level_tri says what each
+ * array holds); the pattern comes from krill_ilu_groups_build, the values from
+ * pack_kernel. */
 struct tri_gpu {
-    int32_t n_levels;
-    int32_t *level_ptr, *level_mode, *ptr, *col;
+    int32_t n_levels, n_groups;
+    int rows;                      /* B: rows per group (ilu_impl.h, krill_ilu_groups) */
+    int32_t *level_ptr, *level_mode, *group_start, *order, *ptr, *col;
     double *val, *inv_diag;        /* inv_diag: NULL for ilu0's unit lower triangle */
-    double *x;                     /* n: the solve's result in level order */
-    int lanes;                     /* threads per row */
+    double *intra;                 /* n_groups * B (B - 1) / 2, NULL when B = 1 */
+    double *x;                     /* n: the solve's result in solve order */
+    int lanes;                     /* threads per group */
     unsigned int grid;             /* blocks of a solve (all resident: cooperative launch) */
     unsigned int barriers;         /* grid barriers in a solve */
 };
@@ -121,9 +124,11 @@ struct ilu_gpu {
     int32_t *col;                 /* nnz */
     int32_t *diag;                /* n: position of a_ii */
     int32_t *transpose;           /* ic: nnz, position of (j, i) for (i, j); else NULL */
-    int32_t *lower_order;         /* n: rows sorted by forward level */
-    int32_t *upper_order;         /* n: rows sorted by backward level */
+    int32_t *lower_order;         /* n: rows sorted by forward level (factorization, repro) */
+    int32_t *upper_order;         /* n: rows sorted by backward level (repro) */
     int32_t *mid;                 /* n: backward position -> forward position of its row */
+    int lower_row_lanes;          /* threads per row of the reproducible solves */
+    int upper_row_lanes;
     double *val;                  /* nnz: A's values, then the factors (A's CSR order) */
     double *pivot_min;            /* n: the smallest pivot each row accepts (strictly above) */
     int32_t *flags;               /* n: the epoch of the last factorization that did the row */
@@ -246,63 +251,92 @@ constexpr int32_t ILU_LEVEL_GRID_BARRIER = 2;
 constexpr unsigned int ILU_BARRIER_COUNTERS = 8;
 constexpr unsigned int ILU_BARRIER_STRIDE = 32;
 
-/* One triangle of a solve in level order, as the kernel reads it (device pointers). */
+/* One triangle of a solve in solve order, as the kernel reads it (device pointers). */
 struct level_tri {
     int32_t n_levels;
-    const int32_t *level_ptr;    /* n_levels + 1: level l is positions [level_ptr[l], ...) */
+    const int32_t *level_ptr;    /* n_levels + 1: level l is groups [level_ptr[l], ...) */
     const int32_t *level_mode;   /* n_levels: ILU_LEVEL_* bits */
-    const int32_t *ptr;          /* n + 1: position p's entries [ptr[p], ptr[p + 1]) */
+    const int32_t *group_start;  /* n_groups + 1: group s is positions [group_start[s], ...);
+                                    NULL when B = 1 (group s is position s) */
+    const int32_t *ptr;          /* n + 1: position p's entries outside its group */
     const int32_t *col;          /* entries' columns as positions (all in earlier levels) */
     const double *val;           /* entries' values */
     const double *inv_diag;      /* n: 1 / the diagonal entry of position p; NULL: unit */
+    const double *intra;         /* group s's entries inside it: B (B - 1) / 2 from
+                                    s B (B - 1) / 2, (b, c) at b (b - 1) / 2 + c for its b-th
+                                    and c-th rows in solve order, c < b (0 where A has none) */
     const int32_t *rhs_index;    /* n: position p's right-hand side is rhs[rhs_index[p]] */
     const double *rhs;
-    double *x;                   /* n: the solution in level order */
+    double *x;                   /* n: the solution in solve order */
     const int32_t *out_index;    /* n or NULL: also out[out_index[p]] = x_p */
     double *out;
     unsigned int *counters;      /* the grid barrier's counters (grid_arrive) */
     unsigned int base[ILU_BARRIER_COUNTERS];  /* their values when this launch starts */
 };
 
-/* Entries per lane loaded ahead of the barrier: registers for up to 8 (LANES <= 8) or 64
- * entries a row (more lanes); the rest of a longer row is read after the barrier. */
-__host__ __device__ constexpr int ahead_entries(int lanes) { return lanes <= 8 ? 8 : 64 / lanes; }
+/* Entries per lane loaded ahead of the barrier: registers for up to 8 (LANES <= 8) or about
+ * 64 B entries a group (more lanes, at most 8 a lane); the rest of a longer group is read
+ * after the barrier. */
+__host__ __device__ constexpr int ahead_entries(int lanes, int rows)
+{
+    return lanes <= 8 || 64 * rows / lanes >= 8 ? 8 : 64 * rows / lanes;
+}
 
-template <int AHEAD>
-struct row_ahead {
-    int32_t lo, hi;              /* the row's entries */
-    double rhs, inv_diag;        /* lane 0 only */
-    int32_t out;                 /* lane 0 only: out_index[p], when there is an out */
-    int32_t col[AHEAD];          /* entry lo + lane + k * LANES, or -1 past the row's end */
+/* A group's entries inside it: B (B - 1) / 2 (one slot when B = 1, unused). */
+__host__ __device__ constexpr int intra_entries(int rows) { return rows > 1 ? rows * (rows - 1) / 2 : 1; }
+
+template <int AHEAD, int B>
+struct group_ahead {
+    int32_t p0, m;               /* the group's positions [p0, p0 + m) */
+    int32_t lo, hi;              /* its entries outside it */
+    int32_t row_end[B];          /* the end of its b-th row's entries (row_end[m-1..] = hi) */
+    double rhs[B], inv_diag[B];  /* lane 0 only */
+    int32_t out[B];              /* lane 0 only: out_index[p0 + b], when there is an out */
+    double intra[intra_entries(B)];   /* lane 0 only */
+    int32_t col[AHEAD];          /* entry lo + lane + k * LANES, or -1 past the group's end */
     double val[AHEAD];
 };
 
-/* This sub-warp's first position in level l, the level's end, and its step. */
+/* This sub-warp's first group in level l, the level's end, and its step. */
 template <int ROWS>
 __device__ __forceinline__ void level_span(const level_tri &t, int32_t l, int sub,
-                                           int32_t *p, int32_t *end, int32_t *stride)
+                                           int32_t *s, int32_t *end, int32_t *stride)
 {
     const bool one_block = __ldg(t.level_mode + l) & ILU_LEVEL_ONE_BLOCK;
     if (one_block && blockIdx.x != 0) {
-        *p = *end = 0;
+        *s = *end = 0;
         return;
     }
     *stride = one_block ? ROWS : (int32_t)gridDim.x * ROWS;
-    *p = __ldg(t.level_ptr + l) + (one_block ? sub : (int32_t)blockIdx.x * ROWS + sub);
+    *s = __ldg(t.level_ptr + l) + (one_block ? sub : (int32_t)blockIdx.x * ROWS + sub);
     *end = __ldg(t.level_ptr + l + 1);
 }
 
-/* Everything of position p that does not depend on x (written before this launch). */
-template <int LANES, bool UNIT, int AHEAD>
-__device__ __forceinline__ void load_ahead(const level_tri &t, int32_t p, int lane,
-                                           row_ahead<AHEAD> *a)
+/* Everything of group s that does not depend on x (written before this launch). */
+template <int LANES, bool UNIT, int AHEAD, int B>
+__device__ __forceinline__ void load_ahead(const level_tri &t, int32_t s, int lane,
+                                           group_ahead<AHEAD, B> *a)
 {
-    a->lo = __ldg(t.ptr + p);
-    a->hi = __ldg(t.ptr + p + 1);
+    a->p0 = B == 1 ? s : __ldg(t.group_start + s);
+    a->m = B == 1 ? 1 : __ldg(t.group_start + s + 1) - a->p0;
+    a->lo = __ldg(t.ptr + a->p0);
+    a->hi = __ldg(t.ptr + a->p0 + a->m);
+#pragma unroll
+    for (int b = 0; b < B; b++) a->row_end[b] = b + 1 < a->m ? __ldg(t.ptr + a->p0 + b + 1) : a->hi;
     if (lane == 0) {
-        a->rhs = t.rhs[__ldg(t.rhs_index + p)];
-        a->inv_diag = UNIT ? 1.0 : __ldg(t.inv_diag + p);
-        a->out = t.out ? __ldg(t.out_index + p) : 0;
+#pragma unroll
+        for (int b = 0; b < B; b++) {
+            if (b < a->m) {
+                a->rhs[b] = t.rhs[__ldg(t.rhs_index + a->p0 + b)];
+                a->inv_diag[b] = UNIT ? 1.0 : __ldg(t.inv_diag + a->p0 + b);
+                a->out[b] = t.out ? __ldg(t.out_index + a->p0 + b) : 0;
+            }
+        }
+        if constexpr (B > 1) {
+#pragma unroll
+            for (int k = 0; k < intra_entries(B); k++)
+                a->intra[k] = __ldg(t.intra + (int64_t)s * intra_entries(B) + k);
+        }
     }
 #pragma unroll
     for (int k = 0; k < AHEAD; k++) {
@@ -312,24 +346,55 @@ __device__ __forceinline__ void load_ahead(const level_tri &t, int32_t p, int la
     }
 }
 
-/* x_p from the loaded part, the rest of the row, and x of earlier levels (from L2: __ldcg,
- * never a line an SM's L1 kept from before the barrier). */
-template <int LANES, bool UNIT, int AHEAD>
-__device__ __forceinline__ void finish_row(const level_tri &t, int32_t p, int lane,
-                                           unsigned int mask, const row_ahead<AHEAD> &a)
+/* sum[b] += v * x for the group row b that entry q belongs to. */
+template <int B>
+__device__ __forceinline__ void add_term(const int32_t *row_end, int32_t q, double v, double x,
+                                         double *sum)
 {
-    double s = 0.0;
+    if constexpr (B == 1) {
+        sum[0] = fma(v, x, sum[0]);
+    } else {
+        int r = 0;
+#pragma unroll
+        for (int b = 0; b + 1 < B; b++) r += q >= row_end[b];
+#pragma unroll
+        for (int b = 0; b < B; b++)
+            if (r == b) sum[b] = fma(v, x, sum[b]);
+    }
+}
+
+/* The group's rows from the loaded part, the rest of its entries and x of earlier levels
+ * (from L2: __ldcg, never a line an SM's L1 kept from before the barrier); then, on lane 0,
+ * its rows in turn: x_b = (rhs_b - sum_b - sum_{c<b} intra_bc x_c) [* inv_diag_b]. */
+template <int LANES, bool UNIT, int AHEAD, int B>
+__device__ __forceinline__ void finish_group(const level_tri &t, int lane, unsigned int mask,
+                                             const group_ahead<AHEAD, B> &a)
+{
+    double sum[B];
+#pragma unroll
+    for (int b = 0; b < B; b++) sum[b] = 0.0;
 #pragma unroll
     for (int k = 0; k < AHEAD; k++)
-        if (a.col[k] >= 0) s = fma(a.val[k], __ldcg(t.x + a.col[k]), s);
+        if (a.col[k] >= 0)
+            add_term<B>(a.row_end, a.lo + lane + k * LANES, a.val[k], __ldcg(t.x + a.col[k]), sum);
     for (int32_t q = a.lo + lane + AHEAD * LANES; q < a.hi; q += LANES)
-        s = fma(__ldg(t.val + q), __ldcg(t.x + __ldg(t.col + q)), s);
-    s = subwarp_sum<LANES>(s, mask);
+        add_term<B>(a.row_end, q, __ldg(t.val + q), __ldcg(t.x + __ldg(t.col + q)), sum);
+#pragma unroll
+    for (int b = 0; b < B; b++) sum[b] = subwarp_sum<LANES>(sum[b], mask);
     if (lane == 0) {
-        double v = a.rhs - s;
-        if (!UNIT) v = v * a.inv_diag;
-        t.x[p] = v;
-        if (t.out) t.out[a.out] = v;
+        double xb[B];
+#pragma unroll
+        for (int b = 0; b < B; b++) {
+            if (b < a.m) {
+                double v = a.rhs[b] - sum[b];
+#pragma unroll
+                for (int c = 0; c < b; c++) v = fma(-a.intra[b * (b - 1) / 2 + c], xb[c], v);
+                if (!UNIT) v = v * a.inv_diag[b];
+                xb[b] = v;
+                t.x[a.p0 + b] = v;
+                if (t.out) t.out[a.out[b]] = v;
+            }
+        }
     }
 }
 
@@ -388,40 +453,40 @@ __device__ __forceinline__ void grid_wait(const unsigned int *counters, const un
 
 /* ---- kernels ---------------------------------------------------------------------------- */
 
-/* Level-scheduled triangular solve over one triangle stored in level order (struct
- * level_tri): positions p of a level are consecutive, columns are positions of earlier
- * levels, x is in level order. For each level, every sub-warp of LANES threads takes the
- * positions level_ptr[l] + g, + G, ... (g its index, G the sub-warps of the grid, or of block
- * 0 alone for a level that one block covers), computes
- *   x_p = (rhs[rhs_index[p]] - sum_k val_k x[col_k]) [* inv_diag_p]  (out[out_index[p]] = x_p too)
- * and then waits at the level's barrier: a grid barrier, or __syncthreads() between levels
- * that block 0 runs alone. What a row needs besides x (its pointers, its first entries, rhs,
- * diagonal) is loaded before the barrier that precedes its level (struct row_ahead), so after
- * the barrier a row costs one gather of x from L2 and one store. */
-template <int LANES, bool UNIT>
+/* Level-scheduled triangular solve over one triangle stored in solve order (struct
+ * level_tri): the groups of a level are consecutive, so are the positions of a group,
+ * columns are positions of earlier levels, x is in solve order. For each level, every
+ * sub-warp of LANES threads takes the groups level_ptr[l] + g, + G, ... (g its index, G the
+ * sub-warps of the grid, or of block 0 alone for a level that one block covers) and solves
+ * their rows in turn (finish_group), then waits at the level's barrier: a grid barrier, or
+ * __syncthreads() between levels that block 0 runs alone. What a group needs besides x (its
+ * pointers, its first entries, rhs, diagonals, inner entries) is loaded before the barrier
+ * that precedes its level (struct group_ahead), so after the barrier a group costs one
+ * gather of x from L2, B dependent multiply-adds and B stores. */
+template <int LANES, bool UNIT, int B>
 __global__ void __launch_bounds__(ILU_SOLVE_BLOCK) level_solve_kernel(level_tri t)
 {
     constexpr int ROWS = ILU_SOLVE_BLOCK / LANES;
-    constexpr int AHEAD = ahead_entries(LANES);
+    constexpr int AHEAD = ahead_entries(LANES, B);
     const int lane = (int)(threadIdx.x % LANES);
     const int sub = (int)(threadIdx.x / LANES);
     const unsigned int mask = subwarp_mask<LANES>();
-    row_ahead<AHEAD> a;
-    int32_t p = 0, end = 0, stride = 0;
+    group_ahead<AHEAD, B> a;
+    int32_t s = 0, end = 0, stride = 0;
     unsigned int barriers = 0;
-    level_span<ROWS>(t, 0, sub, &p, &end, &stride);
-    if (p < end) load_ahead<LANES, UNIT>(t, p, lane, &a);
+    level_span<ROWS>(t, 0, sub, &s, &end, &stride);
+    if (s < end) load_ahead<LANES, UNIT>(t, s, lane, &a);
     for (int32_t l = 0; l < t.n_levels; l++) {
-        while (p < end) {
-            finish_row<LANES, UNIT>(t, p, lane, mask, a);
-            p += stride;
-            if (p < end) load_ahead<LANES, UNIT>(t, p, lane, &a);
+        while (s < end) {
+            finish_group<LANES, UNIT>(t, lane, mask, a);
+            s += stride;
+            if (s < end) load_ahead<LANES, UNIT>(t, s, lane, &a);
         }
         if (l + 1 < t.n_levels) {
             const bool grid = __ldg(t.level_mode + l) & ILU_LEVEL_GRID_BARRIER;
             if (grid) grid_arrive(t.counters);
-            level_span<ROWS>(t, l + 1, sub, &p, &end, &stride);
-            if (p < end) load_ahead<LANES, UNIT>(t, p, lane, &a);
+            level_span<ROWS>(t, l + 1, sub, &s, &end, &stride);
+            if (s < end) load_ahead<LANES, UNIT>(t, s, lane, &a);
             if (grid) {
                 grid_wait(t.counters, t.base, ++barriers);
             } else {
@@ -431,30 +496,45 @@ __global__ void __launch_bounds__(ILU_SOLVE_BLOCK) level_solve_kernel(level_tri 
     }
 }
 
-/* Values of the factors (val, A's CSR order) into the level-ordered triangles: position p of
- * the forward order holds row lower_order[p]'s strictly lower entries (and 1 / l_ii for
- * ic0), position q of the backward order row upper_order[q]'s strictly upper entries and the
- * inverse of its diagonal entry; entries keep their order within the row. One thread per
- * position. (A multiplication by the stored inverse is shorter on the critical path than a
- * division; the result differs from the CPU's division by at most an ulp or so, within the
- * tests' backward-error bound.) */
+/* Values of the factors (val, A's CSR order) into one triangle in solve order (UPPER: the
+ * backward solve's): position p holds row order[p]'s strictly lower (upper) entries outside
+ * its group, in their order, and 1 / its diagonal entry (none for ilu0's unit lower
+ * triangle); its entries inside the group go to the group's block of intra (the slots the
+ * pattern lacks stay 0 from the build). One thread per group s of groups of `rows` rows.
+ * (A multiplication by the stored inverse is shorter on the critical path than a division;
+ * the result differs from the CPU's division by at most an ulp or so, within the tests'
+ * backward-error bound.) */
+template <bool UPPER>
 __global__ void __launch_bounds__(ILU_BLOCK)
-pack_kernel(int32_t n, const int32_t *__restrict__ row_ptr, const int32_t *__restrict__ diag,
-            const double *__restrict__ val, const int32_t *__restrict__ lower_order,
-            const int32_t *__restrict__ lower_ptr, double *__restrict__ lower_val,
-            double *__restrict__ lower_inv_diag, const int32_t *__restrict__ upper_order,
-            const int32_t *__restrict__ upper_ptr, double *__restrict__ upper_val,
-            double *__restrict__ upper_inv_diag)
+pack_kernel(int32_t n, int32_t n_groups, int32_t rows, const int32_t *__restrict__ row_ptr,
+            const int32_t *__restrict__ col, const int32_t *__restrict__ diag,
+            const double *__restrict__ val, const int32_t *__restrict__ group_start,
+            const int32_t *__restrict__ order, const int32_t *__restrict__ tri_ptr,
+            double *__restrict__ tri_val, double *__restrict__ inv_diag,
+            double *__restrict__ intra)
 {
-    for (int64_t p = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; p < n;
-         p += (int64_t)gridDim.x * blockDim.x) {
-        const int32_t i = lower_order[p], b = upper_order[p];
-        int32_t k = lower_ptr[p];
-        for (int32_t e = row_ptr[i]; e < diag[i]; e++) lower_val[k++] = val[e];
-        if (lower_inv_diag) lower_inv_diag[p] = 1.0 / val[diag[i]];
-        k = upper_ptr[p];
-        for (int32_t e = diag[b] + 1; e < row_ptr[b + 1]; e++) upper_val[k++] = val[e];
-        upper_inv_diag[p] = 1.0 / val[diag[b]];
+    const int64_t per_group = (int64_t)rows * (rows - 1) / 2;
+    for (int64_t s = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; s < n_groups;
+         s += (int64_t)gridDim.x * blockDim.x) {
+        const int32_t p0 = group_start ? group_start[s] : (int32_t)s;
+        const int32_t m = group_start ? group_start[s + 1] - p0 : 1;
+        for (int32_t b = 0; b < m; b++) {
+            const int32_t i = order[p0 + b];
+            const int32_t g0 = i / rows * rows, g1 = g0 + rows < n ? g0 + rows : n;
+            const int32_t lo = UPPER ? diag[i] + 1 : row_ptr[i];
+            const int32_t hi = UPPER ? row_ptr[i + 1] : diag[i];
+            int32_t k = tri_ptr[p0 + b];
+            for (int32_t e = lo; e < hi; e++) {
+                const int32_t j = col[e];
+                if (j >= g0 && j < g1) {
+                    const int32_t c = UPPER ? g1 - 1 - j : j - g0;
+                    intra[s * per_group + b * (b - 1) / 2 + c] = val[e];
+                } else {
+                    tri_val[k++] = val[e];
+                }
+            }
+            if (inv_diag) inv_diag[p0 + b] = 1.0 / val[diag[i]];
+        }
     }
 }
 
@@ -621,79 +701,83 @@ cleanup:
     return st;
 }
 
-/* Blocks for a level solve of a triangle whose widest grid level has `widest` rows. */
-template <int LANES, bool UNIT>
-krill_status solve_grid_lanes(krill_ctx *ctx, int32_t widest, unsigned int *grid)
+/* The grid of a level solve (grid != NULL, t ignored: blocks for a triangle whose widest
+ * grid level has `widest` groups), or its launch. */
+template <int LANES, bool UNIT, int B>
+krill_status level_solve_lanes(krill_ctx *ctx, int32_t widest, unsigned int *grid,
+                               const level_tri *t, unsigned int launch_grid, const char *what)
 {
     krill_status st = KRILL_OK;
-    int per_sm = 0;
-    KRILL_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-        &per_sm, level_solve_kernel<LANES, UNIT>, ILU_SOLVE_BLOCK, 0));
-    {
-        const int64_t rows = ILU_SOLVE_BLOCK / LANES;
-        int64_t blocks = ((int64_t)widest + rows - 1) / rows;
+    if (grid) {
+        int per_sm = 0;
+        KRILL_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+            &per_sm, level_solve_kernel<LANES, UNIT, B>, ILU_SOLVE_BLOCK, 0));
+        const int64_t groups = ILU_SOLVE_BLOCK / LANES;
+        int64_t blocks = ((int64_t)widest + groups - 1) / groups;
         const int64_t cap = (int64_t)ctx->cuda->sm_count *
                             (per_sm < KRILL_ILU_SOLVE_BLOCKS_PER_SM ? per_sm
                                                                     : KRILL_ILU_SOLVE_BLOCKS_PER_SM);
         if (blocks > cap) blocks = cap;
         *grid = blocks < 1 ? 1u : (unsigned int)blocks;
+    } else {
+        level_tri copy = *t;
+        void *params[] = {&copy};
+        KRILL_TRY(krill_cuda_call(
+            cudaLaunchCooperativeKernel((const void *)level_solve_kernel<LANES, UNIT, B>,
+                                        launch_grid, ILU_SOLVE_BLOCK, params, 0,
+                                        krill_cuda_stream(ctx)),
+            what));
     }
 cleanup:
     return st;
 }
 
-template <int LANES, bool UNIT>
-krill_status launch_solve_lanes(krill_ctx *ctx, unsigned int grid, level_tri t, const char *what)
-{
-    krill_status st = KRILL_OK;
-    void *params[] = {&t};
-    KRILL_TRY(krill_cuda_call(cudaLaunchCooperativeKernel((const void *)level_solve_kernel<LANES, UNIT>,
-                                                          grid, ILU_SOLVE_BLOCK, params, 0,
-                                                          krill_cuda_stream(ctx)),
-                              what));
-cleanup:
-    return st;
-}
-
-/* The grid (grid != NULL, t ignored) or the launch of a level solve with `lanes` threads a
- * row. */
-template <bool UNIT>
-krill_status level_solve(krill_ctx *ctx, int lanes, int32_t widest, unsigned int *grid,
-                         const level_tri *t, unsigned int launch_grid, const char *what)
+template <bool UNIT, int B>
+krill_status level_solve_rows(krill_ctx *ctx, int lanes, int32_t widest, unsigned int *grid,
+                              const level_tri *t, unsigned int launch_grid, const char *what)
 {
     switch (lanes) {
-    case 1: return grid ? solve_grid_lanes<1, UNIT>(ctx, widest, grid)
-                        : launch_solve_lanes<1, UNIT>(ctx, launch_grid, *t, what);
-    case 2: return grid ? solve_grid_lanes<2, UNIT>(ctx, widest, grid)
-                        : launch_solve_lanes<2, UNIT>(ctx, launch_grid, *t, what);
-    case 4: return grid ? solve_grid_lanes<4, UNIT>(ctx, widest, grid)
-                        : launch_solve_lanes<4, UNIT>(ctx, launch_grid, *t, what);
-    case 8: return grid ? solve_grid_lanes<8, UNIT>(ctx, widest, grid)
-                        : launch_solve_lanes<8, UNIT>(ctx, launch_grid, *t, what);
-    case 16: return grid ? solve_grid_lanes<16, UNIT>(ctx, widest, grid)
-                         : launch_solve_lanes<16, UNIT>(ctx, launch_grid, *t, what);
-    default: return grid ? solve_grid_lanes<32, UNIT>(ctx, widest, grid)
-                         : launch_solve_lanes<32, UNIT>(ctx, launch_grid, *t, what);
+    case 1: return level_solve_lanes<1, UNIT, B>(ctx, widest, grid, t, launch_grid, what);
+    case 2: return level_solve_lanes<2, UNIT, B>(ctx, widest, grid, t, launch_grid, what);
+    case 4: return level_solve_lanes<4, UNIT, B>(ctx, widest, grid, t, launch_grid, what);
+    case 8: return level_solve_lanes<8, UNIT, B>(ctx, widest, grid, t, launch_grid, what);
+    case 16: return level_solve_lanes<16, UNIT, B>(ctx, widest, grid, t, launch_grid, what);
+    default: return level_solve_lanes<32, UNIT, B>(ctx, widest, grid, t, launch_grid, what);
     }
 }
 
-int solve_lanes(double mean_row_entries)
+/* The grid (grid != NULL, t ignored) or the launch of a level solve with groups of `rows`
+ * rows (one of krill_ilu_group_sizes) and `lanes` threads a group. */
+template <bool UNIT>
+krill_status level_solve(krill_ctx *ctx, int rows, int lanes, int32_t widest, unsigned int *grid,
+                         const level_tri *t, unsigned int launch_grid, const char *what)
+{
+    switch (rows) {
+    case 1: return level_solve_rows<UNIT, 1>(ctx, lanes, widest, grid, t, launch_grid, what);
+    case 2: return level_solve_rows<UNIT, 2>(ctx, lanes, widest, grid, t, launch_grid, what);
+    case 3: return level_solve_rows<UNIT, 3>(ctx, lanes, widest, grid, t, launch_grid, what);
+    case 4: return level_solve_rows<UNIT, 4>(ctx, lanes, widest, grid, t, launch_grid, what);
+    default: return level_solve_rows<UNIT, 6>(ctx, lanes, widest, grid, t, launch_grid, what);
+    }
+}
+
+int solve_lanes(double mean_entries)
 {
     int lanes = 1;
-    while (lanes < 32 && mean_row_entries > KRILL_ILU_SOLVE_ENTRIES_PER_LANE * lanes) lanes *= 2;
+    while (lanes < 32 && mean_entries > KRILL_ILU_SOLVE_ENTRIES_PER_LANE * lanes) lanes *= 2;
     return lanes;
 }
 
-/* level_mode of every level (ILU_LEVEL_* bits) for `lanes` threads a row, and the rows of
- * the widest level that is not a one-block level (0 if none). */
-void level_modes(const krill_ilu_levels *lv, int lanes, int32_t *mode, int32_t *widest)
+/* level_mode of every level (ILU_LEVEL_* bits) of a triangle for `lanes` threads a group,
+ * and the groups of the widest level that is not a one-block level (0 if none). */
+void level_modes(const krill_ilu_tri_groups *lv, int lanes, int32_t *mode, int32_t *widest)
 {
-    const int32_t rows = ILU_SOLVE_BLOCK / lanes;
+    const int32_t groups = ILU_SOLVE_BLOCK / lanes;
     *widest = 0;
     for (int32_t l = 0; l < lv->n_levels; l++) {
         const int32_t w = lv->level_ptr[l + 1] - lv->level_ptr[l];
-        mode[l] = w <= rows ? ILU_LEVEL_ONE_BLOCK : 0;
-        if (w > rows && w > *widest) *widest = w;
+        mode[l] = w <= groups ? ILU_LEVEL_ONE_BLOCK : 0;
+        if (w > groups && w > *widest) *widest = w;
     }
     for (int32_t l = 0; l < lv->n_levels; l++) {
         const bool next_grid = l + 1 < lv->n_levels && !(mode[l + 1] & ILU_LEVEL_ONE_BLOCK);
@@ -760,22 +844,28 @@ void tri_free(krill_ctx *ctx, tri_gpu *t)
 {
     krill_mem_free(ctx, t->level_ptr);
     krill_mem_free(ctx, t->level_mode);
+    krill_mem_free(ctx, t->group_start);
+    krill_mem_free(ctx, t->order);
     krill_mem_free(ctx, t->ptr);
     krill_mem_free(ctx, t->col);
     krill_mem_free(ctx, t->val);
     krill_mem_free(ctx, t->inv_diag);
+    krill_mem_free(ctx, t->intra);
     krill_mem_free(ctx, t->x);
 }
 
-/* One triangle's level-ordered pattern (from q) and its launch geometry on the device. */
-krill_status tri_create(krill_ctx *ctx, const krill_ilu_levels *lv, const int64_t *ptr,
-                        const int32_t *col, int64_t nnz, int32_t n, double mean, bool unit,
-                        tri_gpu *t)
+/* One triangle's layout (from krill_ilu_groups_build) and its launch geometry on the
+ * device. */
+krill_status tri_create(krill_ctx *ctx, const krill_ilu_tri_groups *lv, int rows, int32_t n,
+                        bool unit, tri_gpu *t)
 {
     krill_status st = KRILL_OK;
     int32_t *mode = NULL, widest = 0;
+    const int64_t intra = (int64_t)lv->n_groups * (rows - 1) * rows / 2;
     t->n_levels = lv->n_levels;
-    t->lanes = solve_lanes(mean);
+    t->n_groups = lv->n_groups;
+    t->rows = rows;
+    t->lanes = solve_lanes(lv->n_groups > 0 ? (double)lv->nnz / (double)lv->n_groups : 0.0);
     KRILL_ALLOC(mode, lv->n_levels > 0 ? lv->n_levels : 1);
     level_modes(lv, t->lanes, mode, &widest);
     t->barriers = 0;
@@ -784,16 +874,37 @@ krill_status tri_create(krill_ctx *ctx, const krill_ilu_levels *lv, const int64_
     KRILL_TRY(upload_copy(ctx, &t->level_ptr, lv->level_ptr, (int64_t)lv->n_levels + 1,
                           "ilu level offsets"));
     KRILL_TRY(upload_copy(ctx, &t->level_mode, mode, lv->n_levels, "ilu level modes"));
-    KRILL_TRY(upload_int32(ctx, &t->ptr, ptr, (int64_t)n + 1, "ilu level-ordered offsets"));
-    KRILL_TRY(upload_copy(ctx, &t->col, col, nnz, "ilu level-ordered columns"));
-    KRILL_MEM_ALLOC(ctx, t->val, nnz > 0 ? nnz : 1);
+    if (rows > 1)
+        KRILL_TRY(upload_copy(ctx, &t->group_start, lv->group_start, (int64_t)lv->n_groups + 1,
+                              "ilu group offsets"));
+    KRILL_TRY(upload_copy(ctx, &t->order, lv->order, n, "ilu solve order"));
+    KRILL_TRY(upload_int32(ctx, &t->ptr, lv->ptr, (int64_t)n + 1, "ilu solve-order offsets"));
+    KRILL_TRY(upload_copy(ctx, &t->col, lv->col, lv->nnz, "ilu solve-order columns"));
+    KRILL_MEM_ALLOC(ctx, t->val, lv->nnz > 0 ? lv->nnz : 1);
     if (!unit) KRILL_MEM_ALLOC(ctx, t->inv_diag, n);
+    if (rows > 1) {
+        KRILL_MEM_ALLOC(ctx, t->intra, intra > 0 ? intra : 1);
+        KRILL_TRY(krill_cuda_memset0(ctx, t->intra, (size_t)(intra > 0 ? intra : 1) *
+                                                        sizeof *t->intra));
+    }
     KRILL_MEM_ALLOC(ctx, t->x, n);
-    KRILL_TRY(unit ? level_solve<true>(ctx, t->lanes, widest, &t->grid, NULL, 0, NULL)
-                   : level_solve<false>(ctx, t->lanes, widest, &t->grid, NULL, 0, NULL));
+    KRILL_TRY(unit ? level_solve<true>(ctx, rows, t->lanes, widest, &t->grid, NULL, 0, NULL)
+                   : level_solve<false>(ctx, rows, t->lanes, widest, &t->grid, NULL, 0, NULL));
 cleanup:
     krill_free(mode);
     return st;
+}
+
+/* The factors g->val into one triangle t (UPPER: the backward solve's). */
+template <bool UPPER>
+krill_status pack(krill_ctx *ctx, const ilu_gpu *g, const tri_gpu *t)
+{
+    pack_kernel<UPPER><<<krill_cuda_blocks(ctx, t->n_groups), ILU_BLOCK, 0,
+                         krill_cuda_stream(ctx)>>>(
+        g->n, t->n_groups, t->rows, g->row_ptr, g->col, g->diag, g->val, t->group_start,
+        t->order, t->ptr, t->val, t->inv_diag, t->intra);
+    return krill_cuda_check_launch(UPPER ? "ilu factors into solve order, backward (pack_kernel)"
+                                         : "ilu factors into solve order, forward (pack_kernel)");
 }
 
 }  // namespace
@@ -825,11 +936,11 @@ extern "C" void krill_ilu_cuda_destroy(krill_ctx *ctx, void *dev)
 }
 
 extern "C" krill_status krill_ilu_cuda_create(krill_ctx *ctx, const krill_ilu_host *h,
-                                              void **dev)
+                                              int32_t group_rows, void **dev)
 {
     krill_status st = KRILL_OK;
     ilu_gpu *g = NULL;
-    krill_ilu_perm q;
+    krill_ilu_groups q;
     int cooperative = 0;
     const int64_t n = h->n;
     memset(&q, 0, sizeof q);
@@ -862,19 +973,20 @@ extern "C" krill_status krill_ilu_cuda_create(krill_ctx *ctx, const krill_ilu_ho
     if (g->ic) KRILL_TRY(upload_int32(ctx, &g->transpose, h->transpose, h->nnz, "ic0 L^T map"));
     KRILL_TRY(upload_copy(ctx, &g->lower_order, h->lower.rows, n, "ilu forward order"));
     KRILL_TRY(upload_copy(ctx, &g->upper_order, h->upper.rows, n, "ilu backward order"));
-    KRILL_TRY(krill_ilu_perm_build(h, 0, &q));
+    if (group_rows == 0) KRILL_TRY(krill_ilu_group_rows(h, &group_rows));
+    KRILL_TRY(krill_ilu_groups_build(h, group_rows, &q));
     KRILL_TRY(upload_copy(ctx, &g->mid, q.mid, n, "ilu backward-to-forward positions"));
     {
         const int64_t upper_nnz = h->nnz - n - h->lower_nnz;
         const double mean_lower = n > 0 ? (double)h->lower_nnz / (double)n : 0.0;
         const double mean_upper = n > 0 ? (double)upper_nnz / (double)n : 0.0;
         g->factor_lanes = krill_gpu_lanes_per_row(mean_upper, 0, 1);
-        KRILL_TRY(tri_create(ctx, &h->lower, q.lower_ptr, q.lower_col, h->lower_nnz, g->n,
-                             mean_lower, !g->ic, &g->lower));
-        KRILL_TRY(tri_create(ctx, &h->upper, q.upper_ptr, q.upper_col, upper_nnz, g->n,
-                             mean_upper, false, &g->upper));
+        g->lower_row_lanes = solve_lanes(mean_lower);
+        g->upper_row_lanes = solve_lanes(mean_upper);
+        KRILL_TRY(tri_create(ctx, &q.lower, group_rows, g->n, !g->ic, &g->lower));
+        KRILL_TRY(tri_create(ctx, &q.upper, group_rows, g->n, false, &g->upper));
     }
-    krill_ilu_perm_free(&q);
+    krill_ilu_groups_free(&q);
     KRILL_MEM_ALLOC(ctx, g->val, h->nnz);
     KRILL_MEM_ALLOC(ctx, g->pivot_min, n);
     KRILL_MEM_ALLOC(ctx, g->flags, n);
@@ -888,7 +1000,7 @@ extern "C" krill_status krill_ilu_cuda_create(krill_ctx *ctx, const krill_ilu_ho
     *dev = g;
     g = NULL;
 cleanup:
-    krill_ilu_perm_free(&q);
+    krill_ilu_groups_free(&q);
     krill_ilu_cuda_destroy(ctx, g);
     return st;
 }
@@ -916,10 +1028,8 @@ extern "C" krill_status krill_ilu_cuda_factor(krill_ctx *ctx, void *dev, const k
         st = krill_ilu_row_failure(h, name, fail, row_val);
         goto cleanup;
     }
-    pack_kernel<<<krill_cuda_blocks(ctx, g->n), ILU_BLOCK, 0, krill_cuda_stream(ctx)>>>(
-        g->n, g->row_ptr, g->diag, g->val, g->lower_order, g->lower.ptr, g->lower.val,
-        g->lower.inv_diag, g->upper_order, g->upper.ptr, g->upper.val, g->upper.inv_diag);
-    KRILL_TRY(krill_cuda_check_launch("ilu factors into level order (pack_kernel)"));
+    KRILL_TRY(pack<false>(ctx, g, &g->lower));
+    KRILL_TRY(pack<true>(ctx, g, &g->upper));
 cleanup:
     krill_free(pivot_min);
     krill_free(row_val);
@@ -935,20 +1045,20 @@ extern "C" krill_status krill_ilu_cuda_apply(krill_ctx *ctx, const void *dev, co
     {
         /* y = L^{-1} r in forward order, then z = U^{-1} y in backward order, scattered to z */
         const tri_gpu *lo = &g->lower, *up = &g->upper;
-        level_tri fwd = {lo->n_levels, lo->level_ptr, lo->level_mode, lo->ptr, lo->col,
-                         lo->val, lo->inv_diag, g->lower_order, r, lo->x, NULL, NULL,
-                         g->barrier, {0}};
-        level_tri bwd = {up->n_levels, up->level_ptr, up->level_mode, up->ptr, up->col,
-                         up->val, up->inv_diag, g->mid, lo->x, up->x, g->upper_order, z,
-                         g->barrier, {0}};
+        level_tri fwd = {lo->n_levels, lo->level_ptr, lo->level_mode, lo->group_start, lo->ptr,
+                         lo->col, lo->val, lo->inv_diag, lo->intra, lo->order, r, lo->x,
+                         NULL, NULL, g->barrier, {0}};
+        level_tri bwd = {up->n_levels, up->level_ptr, up->level_mode, up->group_start, up->ptr,
+                         up->col, up->val, up->inv_diag, up->intra, g->mid, lo->x, up->x,
+                         up->order, z, g->barrier, {0}};
         memcpy(fwd.base, g->counted, sizeof fwd.base);
-        KRILL_TRY(g->ic ? level_solve<false>(ctx, lo->lanes, 0, NULL, &fwd, lo->grid,
+        KRILL_TRY(g->ic ? level_solve<false>(ctx, lo->rows, lo->lanes, 0, NULL, &fwd, lo->grid,
                                              "ic0 forward solve (level_solve_kernel)")
-                        : level_solve<true>(ctx, lo->lanes, 0, NULL, &fwd, lo->grid,
+                        : level_solve<true>(ctx, lo->rows, lo->lanes, 0, NULL, &fwd, lo->grid,
                                             "ilu0 forward solve (level_solve_kernel)"));
         count_arrivals(g->counted, lo);     /* counted once the launch is queued */
         memcpy(bwd.base, g->counted, sizeof bwd.base);
-        KRILL_TRY(level_solve<false>(ctx, up->lanes, 0, NULL, &bwd, up->grid,
+        KRILL_TRY(level_solve<false>(ctx, up->rows, up->lanes, 0, NULL, &bwd, up->grid,
                                      g->ic ? "ic0 backward solve (level_solve_kernel)"
                                            : "ilu0 backward solve (level_solve_kernel)"));
         count_arrivals(g->counted, up);
@@ -964,14 +1074,23 @@ extern "C" krill_status krill_ilu_cuda_apply_repro(krill_ctx *ctx, const void *d
     krill_status st = KRILL_OK;
     const ilu_gpu *g = static_cast<const ilu_gpu *>(dev);
     /* y = L^{-1} r into z, then z = U^{-1} y in place */
-    KRILL_TRY(repro_solve<false>(ctx, g, &h->lower, g->lower_order, g->lower.lanes, !g->ic, r, z,
+    KRILL_TRY(repro_solve<false>(ctx, g, &h->lower, g->lower_order, g->lower_row_lanes, !g->ic, r, z,
                                  g->ic ? "ic0 reproducible forward solve (repro_level_kernel)"
                                        : "ilu0 reproducible forward solve (repro_level_kernel)"));
-    KRILL_TRY(repro_solve<true>(ctx, g, &h->upper, g->upper_order, g->upper.lanes, false, z, z,
+    KRILL_TRY(repro_solve<true>(ctx, g, &h->upper, g->upper_order, g->upper_row_lanes, false, z, z,
                                 g->ic ? "ic0 reproducible backward solve (repro_level_kernel)"
                                       : "ilu0 reproducible backward solve (repro_level_kernel)"));
 cleanup:
     return st;
+}
+
+extern "C" void krill_ilu_cuda_layout(const void *dev, int32_t *group_rows,
+                                      int32_t *forward_levels, int32_t *backward_levels)
+{
+    const ilu_gpu *g = static_cast<const ilu_gpu *>(dev);
+    *group_rows = g->lower.rows;
+    *forward_levels = g->lower.n_levels;
+    *backward_levels = g->upper.n_levels;
 }
 
 extern "C" void krill_ilu_cuda_factors(const void *dev, krill_ilu_factors *f)

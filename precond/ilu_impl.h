@@ -163,6 +163,41 @@ void krill_ilu_perm_free(krill_ilu_perm *q);
 void krill_ilu_solve_levels(const krill_ilu_host *h, const krill_ilu_perm *q, int threads,
                             const double *r, double *z);
 
+/* The tasks of the GPU's plain solves (ilu_groups.c says why): the rows in groups of B
+ * consecutive rows, G holding rows [G B, min(G B + B, n)); a task solves its group's rows
+ * one after the other (ascending in the forward solve, descending in the backward one), and
+ * the levels are those of the groups: level(G) = 1 + max level of the groups holding the
+ * columns of G's rows outside G. Each triangle is stored in solve order: groups by level
+ * (ascending G inside a level), a group's rows consecutive, and of each row only its entries
+ * outside its group (columns renumbered to positions); the entries inside a group are the
+ * GPU's small dense blocks (ilu.cu). */
+#define KRILL_ILU_GROUP_SIZES 5
+extern const int32_t krill_ilu_group_sizes[KRILL_ILU_GROUP_SIZES];   /* 1, 2, 3, 4, 6 */
+
+typedef struct krill_ilu_tri_groups {
+    int32_t n_groups, n_levels;
+    int32_t *level_ptr;      /* n_levels + 1: level l is groups [level_ptr[l], level_ptr[l+1])
+                                of the solve order */
+    int32_t *group_start;    /* n_groups + 1: the s-th group holds positions
+                                [group_start[s], group_start[s + 1]) */
+    int32_t *order;          /* n: position -> row */
+    int64_t *ptr;            /* n + 1: position p's entries outside its group */
+    int32_t *col;            /* nnz: their columns as positions */
+    int64_t nnz;
+} krill_ilu_tri_groups;
+
+typedef struct krill_ilu_groups {
+    int32_t rows;            /* B */
+    krill_ilu_tri_groups lower, upper;
+    int32_t *mid;            /* n: backward position -> forward position of the same row */
+} krill_ilu_groups;
+
+/* The B of krill_ilu_group_sizes (at most n, except 1) whose groups have the fewest levels
+ * in both triangles together; the smaller B on a tie. */
+krill_status krill_ilu_group_rows(const krill_ilu_host *h, int32_t *rows);
+krill_status krill_ilu_groups_build(const krill_ilu_host *h, int32_t rows, krill_ilu_groups *g);
+void krill_ilu_groups_free(krill_ilu_groups *g);
+
 /* Reproducible mode (apply_repro). Both solves row by row in level order, each row
  *   x_i = RN(b_i - sum_j a_ij x_j) [/ a_ii]   (krill_pc_repro_tri_row, precond_repro.h)
  * with the sum correctly rounded and the division by the stored diagonal (the backward
@@ -197,13 +232,18 @@ typedef struct krill_ilu_factors {
 krill_status krill_pc_ilu_factors(const krill_pc *pc, krill_ilu_factors *f);
 
 #ifdef KRILL_HAVE_CUDA
-/* The GPU half (ilu.cu). create uploads the pattern, levels, the level-ordered triangles and
- * work arrays (n and nnz up to 2^31 - 33, and a device with cooperative launches, else
+/* The GPU half (ilu.cu). create uploads the pattern, levels, the triangles in solve order
+ * (groups of group_rows rows, one of krill_ilu_group_sizes; 0: krill_ilu_group_rows chooses)
+ * and work arrays (n and nnz up to 2^31 - 33, and a device with cooperative launches, else
  * KRILL_ERR_UNSUPPORTED); factor uploads A's values (and the pivot thresholds), factors on
  * the device, reporting a refused row like the CPU, and packs the factors into the triangles;
  * apply queues both solves on the context's stream (one apply at a time per preconditioner:
  * they share the work vectors and the grid barrier). */
-krill_status krill_ilu_cuda_create(krill_ctx *ctx, const krill_ilu_host *h, void **dev);
+krill_status krill_ilu_cuda_create(krill_ctx *ctx, const krill_ilu_host *h, int32_t group_rows,
+                                   void **dev);
+/* The layout create chose: rows per group, levels of the forward and backward solves. */
+void krill_ilu_cuda_layout(const void *dev, int32_t *group_rows, int32_t *forward_levels,
+                           int32_t *backward_levels);
 krill_status krill_ilu_cuda_factor(krill_ctx *ctx, void *dev, const krill_ilu_host *h,
                                    const char *name, const double *a_val);
 krill_status krill_ilu_cuda_apply(krill_ctx *ctx, const void *dev, const double *r, double *z);
