@@ -10,7 +10,7 @@
 #
 # Environment (defaults): BUILD_DIR (build), REPS (30), WARMUP (5), LIMIT (400 s for the
 # runs), CPU (1: also time krill's CPU apply on 1 and all threads: bench_trsv --cpu),
-# GROUPS (auto: bench_trsv --groups, the GPU solves' rows per group, e.g. auto,1,3),
+# GROUP_SIZES (auto: bench_trsv --groups, the GPU solves' rows per group, e.g. auto,1,3),
 # TESTDATA (.testdata or ../shared/testdata), MATRICES (poisson3d:128 convdiff3d:128
 # elasticity3d:100,40,40, and the testdata matrices bcsstk15 and lap3D_7pt_n20 if present).
 set -u
@@ -64,7 +64,7 @@ if ! run_step build 600 cmake --build "$BUILD" --target bench_trsv; then
 fi
 # shellcheck disable=SC2086
 run_step trsv "$LIMIT" "$BUILD/bench/bench_trsv" --reps "$REPS" --warmup "$WARMUP" \
-    --groups "${GROUPS:-auto}" "${CPU_FLAG[@]}" --md "$OUT/trsv.md" --csv "$OUT/trsv.csv" $MATRICES
+    --groups "${GROUP_SIZES:-auto}" "${CPU_FLAG[@]}" --md "$OUT/trsv.md" --csv "$OUT/trsv.csv" $MATRICES
 echo
 grep -vE '^\$|^# load' "$OUT/logs/trsv.log" 2>/dev/null
 echo

@@ -107,7 +107,7 @@ constexpr int32_t ILU_NO_FAILURE = INT32_MAX;
 struct tri_gpu {
     int32_t n_levels, n_groups;
     int rows;                      /* B: rows per group (ilu_impl.h, krill_ilu_groups) */
-    int32_t *level_ptr, *level_mode, *group_start, *order, *ptr, *col;
+    int32_t *level_ptr, *level_pos, *level_mode, *group_start, *order, *ptr, *col;
     double *val, *inv_diag;        /* inv_diag: NULL for ilu0's unit lower triangle */
     double *intra;                 /* n_groups * B (B - 1) / 2, NULL when B = 1 */
     double *x;                     /* n: the solve's result in solve order */
@@ -255,9 +255,10 @@ constexpr unsigned int ILU_BARRIER_STRIDE = 32;
 struct level_tri {
     int32_t n_levels;
     const int32_t *level_ptr;    /* n_levels + 1: level l is groups [level_ptr[l], ...) */
+    const int32_t *level_pos;    /* n_levels + 1: and positions [level_pos[l], ...), its
+                                    k-th group [level_pos[l] + k B, ...): every group of a
+                                    level but its last has B rows (level_ptr when B = 1) */
     const int32_t *level_mode;   /* n_levels: ILU_LEVEL_* bits */
-    const int32_t *group_start;  /* n_groups + 1: group s is positions [group_start[s], ...);
-                                    NULL when B = 1 (group s is position s) */
     const int32_t *ptr;          /* n + 1: position p's entries outside its group */
     const int32_t *col;          /* entries' columns as positions (all in earlier levels) */
     const double *val;           /* entries' values */
@@ -297,10 +298,16 @@ struct group_ahead {
     double val[AHEAD];
 };
 
+/* Where level l starts and ends, in groups and positions. */
+struct level_span_t {
+    int32_t group, pos, pos_end;
+};
+
 /* This sub-warp's first group in level l, the level's end, and its step. */
-template <int ROWS>
+template <int ROWS, int B>
 __device__ __forceinline__ void level_span(const level_tri &t, int32_t l, int sub,
-                                           int32_t *s, int32_t *end, int32_t *stride)
+                                           int32_t *s, int32_t *end, int32_t *stride,
+                                           level_span_t *span)
 {
     const bool one_block = __ldg(t.level_mode + l) & ILU_LEVEL_ONE_BLOCK;
     if (one_block && blockIdx.x != 0) {
@@ -308,17 +315,28 @@ __device__ __forceinline__ void level_span(const level_tri &t, int32_t l, int su
         return;
     }
     *stride = one_block ? ROWS : (int32_t)gridDim.x * ROWS;
-    *s = __ldg(t.level_ptr + l) + (one_block ? sub : (int32_t)blockIdx.x * ROWS + sub);
+    span->group = __ldg(t.level_ptr + l);
+    *s = span->group + (one_block ? sub : (int32_t)blockIdx.x * ROWS + sub);
     *end = __ldg(t.level_ptr + l + 1);
+    if constexpr (B > 1) {
+        span->pos = __ldg(t.level_pos + l);
+        span->pos_end = __ldg(t.level_pos + l + 1);
+    }
 }
 
 /* Everything of group s that does not depend on x (written before this launch). */
 template <int LANES, bool UNIT, int AHEAD, int B>
-__device__ __forceinline__ void load_ahead(const level_tri &t, int32_t s, int lane,
+__device__ __forceinline__ void load_ahead(const level_tri &t, int32_t s,
+                                           const level_span_t &span, int lane,
                                            group_ahead<AHEAD, B> *a)
 {
-    a->p0 = B == 1 ? s : __ldg(t.group_start + s);
-    a->m = B == 1 ? 1 : __ldg(t.group_start + s + 1) - a->p0;
+    if constexpr (B == 1) {
+        a->p0 = s;
+        a->m = 1;
+    } else {
+        a->p0 = span.pos + (s - span.group) * B;
+        a->m = min(B, span.pos_end - a->p0);
+    }
     a->lo = __ldg(t.ptr + a->p0);
     a->hi = __ldg(t.ptr + a->p0 + a->m);
 #pragma unroll
@@ -472,21 +490,22 @@ __global__ void __launch_bounds__(ILU_SOLVE_BLOCK) level_solve_kernel(level_tri 
     const int sub = (int)(threadIdx.x / LANES);
     const unsigned int mask = subwarp_mask<LANES>();
     group_ahead<AHEAD, B> a;
+    level_span_t span = {0, 0, 0};
     int32_t s = 0, end = 0, stride = 0;
     unsigned int barriers = 0;
-    level_span<ROWS>(t, 0, sub, &s, &end, &stride);
-    if (s < end) load_ahead<LANES, UNIT>(t, s, lane, &a);
+    level_span<ROWS, B>(t, 0, sub, &s, &end, &stride, &span);
+    if (s < end) load_ahead<LANES, UNIT>(t, s, span, lane, &a);
     for (int32_t l = 0; l < t.n_levels; l++) {
         while (s < end) {
             finish_group<LANES, UNIT>(t, lane, mask, a);
             s += stride;
-            if (s < end) load_ahead<LANES, UNIT>(t, s, lane, &a);
+            if (s < end) load_ahead<LANES, UNIT>(t, s, span, lane, &a);
         }
         if (l + 1 < t.n_levels) {
             const bool grid = __ldg(t.level_mode + l) & ILU_LEVEL_GRID_BARRIER;
             if (grid) grid_arrive(t.counters);
-            level_span<ROWS>(t, l + 1, sub, &s, &end, &stride);
-            if (s < end) load_ahead<LANES, UNIT>(t, s, lane, &a);
+            level_span<ROWS, B>(t, l + 1, sub, &s, &end, &stride, &span);
+            if (s < end) load_ahead<LANES, UNIT>(t, s, span, lane, &a);
             if (grid) {
                 grid_wait(t.counters, t.base, ++barriers);
             } else {
@@ -844,6 +863,7 @@ void tri_free(krill_ctx *ctx, tri_gpu *t)
 {
     krill_mem_free(ctx, t->level_ptr);
     krill_mem_free(ctx, t->level_mode);
+    krill_mem_free(ctx, t->level_pos);
     krill_mem_free(ctx, t->group_start);
     krill_mem_free(ctx, t->order);
     krill_mem_free(ctx, t->ptr);
@@ -860,7 +880,7 @@ krill_status tri_create(krill_ctx *ctx, const krill_ilu_tri_groups *lv, int rows
                         bool unit, tri_gpu *t)
 {
     krill_status st = KRILL_OK;
-    int32_t *mode = NULL, widest = 0;
+    int32_t *mode = NULL, *level_pos = NULL, widest = 0;
     const int64_t intra = (int64_t)lv->n_groups * (rows - 1) * rows / 2;
     t->n_levels = lv->n_levels;
     t->n_groups = lv->n_groups;
@@ -874,9 +894,14 @@ krill_status tri_create(krill_ctx *ctx, const krill_ilu_tri_groups *lv, int rows
     KRILL_TRY(upload_copy(ctx, &t->level_ptr, lv->level_ptr, (int64_t)lv->n_levels + 1,
                           "ilu level offsets"));
     KRILL_TRY(upload_copy(ctx, &t->level_mode, mode, lv->n_levels, "ilu level modes"));
-    if (rows > 1)
+    if (rows > 1) {
+        KRILL_ALLOC(level_pos, (size_t)lv->n_levels + 1);
+        for (int32_t l = 0; l <= lv->n_levels; l++) level_pos[l] = lv->group_start[lv->level_ptr[l]];
+        KRILL_TRY(upload_copy(ctx, &t->level_pos, level_pos, (int64_t)lv->n_levels + 1,
+                              "ilu level positions"));
         KRILL_TRY(upload_copy(ctx, &t->group_start, lv->group_start, (int64_t)lv->n_groups + 1,
                               "ilu group offsets"));
+    }
     KRILL_TRY(upload_copy(ctx, &t->order, lv->order, n, "ilu solve order"));
     KRILL_TRY(upload_int32(ctx, &t->ptr, lv->ptr, (int64_t)n + 1, "ilu solve-order offsets"));
     KRILL_TRY(upload_copy(ctx, &t->col, lv->col, lv->nnz, "ilu solve-order columns"));
@@ -892,6 +917,7 @@ krill_status tri_create(krill_ctx *ctx, const krill_ilu_tri_groups *lv, int rows
                    : level_solve<false>(ctx, rows, t->lanes, widest, &t->grid, NULL, 0, NULL));
 cleanup:
     krill_free(mode);
+    krill_free(level_pos);
     return st;
 }
 
@@ -1045,10 +1071,10 @@ extern "C" krill_status krill_ilu_cuda_apply(krill_ctx *ctx, const void *dev, co
     {
         /* y = L^{-1} r in forward order, then z = U^{-1} y in backward order, scattered to z */
         const tri_gpu *lo = &g->lower, *up = &g->upper;
-        level_tri fwd = {lo->n_levels, lo->level_ptr, lo->level_mode, lo->group_start, lo->ptr,
+        level_tri fwd = {lo->n_levels, lo->level_ptr, lo->level_pos, lo->level_mode, lo->ptr,
                          lo->col, lo->val, lo->inv_diag, lo->intra, lo->order, r, lo->x,
                          NULL, NULL, g->barrier, {0}};
-        level_tri bwd = {up->n_levels, up->level_ptr, up->level_mode, up->group_start, up->ptr,
+        level_tri bwd = {up->n_levels, up->level_ptr, up->level_pos, up->level_mode, up->ptr,
                          up->col, up->val, up->inv_diag, up->intra, g->mid, lo->x, up->x,
                          up->order, z, g->barrier, {0}};
         memcpy(fwd.base, g->counted, sizeof fwd.base);
