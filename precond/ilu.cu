@@ -213,13 +213,13 @@ __device__ __forceinline__ unsigned int subwarp_mask()
         return ((1u << LANES) - 1u) << ((threadIdx.x & 31u) & ~(unsigned int)(LANES - 1));
 }
 
-/* Sum over the sub-warp; its lane 0 gets the total. */
+/* Sum over the sub-warp; every lane gets the total (the same bits: a butterfly). */
 template <int LANES>
-__device__ __forceinline__ double subwarp_sum(double v, unsigned int mask)
+__device__ __forceinline__ double subwarp_allsum(double v, unsigned int mask)
 {
 #pragma unroll
     for (int offset = LANES / 2; offset > 0; offset >>= 1)
-        v += __shfl_down_sync(mask, v, offset, LANES);
+        v += __shfl_xor_sync(mask, v, offset, LANES);
     return v;
 }
 
@@ -291,9 +291,9 @@ struct group_ahead {
     int32_t p0, m;               /* the group's positions [p0, p0 + m) */
     int32_t lo, hi;              /* its entries outside it */
     int32_t row_end[B];          /* the end of its b-th row's entries (row_end[m-1..] = hi) */
-    double rhs[B], inv_diag[B];  /* lane 0 only */
-    int32_t out[B];              /* lane 0 only: out_index[p0 + b], when there is an out */
-    double intra[intra_entries(B)];   /* lane 0 only */
+    double rhs, inv_diag;        /* lane b < m: of the group's row b */
+    int32_t out;                 /* lane b < m: out_index[p0 + b], when there is an out */
+    double intra[B > 1 ? B - 1 : 1];  /* lane b: the group's entries (b, c), c < b */
     int32_t col[AHEAD];          /* entry lo + lane + k * LANES, or -1 past the group's end */
     double val[AHEAD];
 };
@@ -341,19 +341,18 @@ __device__ __forceinline__ void load_ahead(const level_tri &t, int32_t s,
     a->hi = __ldg(t.ptr + a->p0 + a->m);
 #pragma unroll
     for (int b = 0; b < B; b++) a->row_end[b] = b + 1 < a->m ? __ldg(t.ptr + a->p0 + b + 1) : a->hi;
-    if (lane == 0) {
-#pragma unroll
-        for (int b = 0; b < B; b++) {
-            if (b < a->m) {
-                a->rhs[b] = t.rhs[__ldg(t.rhs_index + a->p0 + b)];
-                a->inv_diag[b] = UNIT ? 1.0 : __ldg(t.inv_diag + a->p0 + b);
-                a->out[b] = t.out ? __ldg(t.out_index + a->p0 + b) : 0;
-            }
-        }
+    a->rhs = 0.0;
+    a->inv_diag = 1.0;
+    a->out = 0;
+    if (lane < a->m) {
+        const int32_t p = a->p0 + lane;
+        a->rhs = t.rhs[__ldg(t.rhs_index + p)];
+        a->inv_diag = UNIT ? 1.0 : __ldg(t.inv_diag + p);
+        a->out = t.out ? __ldg(t.out_index + p) : 0;
         if constexpr (B > 1) {
+            const int64_t first = (int64_t)s * intra_entries(B) + lane * (lane - 1) / 2;
 #pragma unroll
-            for (int k = 0; k < intra_entries(B); k++)
-                a->intra[k] = __ldg(t.intra + (int64_t)s * intra_entries(B) + k);
+            for (int c = 0; c < B - 1; c++) a->intra[c] = c < lane ? __ldg(t.intra + first + c) : 0.0;
         }
     }
 #pragma unroll
@@ -382,13 +381,15 @@ __device__ __forceinline__ void add_term(const int32_t *row_end, int32_t q, doub
 }
 
 /* The group's rows from the loaded part, the rest of its entries and x of earlier levels
- * (from L2: __ldcg, never a line an SM's L1 kept from before the barrier); then, on lane 0,
- * its rows in turn: x_b = (rhs_b - sum_b - sum_{c<b} intra_bc x_c) [* inv_diag_b]. */
+ * (from L2: __ldcg, never a line an SM's L1 kept from before the barrier), summed over the
+ * sub-warp so that every lane has every row's sum; then its rows in turn, row b on lane b,
+ * x_b = (rhs_b - sum_b - sum_{c<b} intra_bc x_c) [* inv_diag_b], each broadcast to the
+ * sub-warp for the rows after it (LANES >= B). */
 template <int LANES, bool UNIT, int AHEAD, int B>
 __device__ __forceinline__ void finish_group(const level_tri &t, int lane, unsigned int mask,
                                              const group_ahead<AHEAD, B> &a)
 {
-    double sum[B];
+    double sum[B], mine = 0.0, x_prev[B];
 #pragma unroll
     for (int b = 0; b < B; b++) sum[b] = 0.0;
 #pragma unroll
@@ -398,21 +399,23 @@ __device__ __forceinline__ void finish_group(const level_tri &t, int lane, unsig
     for (int32_t q = a.lo + lane + AHEAD * LANES; q < a.hi; q += LANES)
         add_term<B>(a.row_end, q, __ldg(t.val + q), __ldcg(t.x + __ldg(t.col + q)), sum);
 #pragma unroll
-    for (int b = 0; b < B; b++) sum[b] = subwarp_sum<LANES>(sum[b], mask);
-    if (lane == 0) {
-        double xb[B];
+    for (int b = 0; b < B; b++) {
+        sum[b] = subwarp_allsum<LANES>(sum[b], mask);
+        if (lane == b) mine = sum[b];
+    }
+    double v = a.rhs - mine;
 #pragma unroll
-        for (int b = 0; b < B; b++) {
-            if (b < a.m) {
-                double v = a.rhs[b] - sum[b];
+    for (int b = 0; b < B; b++) {
+        if (lane == b) {
 #pragma unroll
-                for (int c = 0; c < b; c++) v = fma(-a.intra[b * (b - 1) / 2 + c], xb[c], v);
-                if (!UNIT) v = v * a.inv_diag[b];
-                xb[b] = v;
-                t.x[a.p0 + b] = v;
-                if (t.out) t.out[a.out[b]] = v;
-            }
+            for (int c = 0; c < b; c++) v = fma(-a.intra[c], x_prev[c], v);
+            if (!UNIT) v = v * a.inv_diag;
         }
+        if constexpr (B > 1) x_prev[b] = __shfl_sync(mask, v, b, LANES);
+    }
+    if (lane < a.m) {
+        t.x[a.p0 + lane] = v;
+        if (t.out) t.out[a.out] = v;
     }
 }
 
@@ -886,6 +889,7 @@ krill_status tri_create(krill_ctx *ctx, const krill_ilu_tri_groups *lv, int rows
     t->n_groups = lv->n_groups;
     t->rows = rows;
     t->lanes = solve_lanes(lv->n_groups > 0 ? (double)lv->nnz / (double)lv->n_groups : 0.0);
+    while (t->lanes < rows) t->lanes *= 2;     /* a lane per row of a group */
     KRILL_ALLOC(mode, lv->n_levels > 0 ? lv->n_levels : 1);
     level_modes(lv, t->lanes, mode, &widest);
     t->barriers = 0;
