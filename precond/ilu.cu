@@ -126,7 +126,7 @@ struct ilu_gpu {
     int32_t *transpose;           /* ic: nnz, position of (j, i) for (i, j); else NULL */
     int32_t *lower_order;         /* n: rows sorted by forward level (factorization, repro) */
     int32_t *upper_order;         /* n: rows sorted by backward level (repro) */
-    int32_t *mid;                 /* n: backward position -> forward position of its row */
+    int32_t *to_backward;         /* n: forward position -> backward position of its row */
     int lower_row_lanes;          /* threads per row of the reproducible solves */
     int upper_row_lanes;
     double *val;                  /* nnz: A's values, then the factors (A's CSR order) */
@@ -266,14 +266,21 @@ struct level_tri {
     const double *intra;         /* group s's entries inside it: B (B - 1) / 2 from
                                     s B (B - 1) / 2, (b, c) at b (b - 1) / 2 + c for its b-th
                                     and c-th rows in solve order, c < b (0 where A has none) */
-    const int32_t *rhs_index;    /* n: position p's right-hand side is rhs[rhs_index[p]] */
-    const double *rhs;
+    const double *rhs;           /* n: position p's right-hand side, in solve order; may be x
+                                    (p reads rhs[p] before it writes x[p]) */
     double *x;                   /* n: the solution in solve order */
     const int32_t *out_index;    /* n or NULL: also out[out_index[p]] = x_p */
     double *out;
     unsigned int *counters;      /* the grid barrier's counters (grid_arrive) */
     unsigned int base[ILU_BARRIER_COUNTERS];  /* their values when this launch starts */
 };
+
+/* Groups a block of the level-scheduled solves takes at once: a sub-warp each, in all warps
+ * but the last (poll_warp). */
+__host__ __device__ constexpr int solve_groups_per_block(int lanes)
+{
+    return (ILU_SOLVE_BLOCK - 32) / lanes;
+}
 
 /* Entries per lane loaded ahead of the barrier: registers for up to 8 (LANES <= 8) or about
  * 64 B entries a group (more lanes, at most 8 a lane); the rest of a longer group is read
@@ -298,30 +305,44 @@ struct group_ahead {
     double val[AHEAD];
 };
 
-/* Where level l starts and ends, in groups and positions. */
+/* Level l as a sub-warp sees it: its groups for this sub-warp (first, end, step), where the
+ * level starts in groups and positions, and its mode bits. */
 struct level_span_t {
+    int32_t first, end, stride;
     int32_t group, pos, pos_end;
+    int32_t mode;
 };
 
-/* This sub-warp's first group in level l, the level's end, and its step. */
+/* Level l's span for sub-warp `sub` of the ROWS of a block (loads only: the kernel issues
+ * them a level early, so that they are in registers when the level starts). */
 template <int ROWS, int B>
-__device__ __forceinline__ void level_span(const level_tri &t, int32_t l, int sub,
-                                           int32_t *s, int32_t *end, int32_t *stride,
-                                           level_span_t *span)
+__device__ __forceinline__ level_span_t level_span(const level_tri &t, int32_t l, int sub)
 {
-    const bool one_block = __ldg(t.level_mode + l) & ILU_LEVEL_ONE_BLOCK;
-    if (one_block && blockIdx.x != 0) {
-        *s = *end = 0;
+    level_span_t v;
+    v.mode = __ldg(t.level_mode + l);
+    v.group = __ldg(t.level_ptr + l);
+    v.end = __ldg(t.level_ptr + l + 1);
+    v.pos = v.pos_end = 0;
+    if constexpr (B > 1) {
+        v.pos = __ldg(t.level_pos + l);
+        v.pos_end = __ldg(t.level_pos + l + 1);
+    }
+    return v;
+}
+
+/* The sub-warp's first group and step in level span v (none for a one-block level outside
+ * block 0). */
+template <int ROWS>
+__device__ __forceinline__ void level_start(level_span_t *v, int sub)
+{
+    const bool one_block = v->mode & ILU_LEVEL_ONE_BLOCK;
+    if (sub < 0 || (one_block && blockIdx.x != 0)) {
+        v->first = v->end = 0;
+        v->stride = 1;
         return;
     }
-    *stride = one_block ? ROWS : (int32_t)gridDim.x * ROWS;
-    span->group = __ldg(t.level_ptr + l);
-    *s = span->group + (one_block ? sub : (int32_t)blockIdx.x * ROWS + sub);
-    *end = __ldg(t.level_ptr + l + 1);
-    if constexpr (B > 1) {
-        span->pos = __ldg(t.level_pos + l);
-        span->pos_end = __ldg(t.level_pos + l + 1);
-    }
+    v->stride = one_block ? ROWS : (int32_t)gridDim.x * ROWS;
+    v->first = v->group + (one_block ? sub : (int32_t)blockIdx.x * ROWS + sub);
 }
 
 /* Everything of group s that does not depend on x (written before this launch). */
@@ -346,7 +367,7 @@ __device__ __forceinline__ void load_ahead(const level_tri &t, int32_t s,
     a->out = 0;
     if (lane < a->m) {
         const int32_t p = a->p0 + lane;
-        a->rhs = t.rhs[__ldg(t.rhs_index + p)];
+        a->rhs = t.rhs[p];
         a->inv_diag = UNIT ? 1.0 : __ldg(t.inv_diag + p);
         a->out = t.out ? __ldg(t.out_index + p) : 0;
         if constexpr (B > 1) {
@@ -437,13 +458,18 @@ __device__ __forceinline__ void add_release_u32(unsigned int *p, unsigned int v)
  * over ILU_BARRIER_COUNTERS counters, each on its own 128-byte line (block b adds to counter
  * b % ILU_BARRIER_COUNTERS), so that they do not queue at one L2 slice: one release add per
  * block. The counters only grow: the host knows how many arrivals each launch adds to each,
- * so every barrier has its own targets, compared modulo 2^32, and nothing is reset. Lanes
- * 0 .. ILU_BARRIER_COUNTERS - 1 of warp 0 poll one counter each. Thread 0's release waits for
- * its own outstanding loads, which is why the loads ahead are issued after it. */
+ * so every barrier has its own targets, compared modulo 2^32, and nothing is reset.
+ * The block's last warp takes no rows (ILU_POLL_WARP): its lane 0 makes the release add and
+ * its lanes 0 .. ILU_BARRIER_COUNTERS - 1 poll a counter each, while the other warps issue
+ * their loads ahead; so neither the release (which waits for the thread's outstanding
+ * memory operations) nor the polling waits behind the chain of loads ahead (level offsets,
+ * row offsets, then entries). */
+__device__ __forceinline__ bool poll_warp() { return threadIdx.x >= ILU_SOLVE_BLOCK - 32; }
+
 __device__ __forceinline__ void grid_arrive(unsigned int *counters)
 {
-    __syncthreads();       /* the block's writes are ordered before thread 0's release */
-    if (threadIdx.x == 0)
+    __syncthreads();       /* the block's writes are ordered before the poller's release */
+    if (threadIdx.x == ILU_SOLVE_BLOCK - 32)
         add_release_u32(counters + (blockIdx.x % ILU_BARRIER_COUNTERS) * ILU_BARRIER_STRIDE, 1u);
 }
 
@@ -457,8 +483,8 @@ __host__ __device__ __forceinline__ unsigned int counter_arrivals(unsigned int g
 __device__ __forceinline__ void grid_wait(const unsigned int *counters, const unsigned int *base,
                                           unsigned int k)
 {
-    if (threadIdx.x < 32) {
-        const unsigned int c = threadIdx.x;
+    if (poll_warp()) {
+        const unsigned int c = threadIdx.x - (ILU_SOLVE_BLOCK - 32);
         bool waiting = false;
         unsigned int target = 0;
         if (c < ILU_BARRIER_COUNTERS) {
@@ -487,28 +513,30 @@ __device__ __forceinline__ void grid_wait(const unsigned int *counters, const un
 template <int LANES, bool UNIT, int B>
 __global__ void __launch_bounds__(ILU_SOLVE_BLOCK) level_solve_kernel(level_tri t)
 {
-    constexpr int ROWS = ILU_SOLVE_BLOCK / LANES;
+    constexpr int ROWS = solve_groups_per_block(LANES);
     constexpr int AHEAD = ahead_entries(LANES, B);
     const int lane = (int)(threadIdx.x % LANES);
-    const int sub = (int)(threadIdx.x / LANES);
+    const int sub = poll_warp() ? -1 : (int)(threadIdx.x / LANES);
     const unsigned int mask = subwarp_mask<LANES>();
     group_ahead<AHEAD, B> a;
-    level_span_t span = {0, 0, 0};
-    int32_t s = 0, end = 0, stride = 0;
+    level_span_t now = level_span<ROWS, B>(t, 0, sub), next = now;
     unsigned int barriers = 0;
-    level_span<ROWS, B>(t, 0, sub, &s, &end, &stride, &span);
-    if (s < end) load_ahead<LANES, UNIT>(t, s, span, lane, &a);
+    if (t.n_levels > 1) next = level_span<ROWS, B>(t, 1, sub);
+    level_start<ROWS>(&now, sub);
+    if (now.first < now.end) load_ahead<LANES, UNIT>(t, now.first, now, lane, &a);
     for (int32_t l = 0; l < t.n_levels; l++) {
-        while (s < end) {
+        for (int32_t s = now.first; s < now.end;) {
             finish_group<LANES, UNIT>(t, lane, mask, a);
-            s += stride;
-            if (s < end) load_ahead<LANES, UNIT>(t, s, span, lane, &a);
+            s += now.stride;
+            if (s < now.end) load_ahead<LANES, UNIT>(t, s, now, lane, &a);
         }
         if (l + 1 < t.n_levels) {
-            const bool grid = __ldg(t.level_mode + l) & ILU_LEVEL_GRID_BARRIER;
+            const bool grid = now.mode & ILU_LEVEL_GRID_BARRIER;
             if (grid) grid_arrive(t.counters);
-            level_span<ROWS, B>(t, l + 1, sub, &s, &end, &stride, &span);
-            if (s < end) load_ahead<LANES, UNIT>(t, s, span, lane, &a);
+            now = next;
+            if (l + 2 < t.n_levels) next = level_span<ROWS, B>(t, l + 2, sub);
+            level_start<ROWS>(&now, sub);
+            if (now.first < now.end) load_ahead<LANES, UNIT>(t, now.first, now, lane, &a);
             if (grid) {
                 grid_wait(t.counters, t.base, ++barriers);
             } else {
@@ -558,6 +586,16 @@ pack_kernel(int32_t n, int32_t n_groups, int32_t rows, const int32_t *__restrict
             if (inv_diag) inv_diag[p0 + b] = 1.0 / val[diag[i]];
         }
     }
+}
+
+/* x[p] = r[order[p]], p < n: the forward solve's right-hand side in its solve order. */
+__global__ void __launch_bounds__(ILU_BLOCK)
+gather_kernel(int32_t n, const int32_t *__restrict__ order, const double *__restrict__ r,
+              double *__restrict__ x)
+{
+    for (int64_t p = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; p < n;
+         p += (int64_t)gridDim.x * blockDim.x)
+        x[p] = r[order[p]];
 }
 
 /* ILU(0) (IC false) or IC(0) of every row, rows taken in the forward graph's `order`; see
@@ -734,7 +772,7 @@ krill_status level_solve_lanes(krill_ctx *ctx, int32_t widest, unsigned int *gri
         int per_sm = 0;
         KRILL_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
             &per_sm, level_solve_kernel<LANES, UNIT, B>, ILU_SOLVE_BLOCK, 0));
-        const int64_t groups = ILU_SOLVE_BLOCK / LANES;
+        const int64_t groups = solve_groups_per_block(LANES);
         int64_t blocks = ((int64_t)widest + groups - 1) / groups;
         const int64_t cap = (int64_t)ctx->cuda->sm_count *
                             (per_sm < KRILL_ILU_SOLVE_BLOCKS_PER_SM ? per_sm
@@ -794,7 +832,7 @@ int solve_lanes(double mean_entries)
  * and the groups of the widest level that is not a one-block level (0 if none). */
 void level_modes(const krill_ilu_tri_groups *lv, int lanes, int32_t *mode, int32_t *widest)
 {
-    const int32_t groups = ILU_SOLVE_BLOCK / lanes;
+    const int32_t groups = solve_groups_per_block(lanes);
     *widest = 0;
     for (int32_t l = 0; l < lv->n_levels; l++) {
         const int32_t w = lv->level_ptr[l + 1] - lv->level_ptr[l];
@@ -951,7 +989,7 @@ extern "C" void krill_ilu_cuda_destroy(krill_ctx *ctx, void *dev)
     krill_mem_free(ctx, g->transpose);
     krill_mem_free(ctx, g->lower_order);
     krill_mem_free(ctx, g->upper_order);
-    krill_mem_free(ctx, g->mid);
+    krill_mem_free(ctx, g->to_backward);
     krill_mem_free(ctx, g->val);
     krill_mem_free(ctx, g->pivot_min);
     krill_mem_free(ctx, g->flags);
@@ -1005,7 +1043,8 @@ extern "C" krill_status krill_ilu_cuda_create(krill_ctx *ctx, const krill_ilu_ho
     KRILL_TRY(upload_copy(ctx, &g->upper_order, h->upper.rows, n, "ilu backward order"));
     if (group_rows == 0) KRILL_TRY(krill_ilu_group_rows(h, &group_rows));
     KRILL_TRY(krill_ilu_groups_build(h, group_rows, &q));
-    KRILL_TRY(upload_copy(ctx, &g->mid, q.mid, n, "ilu backward-to-forward positions"));
+    KRILL_TRY(upload_copy(ctx, &g->to_backward, q.to_backward, n,
+                          "ilu forward-to-backward positions"));
     {
         const int64_t upper_nnz = h->nnz - n - h->lower_nnz;
         const double mean_lower = n > 0 ? (double)h->lower_nnz / (double)n : 0.0;
@@ -1076,11 +1115,14 @@ extern "C" krill_status krill_ilu_cuda_apply(krill_ctx *ctx, const void *dev, co
         /* y = L^{-1} r in forward order, then z = U^{-1} y in backward order, scattered to z */
         const tri_gpu *lo = &g->lower, *up = &g->upper;
         level_tri fwd = {lo->n_levels, lo->level_ptr, lo->level_pos, lo->level_mode, lo->ptr,
-                         lo->col, lo->val, lo->inv_diag, lo->intra, lo->order, r, lo->x,
-                         NULL, NULL, g->barrier, {0}};
+                         lo->col, lo->val, lo->inv_diag, lo->intra, lo->x, lo->x,
+                         g->to_backward, up->x, g->barrier, {0}};
         level_tri bwd = {up->n_levels, up->level_ptr, up->level_pos, up->level_mode, up->ptr,
-                         up->col, up->val, up->inv_diag, up->intra, g->mid, lo->x, up->x,
-                         up->order, z, g->barrier, {0}};
+                         up->col, up->val, up->inv_diag, up->intra, up->x, up->x, up->order, z,
+                         g->barrier, {0}};
+        gather_kernel<<<krill_cuda_blocks(ctx, g->n), ILU_BLOCK, 0, krill_cuda_stream(ctx)>>>(
+            g->n, lo->order, r, lo->x);
+        KRILL_TRY(krill_cuda_check_launch("ilu right-hand side into solve order (gather_kernel)"));
         memcpy(fwd.base, g->counted, sizeof fwd.base);
         KRILL_TRY(g->ic ? level_solve<false>(ctx, lo->rows, lo->lanes, 0, NULL, &fwd, lo->grid,
                                              "ic0 forward solve (level_solve_kernel)")

@@ -91,7 +91,7 @@ void krill_ilu_groups_free(krill_ilu_groups *g)
 {
     tri_groups_free(&g->lower);
     tri_groups_free(&g->upper);
-    krill_free(g->mid);
+    krill_free(g->to_backward);
     memset(g, 0, sizeof *g);
 }
 
@@ -166,8 +166,8 @@ krill_status krill_ilu_groups_build(const krill_ilu_host *h, int32_t rows, krill
     KRILL_ALLOC(pos_b, n > 0 ? n : 1);
     KRILL_TRY(tri_groups_build(h, rows, 0, &g->lower, pos_f));
     KRILL_TRY(tri_groups_build(h, rows, 1, &g->upper, pos_b));
-    KRILL_ALLOC(g->mid, n > 0 ? n : 1);
-    for (int32_t q = 0; q < n; q++) g->mid[q] = pos_f[g->upper.order[q]];
+    KRILL_ALLOC(g->to_backward, n > 0 ? n : 1);
+    for (int32_t p = 0; p < n; p++) g->to_backward[p] = pos_b[g->lower.order[p]];
 cleanup:
     krill_free(pos_f);
     krill_free(pos_b);

@@ -189,7 +189,7 @@ typedef struct krill_ilu_tri_groups {
 typedef struct krill_ilu_groups {
     int32_t rows;            /* B */
     krill_ilu_tri_groups lower, upper;
-    int32_t *mid;            /* n: backward position -> forward position of the same row */
+    int32_t *to_backward;    /* n: forward position -> backward position of the same row */
 } krill_ilu_groups;
 
 /* The B of krill_ilu_group_sizes (at most n, except 1) whose groups have the fewest levels

@@ -536,7 +536,8 @@ static void test_groups(void)
             CHECK_OK(krill_ilu_groups_build(&h, krill_ilu_group_sizes[k], &g));
             check_tri_groups(&h, &g.lower, g.rows, 0);
             check_tri_groups(&h, &g.upper, g.rows, 1);
-            for (int32_t q = 0; q < h.n; q++) CHECK(g.lower.order[g.mid[q]] == g.upper.order[q]);
+            for (int32_t p = 0; p < h.n; p++)
+                CHECK(g.upper.order[g.to_backward[p]] == g.lower.order[p]);
             if (krill_ilu_group_sizes[k] == 1)
                 CHECK(g.lower.n_levels == h.lower.n_levels && g.upper.n_levels == h.upper.n_levels);
             krill_ilu_groups_free(&g);
