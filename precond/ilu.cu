@@ -2,27 +2,34 @@
  * Layout, pivot rule and dependency graphs: precond/ilu_impl.h; the host analysis and the C
  * reference of every kernel here: precond/ilu_host.c.
  *
- * Solves: level-scheduled, one cooperative launch per triangle. The level sets are computed
- * once at build on the host; the device keeps each triangle in level order (the pattern of
- * krill_ilu_perm, the CPU's level-ordered copies: the rows of a level are consecutive and
- * columns are positions), packed from the factors after every factorization (pack_kernel).
- * A launch walks the levels: the rows of a level are spread over the grid's sub-warps (LANES
- * threads a row, solve_lanes of the mean row length), a grid barrier separates
- * levels, and runs of levels narrow enough for one block are done by block 0 alone with
- * __syncthreads() between them (no grid barrier). What a row reads besides x is loaded before
- * the barrier that precedes its level, so a level costs about one barrier plus one gather of
- * x from L2. The forward solve gathers r by row (rhs_index = the forward order) and writes y
- * in forward order; the backward solve reads y through `mid`, writes z in backward order for
- * its own dependencies and scatters it to the caller's z. Sums: the lanes of a row take every
- * LANES-th entry (fused multiply-adds) and a shuffle tree adds them: not the CPU's bits, which
- * the tests compare within a backward-error bound.
+ * Solves: level-scheduled, one cooperative launch per triangle, over groups of B consecutive
+ * rows (krill_ilu_groups, ilu_impl.h; B chosen at build by ilu_groups.c, or "ilu0:G"): a
+ * group is one task, so the links inside it (a node's dofs, a grid line's neighbours) leave
+ * the chain of levels. Each triangle is kept in solve order (groups by level, a group's rows
+ * consecutive, columns as positions, only the entries outside the group), packed from the
+ * factors after every factorization (pack_kernel: those entries, 1 / the diagonal, and the
+ * entries inside each group as a small dense block, `intra`). A launch walks the levels: the
+ * groups of a level are spread over the grid's sub-warps (LANES threads a group, solve_lanes
+ * of its mean entry count and at least B), a grid barrier separates levels, and runs of
+ * levels narrow enough for one block are done by block 0 alone with __syncthreads() between
+ * them. Each block's last warp takes no groups: it makes the barrier's release and polls,
+ * while the other warps load what the next level reads besides x (offsets, entries,
+ * right-hand sides, diagonals, inner blocks; the level's offsets were loaded one level
+ * earlier still), so a level costs about one barrier plus one gather of x from L2, a sub-warp
+ * sum per row and B broadcasts. The forward solve's right-hand side is r gathered into its
+ * solve order (gather_kernel), solved in place, y also written in the backward solve's order,
+ * which the backward solve solves in place and scatters to the caller's z. Sums: the lanes of
+ * a group take every LANES-th entry (fused multiply-adds) and a butterfly adds them: not the
+ * CPU's bits, which the tests compare within a backward-error bound.
  * Why not sync-free (one row per sub-warp polling ready flags, what this file did first): on
  * an H100 it cost about 8 us a level on the critical path (poll, fence, gather, release) and
  * 3.7x cuSPARSE's cusparseSpSV on poisson3d:128; measurements in doc/preconditioners.md.
- * Memory traffic of an apply (both solves): 12 bytes per stored entry (column, value), per row
- * and solve 4 (offsets) + 4 (rhs index) + 8 (rhs) + 8 (x written) + 8 (diagonal) bytes, plus
- * 12 for the backward scatter, and the gathers of x (from L2). Memory: the level-ordered
- * triangles hold a second copy of the factors (12 bytes per entry) and 2 work vectors.
+ * Memory traffic of an apply (both solves): 12 bytes per stored entry (column, value) and
+ * B - 1 doubles per group (the inner blocks), per row and solve 4 (offsets) + 8 (rhs) + 8 (x
+ * written) + 8 (diagonal) bytes, plus 24 for the gather of r and 20 for the writes of y and z
+ * in the other order, and the gathers of x (from L2). Memory: the triangles in solve order
+ * hold a second copy of the factors (12 bytes per entry, 4 (B - 1) bytes per row for the
+ * inner blocks) and 2 work vectors.
  *
  * Factorization (factor_kernel): sync-free in level order over the forward graph, one
  * sub-warp per row; blocks draw a ticket from an atomic counter and take the rows at

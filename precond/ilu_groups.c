@@ -13,8 +13,14 @@
  *   poisson3d:128: 382 with B = 1, 318 with B = 2, 286 with B = 4
  * (a B that does not divide the grid line makes groups that straddle two lines, and a chain
  * along the next line: poisson3d:128 with B = 3 has 319876 levels; the choice sees it).
- * krill_ilu_group_rows picks the B of KRILL_ILU_GROUP_SIZES with the fewest levels in both
- * triangles together (the smaller on a tie).
+ * A level of groups costs more than a level of rows (B rows summed by a sub-warp, then solved
+ * in turn with a broadcast each): measured on an H100 (bench_trsv --groups 1,2,3,4 on
+ * poisson3d:128 and elasticity3d:100,40,40, doc/preconditioners.md) about 1.2x a row level
+ * for B = 2, 1.5x for B = 3 and 4, and 2x for B = 6. krill_ilu_group_rows picks the B of
+ * krill_ilu_group_sizes whose levels in both triangles together, times that weight, are
+ * the fewest (the smaller B on a tie): B = 3 for elasticity3d (1020 levels a triangle -> 340,
+ * an apply 0.88x -> 0.44x cusparseSpSV's time), B = 1 for poisson3d (B = 4 cuts 382 levels
+ * to 286 but measured 6% slower).
  *
  * Cost of the analysis: one pass over the pattern per candidate B (the levels only), then
  * one to build the chosen layout: O(nnz) each, integers only. */
@@ -24,6 +30,10 @@
 
 const int32_t krill_ilu_group_sizes[KRILL_ILU_GROUP_SIZES] = {1, 2, 3, 4, 6};
 
+/* The cost of a level of groups of krill_ilu_group_sizes[k] rows, in quarters of a level of
+ * single rows (the weights above). */
+static const int64_t group_level_cost[KRILL_ILU_GROUP_SIZES] = {4, 5, 6, 6, 8};
+
 /* Group G's rows [g0, g1) for groups of `rows` rows. */
 static void group_rows(int32_t n, int32_t rows, int32_t G, int32_t *g0, int32_t *g1)
 {
@@ -32,8 +42,10 @@ static void group_rows(int32_t n, int32_t rows, int32_t G, int32_t *g0, int32_t 
 }
 
 /* Level of every group (level, n_groups) of the forward (upper = 0) or backward graph, and
- * their count. */
-static int32_t group_levels(const krill_ilu_host *h, int32_t rows, int upper, int32_t *level)
+ * their count. Inlined with a constant `rows` (group_levels), so that j / rows is a
+ * multiplication. */
+static inline __attribute__((always_inline)) int32_t
+group_levels_of(const krill_ilu_host *h, const int32_t rows, int upper, int32_t *level)
 {
     const int32_t n = h->n, n_groups = (n + rows - 1) / rows;
     int32_t top = -1;
@@ -55,6 +67,17 @@ static int32_t group_levels(const krill_ilu_host *h, int32_t rows, int upper, in
     return top + 1;
 }
 
+static int32_t group_levels(const krill_ilu_host *h, int32_t rows, int upper, int32_t *level)
+{
+    switch (rows) {
+    case 1: return group_levels_of(h, 1, upper, level);
+    case 2: return group_levels_of(h, 2, upper, level);
+    case 3: return group_levels_of(h, 3, upper, level);
+    case 4: return group_levels_of(h, 4, upper, level);
+    default: return group_levels_of(h, 6, upper, level);
+    }
+}
+
 krill_status krill_ilu_group_rows(const krill_ilu_host *h, int32_t *rows)
 {
     krill_status st = KRILL_OK;
@@ -66,7 +89,9 @@ krill_status krill_ilu_group_rows(const krill_ilu_host *h, int32_t *rows)
         const int32_t b = krill_ilu_group_sizes[k];
         int64_t levels;
         if (b > 1 && b > h->n) break;
-        levels = (int64_t)group_levels(h, b, 0, level) + group_levels(h, b, 1, level);
+        levels = b == 1 ? (int64_t)h->lower.n_levels + h->upper.n_levels   /* rows' levels */
+                        : (int64_t)group_levels(h, b, 0, level) + group_levels(h, b, 1, level);
+        levels *= group_level_cost[k];
         if (best < 0 || levels < best) {
             best = levels;
             *rows = b;

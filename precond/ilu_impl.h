@@ -193,7 +193,8 @@ typedef struct krill_ilu_groups {
 } krill_ilu_groups;
 
 /* The B of krill_ilu_group_sizes (at most n, except 1) whose groups have the fewest levels
- * in both triangles together; the smaller B on a tie. */
+ * in both triangles together, each weighted by its measured cost (ilu_groups.c); the
+ * smaller B on a tie. */
 krill_status krill_ilu_group_rows(const krill_ilu_host *h, int32_t *rows);
 krill_status krill_ilu_groups_build(const krill_ilu_host *h, int32_t rows, krill_ilu_groups *g);
 void krill_ilu_groups_free(krill_ilu_groups *g);
