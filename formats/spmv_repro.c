@@ -3,7 +3,8 @@
  *
  * Each format supplies a row visitor (formats_impl.h) that walks the stored entries of one
  * row; this file runs the passes of ozaki/ozaki_row.h over it: the fast path, and for a row
- * it leaves undecided the exact path (statistics, then the exact accumulation into
+ * it leaves undecided the exact path (statistics, which decide it when the fast path's third
+ * level was summed exactly, krill_oz_fast_exact; else the exact accumulation into
  * per-diagonal int64 sums, one rounding). s_i is a function of the multiset of the row's
  * products alone, so csr, ell, rbp-* and segscan, which visit the same entries in different
  * orders, give the same bits, on any thread count. The scratch (KRILL_OZ_MAX_DIAG int64,
@@ -36,6 +37,7 @@ double krill_row_sum_repro(krill_row_visit_fn visit, const void *impl, int64_t r
     sink.fast = NULL;
     sink.row = &r;
     visit(impl, row, x, &sink);                 /* pass 2: max, lowest bit, Inf/NaN, count */
+    if (krill_oz_fast_exact(&f, &r, &s)) return s;   /* lo summed exactly: no pass 3 */
     sink.acc = acc;
     if (krill_oz_row_begin(&r, acc) > 0) visit(impl, row, x, &sink);   /* pass 3 */
     return krill_oz_row_end(&r, acc);

@@ -121,15 +121,19 @@ struct krill_oz_add_op {
     }
 };
 
-/* The exact path of a walked row (passes 2 and 3). Not inlined: rare, and large. */
+/* The exact path of a walked row (pass 2, then krill_oz_fast_exact on f, the row's fast
+ * state, or pass 3). Not inlined: rare, and large. */
 template <class V>
 __device__ __noinline__ double krill_oz_walk_exact(const V v, const typename V::row where,
-                                                   const double *__restrict__ x, int64_t *acc)
+                                                   const double *__restrict__ x,
+                                                   const krill_oz_fast *f, int64_t *acc)
 {
     krill_oz_row r;
+    double s;
     krill_oz_row_init(&r);
     krill_oz_stats_op stats{&r};
     v.visit(where, x, stats);
+    if (krill_oz_fast_exact(f, &r, &s)) return s;     /* lo summed exactly: no pass 3 */
     if (krill_oz_row_begin(&r, acc) > 0) {
         krill_oz_add_op add{&r, acc};
         v.visit(where, x, add);
@@ -154,7 +158,7 @@ krill_oz_spmv_kernel(V v, int64_t n_rows, double alpha, const double *__restrict
         krill_oz_fast_init(&f);
         krill_oz_fast_op fast{&f};
         v.visit(where, x, fast);
-        if (!krill_oz_fast_end(&f, &s)) s = krill_oz_walk_exact(v, where, x, acc);
+        if (!krill_oz_fast_end(&f, &s)) s = krill_oz_walk_exact(v, where, x, &f, acc);
         krill_oz_store_row(y, i, alpha, s, beta);
     }
 }
@@ -167,16 +171,19 @@ krill_oz_spmv_kernel(V v, int64_t n_rows, double alpha, const double *__restrict
  * xor butterfly so that every lane holds the row's; pass 3: each lane's digit products into
  * its own acc[] (the parameters, from the same statistics, are the same in every lane), then
  * acc[] summed down the sub-warp (int64: exact in any order). Returns the row's sum in the
- * sub-warp's first lane (the other lanes' return values mean nothing). A rare path (sums the
+ * sub-warp's first lane (the other lanes' return values mean nothing). Between the passes
+ * the first lane tries krill_oz_fast_exact on f (its merged fast state), and the sub-warp
+ * skips pass 3 when that decides. A rare path (sums the
  * fast path left undecided), but one that a lane alone would walk at 1/L of the speed with
  * its warp waiting: with the lanes, each takes 1/L of the terms. */
 template <int L, class V>
 __device__ __noinline__ double krill_oz_range_exact(const V v, int64_t begin, int64_t end,
-                                                    const double *__restrict__ x, int64_t *acc)
+                                                    const double *__restrict__ x,
+                                                    const krill_oz_fast *f, int64_t *acc)
 {
     krill_oz_row r;
-    double a, xv;
-    int nd, nd_max;
+    double a, xv, s = 0.0;
+    int nd, nd_max, exact = 0;
     const int sublane = (threadIdx.x & 31) % L;
     krill_oz_row_init(&r);
     for (int64_t k = begin + sublane; k < end; k += L)
@@ -192,7 +199,9 @@ __device__ __noinline__ double krill_oz_range_exact(const V v, int64_t begin, in
         o.n = __shfl_xor_sync(0xffffffffu, (int)r.n, off, L);    /* <= KRILL_OZ_ROW_MAX_N */
         krill_oz_row_merge(&r, &o);
     }
-    nd = krill_oz_row_begin(&r, acc);
+    if (sublane == 0) exact = krill_oz_fast_exact(f, &r, &s);   /* f: the first lane's */
+    exact = __shfl_sync(0xffffffffu, exact, 0, L);
+    nd = exact ? 0 : krill_oz_row_begin(&r, acc);
     if (nd > 0)
         for (int64_t k = begin + sublane; k < end; k += L)
             if (v.term(k, x, &a, &xv)) krill_oz_row_add(&r, a, xv, acc);
@@ -203,7 +212,7 @@ __device__ __noinline__ double krill_oz_range_exact(const V v, int64_t begin, in
         for (int off = L / 2; off > 0; off >>= 1) t += __shfl_down_sync(0xffffffffu, t, off, L);
         if (c < nd) acc[c] = (int64_t)t;
     }
-    return krill_oz_row_end(&r, acc);
+    return exact ? s : krill_oz_row_end(&r, acc);
 }
 
 /* L lanes per row (1, 2, 4, ..., 32), 32 / L rows per warp and step, warps cyclic over a
@@ -237,7 +246,7 @@ krill_oz_spmv_range_kernel(V v, int64_t n_rows, double alpha, const double *__re
         decided = __shfl_sync(0xffffffffu, decided, 0, L);   /* the sub-warp's verdict */
         if (__any_sync(0xffffffffu, !decided)) {
             const double e = krill_oz_range_exact<L>(v, decided ? 0 : begin, decided ? 0 : end,
-                                                     x, acc);
+                                                     x, &f, acc);
             if (!decided) s = e;
         }
         if (sub < count && sublane == 0) krill_oz_store_row(y, first + sub, alpha, s, beta);

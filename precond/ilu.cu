@@ -702,7 +702,7 @@ repro_level_kernel(int32_t first, int32_t count, const int32_t *__restrict__ ord
     krill_oz_fast_reduce<L>(&f);
     if (mine && sublane == 0) {
         if (!krill_oz_fast_end(&f, &s))
-            s = krill_pc_repro_tri_exact(rhs[i], lo, hi, val, col, x, acc);
+            s = krill_pc_repro_tri_exact(rhs[i], lo, hi, val, col, x, &f, acc);
         x[i] = krill_pc_repro_tri_divide(s, unit ? NULL : val + di);
     }
 }

@@ -76,15 +76,20 @@ KRILL_OZ_HD void krill_pc_repro_tri_fast(krill_oz_fast *f, double rhs, int64_t l
     for (int64_t k = lo + lane; k < hi; k += lanes) krill_oz_fast_add(f, -val[k], x[col[k]]);
 }
 
-/* The exact path of the row sum rhs - sum_k val[k] x[col[k]] (not divided). */
+/* The exact path of the row sum rhs - sum_k val[k] x[col[k]] (not divided), given the row's
+ * whole fast state f: the statistics, which decide when f's third level was summed exactly
+ * (krill_oz_fast_exact), else the digit products. */
 KRILL_OZ_HD double krill_pc_repro_tri_exact(double rhs, int64_t lo, int64_t hi,
                                             const double *val, const int32_t *col,
-                                            const double *x, int64_t *acc)
+                                            const double *x, const krill_oz_fast *f,
+                                            int64_t *acc)
 {
     krill_oz_row row;
+    double s;
     krill_oz_row_init(&row);
     krill_oz_row_stats(&row, 1.0, rhs);
     for (int64_t k = lo; k < hi; k++) krill_oz_row_stats(&row, -val[k], x[col[k]]);
+    if (krill_oz_fast_exact(f, &row, &s)) return s;
     if (krill_oz_row_begin(&row, acc) > 0) {
         krill_oz_row_add(&row, 1.0, rhs, acc);
         for (int64_t k = lo; k < hi; k++) krill_oz_row_add(&row, -val[k], x[col[k]], acc);
@@ -107,7 +112,8 @@ KRILL_OZ_HD double krill_pc_repro_tri_row(double rhs, int64_t lo, int64_t hi, co
     double s;
     krill_oz_fast_init(&f);
     krill_pc_repro_tri_fast(&f, rhs, lo, hi, val, col, x, 0, 1);
-    if (!krill_oz_fast_end(&f, &s)) s = krill_pc_repro_tri_exact(rhs, lo, hi, val, col, x, acc);
+    if (!krill_oz_fast_end(&f, &s))
+        s = krill_pc_repro_tri_exact(rhs, lo, hi, val, col, x, &f, acc);
     return krill_pc_repro_tri_divide(s, diag);
 }
 

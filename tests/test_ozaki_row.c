@@ -14,9 +14,11 @@
  * range: p must be fl(a x) and p + e = a x exactly, checked in 128-bit integers and against
  * libm's correctly rounded fma. */
 #include <float.h>
+#include <stdlib.h>
 #include <math.h>
 #include <string.h>
 
+#include "krill/gen.h"
 #include "ozaki/ozaki_fast_host.h"
 #include "ozaki/ozaki_row.h"
 #include "ozaki_ref.h"
@@ -118,6 +120,86 @@ static void test_midpoints(void)
         double c[2] = {-0.0, 0.0}, y[2] = {1.0, -2.0};
         CHECK(fast_row(2, c, y, 1, &s) && oz_same_bits(s, 0.0));
         CHECK(oz_same_bits(exact_row(2, c, y), 0.0));
+    }
+}
+
+/* One row sum through the passes as the SpMV runs them, with krill_oz_fast_exact between
+ * the statistics and the digit products; counts the sums the bounds leave undecided, those
+ * it decides, and those with T > 0. Whenever it decides, it must be the exact path's bits. */
+static void check_tail(int n, const double *a, const double *x, int lanes, int *undecided,
+                       int *decided, int *with_t)
+{
+    krill_oz_fast part[8], f;
+    krill_oz_row r;
+    double s;
+    for (int l = 0; l < lanes; l++) krill_oz_fast_init(&part[l]);
+    for (int k = 0; k < n; k++) krill_oz_fast_add(&part[k % lanes], a[k], x[k]);
+    f = part[0];
+    for (int l = 1; l < lanes; l++) krill_oz_fast_merge(&f, &part[l]);
+    if (krill_oz_fast_end(&f, &s)) return;
+    (*undecided)++;
+    krill_oz_row_init(&r);
+    for (int k = 0; k < n; k++) krill_oz_row_stats(&r, a[k], x[k]);
+    if (!krill_oz_fast_exact(&f, &r, &s)) return;
+    (*decided)++;
+    *with_t += f.t > 0.0;
+    if (!oz_same_bits(s, exact_row(n, a, x))) {
+        fprintf(stderr, "exact tail (n %d, %d lanes): %a, exact %a\n", n, lanes, s,
+                exact_row(n, a, x));
+        CHECK(0);
+    }
+}
+
+/* krill_oz_fast_exact on the sums the bounds leave undecided: the rows of A u on
+ * elasticity3d:12,8,8 with u a linear displacement field (u = B X at node X, 3 dofs a node,
+ * nodes x-fastest), which the stiffness maps to zero in the interior: those rows cancel down
+ * to the rounding of u and land on or near midpoints (CG's A p do the same: 12% of the rows
+ * of its second product on elasticity3d:40,16,16). Split over 1, 3 and 8 lanes, it must
+ * decide most of them, some with T > 0 (what the T = 0 rule cannot), and agree with the
+ * exact path; and decline a tie whose terms span 2^700. */
+static void test_exact_tail(void)
+{
+    static const double B[3][3] = {{0.3, 0.7, -0.2}, {0.11, -0.5, 0.9}, {0.37, 0.13, 0.61}};
+    const int nx = 12, ny = 8;
+    krill_csr *m = NULL;
+    double *b = NULL, a_row[128], x_row[128];
+    int undecided = 0, decided = 0, with_t = 0;
+    CHECK(krill_gen("elasticity3d:12,8,8", &m) == KRILL_OK);
+    if (!m) return;
+    b = malloc((size_t)m->n_rows * sizeof *b);
+    if (!b) exit(1);
+    for (int32_t r = 0; r < m->n_rows; r++) {
+        const int node = r / 3, d = r % 3;
+        const double X[3] = {node % nx + 1, (node / nx) % (ny + 1), node / (nx * (ny + 1))};
+        b[r] = B[d][0] * X[0] + B[d][1] * X[1] + B[d][2] * X[2];
+    }
+    for (int32_t i = 0; i < m->n_rows; i++) {
+        const int64_t lo = m->row_ptr[i], len = m->row_ptr[i + 1] - lo;
+        if (len > 128) continue;
+        for (int64_t k = 0; k < len; k++) {
+            a_row[k] = m->val[lo + k];
+            x_row[k] = b[m->col[lo + k]];
+        }
+        for (int lanes = 1; lanes <= 8; lanes += lanes == 1 ? 2 : 5)
+            check_tail((int)len, a_row, x_row, lanes, &undecided, &decided, &with_t);
+    }
+    printf("  exact tail: %d of %d undecided sums decided, %d with T > 0\n", decided, undecided,
+           with_t);
+    CHECK(undecided > 100 && decided * 10 >= undecided * 9 && with_t > 0);
+    free(b);
+    krill_csr_destroy(&m);
+    {   /* 1 + 2^-53 + 2^-700 (3 - 3): a tie whose terms span 2^700: declined */
+        double a[4] = {1.0, 0x1p-53, 0x1p-700, -0x1p-700}, x[4] = {1.0, 1.0, 0.1, 0.1}, s;
+        krill_oz_fast f;
+        krill_oz_row r;
+        krill_oz_fast_init(&f);
+        krill_oz_row_init(&r);
+        for (int k = 0; k < 4; k++) {
+            krill_oz_fast_add(&f, a[k], x[k]);
+            krill_oz_row_stats(&r, a[k], x[k]);
+        }
+        if (!krill_oz_fast_end(&f, &s)) CHECK(!krill_oz_fast_exact(&f, &r, &s));
+        check_row(4, a, x, "wide tie");
     }
 }
 
@@ -435,6 +517,7 @@ int main(void)
     if (!oz_ref_have_mpfr()) printf("MPFR not available: the exact path is checked against the fast path only\n");
     test_random_rows();
     test_midpoints();
+    test_exact_tail();
     test_out_of_range();
     test_adversarial();
     test_pass_structure();
