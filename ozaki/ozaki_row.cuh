@@ -102,12 +102,15 @@ struct krill_oz_fast_op {
     }
 };
 
-/* pass 2: a term into the row's statistics */
+/* pass 2: a term into the row's statistics and, again, into a fast state (for
+ * krill_oz_fast_exact) */
 struct krill_oz_stats_op {
     krill_oz_row *r;
+    krill_oz_fast *f;
     __device__ __forceinline__ void operator()(double a, double x) const
     {
         krill_oz_row_stats(r, a, x);
+        krill_oz_fast_add(f, a, x);
     }
 };
 
@@ -121,19 +124,23 @@ struct krill_oz_add_op {
     }
 };
 
-/* The exact path of a walked row (pass 2, then krill_oz_fast_exact on f, the row's fast
- * state, or pass 3). Not inlined: rare, and large. */
+/* The exact path of a walked row (pass 2, which also sums the row's fast state again, then
+ * krill_oz_fast_exact, or pass 3). The fast state is recomputed here, not handed over by
+ * the caller: a pointer to the caller's would keep it in local memory through the fast
+ * loop, and passing its fields would hold 12 more registers there (measured: 48 -> 74 in the
+ * range kernel, the SpMV 1.3x slower). Not inlined: rare, and large. */
 template <class V>
 __device__ __noinline__ double krill_oz_walk_exact(const V v, const typename V::row where,
-                                                   const double *__restrict__ x,
-                                                   const krill_oz_fast *f, int64_t *acc)
+                                                   const double *__restrict__ x, int64_t *acc)
 {
     krill_oz_row r;
+    krill_oz_fast f;
     double s;
     krill_oz_row_init(&r);
-    krill_oz_stats_op stats{&r};
+    krill_oz_fast_init(&f);
+    krill_oz_stats_op stats{&r, &f};
     v.visit(where, x, stats);
-    if (krill_oz_fast_exact(f, &r, &s)) return s;     /* lo summed exactly: no pass 3 */
+    if (krill_oz_fast_exact(&f, &r, &s)) return s;    /* lo summed exactly: no pass 3 */
     if (krill_oz_row_begin(&r, acc) > 0) {
         krill_oz_add_op add{&r, acc};
         v.visit(where, x, add);
@@ -158,7 +165,7 @@ krill_oz_spmv_kernel(V v, int64_t n_rows, double alpha, const double *__restrict
         krill_oz_fast_init(&f);
         krill_oz_fast_op fast{&f};
         v.visit(where, x, fast);
-        if (!krill_oz_fast_end(&f, &s)) s = krill_oz_walk_exact(v, where, x, &f, acc);
+        if (!krill_oz_fast_end(&f, &s)) s = krill_oz_walk_exact(v, where, x, acc);
         krill_oz_store_row(y, i, alpha, s, beta);
     }
 }
@@ -171,15 +178,17 @@ krill_oz_spmv_kernel(V v, int64_t n_rows, double alpha, const double *__restrict
  * xor butterfly so that every lane holds the row's; pass 3: each lane's digit products into
  * its own acc[] (the parameters, from the same statistics, are the same in every lane), then
  * acc[] summed down the sub-warp (int64: exact in any order). Returns the row's sum in the
- * sub-warp's first lane (the other lanes' return values mean nothing). Between the passes
- * the first lane tries krill_oz_fast_exact on f (its merged fast state), and the sub-warp
- * skips pass 3 when that decides. A rare path (sums the
+ * sub-warp's first lane (the other lanes' return values mean nothing). After pass 2 the
+ * first lane tries krill_oz_fast_exact on the row's merged fast state, which the kernel left
+ * in shared memory (`fast`: through a register, a pointer to the kernel's own state would
+ * keep it in local memory through the fast loop); the sub-warp skips pass 3 when that
+ * decides. A rare path (sums the
  * fast path left undecided), but one that a lane alone would walk at 1/L of the speed with
  * its warp waiting: with the lanes, each takes 1/L of the terms. */
 template <int L, class V>
 __device__ __noinline__ double krill_oz_range_exact(const V v, int64_t begin, int64_t end,
                                                     const double *__restrict__ x,
-                                                    const krill_oz_fast *f, int64_t *acc)
+                                                    const krill_oz_fast *fast, int64_t *acc)
 {
     krill_oz_row r;
     double a, xv, s = 0.0;
@@ -199,7 +208,7 @@ __device__ __noinline__ double krill_oz_range_exact(const V v, int64_t begin, in
         o.n = __shfl_xor_sync(0xffffffffu, (int)r.n, off, L);    /* <= KRILL_OZ_ROW_MAX_N */
         krill_oz_row_merge(&r, &o);
     }
-    if (sublane == 0) exact = krill_oz_fast_exact(f, &r, &s);   /* f: the first lane's */
+    if (sublane == 0 && begin < end) exact = krill_oz_fast_exact(fast, &r, &s);
     exact = __shfl_sync(0xffffffffu, exact, 0, L);
     nd = exact ? 0 : krill_oz_row_begin(&r, acc);
     if (nd > 0)
@@ -225,6 +234,7 @@ krill_oz_spmv_range_kernel(V v, int64_t n_rows, double alpha, const double *__re
                            double beta, double *__restrict__ y)
 {
     constexpr int rows_per_warp = 32 / L;
+    __shared__ krill_oz_fast s_fast[KRILL_CUDA_THREADS / L];   /* undecided rows' states */
     int64_t acc[KRILL_OZ_ROW_MAX_DIAG];
     const int lane = threadIdx.x & 31;
     const int sub = lane / L, sublane = lane % L;
@@ -245,8 +255,11 @@ krill_oz_spmv_range_kernel(V v, int64_t n_rows, double alpha, const double *__re
         if (sublane == 0) decided = krill_oz_fast_end(&f, &s);
         decided = __shfl_sync(0xffffffffu, decided, 0, L);   /* the sub-warp's verdict */
         if (__any_sync(0xffffffffu, !decided)) {
+            krill_oz_fast *slot = &s_fast[threadIdx.x / L];
+            if (!decided && sublane == 0) *slot = f;
+            __syncwarp();
             const double e = krill_oz_range_exact<L>(v, decided ? 0 : begin, decided ? 0 : end,
-                                                     x, &f, acc);
+                                                     x, slot, acc);
             if (!decided) s = e;
         }
         if (sub < count && sublane == 0) krill_oz_store_row(y, first + sub, alpha, s, beta);
