@@ -26,9 +26,6 @@
  * exact mode (fast path on) pass 0 reads them once: 1 (k + 1) reads when it decides every
  * column, else 3 (k + 1), or 2 (k + 1) with the stats given.
  * Nothing is allocated: scratch lives on the stacks (at most 8 KB + 4 KB per thread). */
-#ifndef KRILL_OZ_FAST_STATS
-#define KRILL_OZ_FAST_STATS 1
-#endif
 #include <omp.h>
 #include <string.h>
 
@@ -403,7 +400,7 @@ krill_status krill_ozaki_stats(krill_ctx *ctx, int64_t n, const double *x, doubl
         KRILL_TRY(krill_ozaki_ctx_init(ctx));
         if (n == 0) KRILL_TRY(krill_scalars_write(ctx, stats, empty, 2));
         else KRILL_TRY(krill_ozaki_cuda_stats(ctx, gpu_ws(ctx)->dev, gpu_ws(ctx)->launch,
-                                              n, 1, x, n, NULL, stats, 0));
+                                              n, 1, x, n, NULL, stats));
         goto cleanup;
     }
 #endif
@@ -437,25 +434,14 @@ static krill_status mdot_group(krill_ctx *ctx, int64_t n, int k, const double *V
         KRILL_TRY(krill_ozaki_ctx_init(ctx));
         ws = gpu_ws(ctx);
         area = krill_ozaki_cuda_stats_area(ws->dev);
-#if KRILL_OZ_FAST_STATS
         if (fast) {   /* the stats too, unless given */
             KRILL_TRY(krill_ozaki_cuda_fast(ctx, ws->dev, ws->launch, n, k, V, ldv, w, results,
                                             sqrt_mode, vstats ? NULL : area));
             ws->fast_k = k;
         } else if (!vstats) {   /* sqrt_mode: V = w = x, one vector */
             KRILL_TRY(krill_ozaki_cuda_stats(ctx, ws->dev, ws->launch, n, k, V, ldv,
-                                             sqrt_mode ? NULL : w, area, 0));
+                                             sqrt_mode ? NULL : w, area));
         }
-#else
-        if (fast) {
-            KRILL_TRY(krill_ozaki_cuda_fast(ctx, ws->dev, ws->launch, n, k, V, ldv, w, results,
-                                            sqrt_mode, NULL));
-            ws->fast_k = k;
-        }
-        if (!vstats)   /* sqrt_mode: V = w = x, one vector */
-            KRILL_TRY(krill_ozaki_cuda_stats(ctx, ws->dev, ws->launch, n, k, V, ldv,
-                                             sqrt_mode ? NULL : w, area, fast));
-#endif
         if (!vstats) {
             vstats = area;
             wstats = sqrt_mode ? area : area + 2 * k;

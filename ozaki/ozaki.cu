@@ -147,19 +147,13 @@ __device__ __forceinline__ void oz_stats_out(int nv, oz_dev_ws *ws, double *out)
 }
 
 __global__ void oz_stats_kernel(int64_t n, int k, const double *__restrict__ V, int64_t ldv,
-                                const double *__restrict__ w, oz_dev_ws *ws, double *out,
-                                const int *verdict)
+                                const double *__restrict__ w, oz_dev_ws *ws, double *out)
 {
     __shared__ unsigned long long s_amax[KRILL_OZ_KMAX + 1];
     __shared__ int s_lsb[KRILL_OZ_KMAX + 1];
     __shared__ bool is_last;
     const int nv = k + (w != nullptr);
     const int64_t stride = (int64_t)gridDim.x * blockDim.x;
-    if (verdict) {   /* every block alike: when the fast pass decided all, no ticket is taken */
-        int left = 0;
-        for (int j = 0; j < k; j++) left += !verdict[j];
-        if (left == 0) return;
-    }
     for (int v = threadIdx.x; v < nv; v += blockDim.x) {
         s_amax[v] = 0;
         s_lsb[v] = KRILL_OZ_LSB_NONE;
@@ -715,7 +709,7 @@ extern "C" krill_status krill_ozaki_cuda_fast(krill_ctx *ctx, void *ws, const in
 
 extern "C" krill_status krill_ozaki_cuda_stats(krill_ctx *ctx, void *ws, const int launch[3],
                                                int64_t n, int k, const double *V, int64_t ldv,
-                                               const double *w, double *out, int after_fast)
+                                               const double *w, double *out)
 {
     krill_ozaki_tuning t;
     int threads;
@@ -726,9 +720,7 @@ extern "C" krill_status krill_ozaki_cuda_stats(krill_ctx *ctx, void *ws, const i
                            (long long)n, k);
     oz_stats_kernel<<<oz_blocks(ctx, launch, t, threads, n), threads, 0,
                       krill_cuda_stream(ctx)>>>(n, k, V, ldv, w, static_cast<oz_dev_ws *>(ws),
-                                                out,
-                                                after_fast ? static_cast<oz_dev_ws *>(ws)->verdict
-                                                           : nullptr);
+                                                out);
     return krill_cuda_check_launch("oz_stats_kernel");
 }
 

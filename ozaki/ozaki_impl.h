@@ -150,12 +150,10 @@ int *krill_ozaki_cuda_verdict_area(void *ws);
 krill_status krill_ozaki_cuda_fast(krill_ctx *ctx, void *ws, const int launch[3], int64_t n,
                                    int k, const double *V, int64_t ldv, const double *w,
                                    double *results, int sqrt_mode, double *stats);
-/* stats of V[:, j] (j < k <= KRILL_OZ_KMAX) and of w (when not NULL, after them) into out;
- * after_fast: nothing when the last fast pass decided all k columns (the blocks return at
- * once, and krill_ozaki_cuda_mdot after_fast skips them too). */
+/* stats of V[:, j] (j < k <= KRILL_OZ_KMAX) and of w (when not NULL, after them) into out. */
 krill_status krill_ozaki_cuda_stats(krill_ctx *ctx, void *ws, const int launch[3], int64_t n,
                                     int k, const double *V, int64_t ldv, const double *w,
-                                    double *out, int after_fast);
+                                    double *out);
 /* results[j] = V[:, j]'w (sqrt_mode: sqrt(x'x), V = w = x), j < k <= KRILL_OZ_KMAX, n >= 1;
  * after_fast: the columns the fast pass decided are skipped (their results are written), and
  * when it decided all, the blocks return at once (the host never waits for the verdicts). */
