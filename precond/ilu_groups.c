@@ -41,9 +41,8 @@ static void group_rows(int32_t n, int32_t rows, int32_t G, int32_t *g0, int32_t 
     *g1 = *g0 + rows < n ? *g0 + rows : n;
 }
 
-/* Level of every group (level, n_groups) of the forward (upper = 0) or backward graph, and
- * their count. Inlined with a constant `rows` (group_levels), so that j / rows is a
- * multiplication. */
+/* krill_ilu_group_levels for a constant `rows` (inlined into it once per group size, so that
+ * j / rows is a multiplication). */
 static inline __attribute__((always_inline)) int32_t
 group_levels_of(const krill_ilu_host *h, const int32_t rows, int upper, int32_t *level)
 {
@@ -67,7 +66,7 @@ group_levels_of(const krill_ilu_host *h, const int32_t rows, int upper, int32_t 
     return top + 1;
 }
 
-static int32_t group_levels(const krill_ilu_host *h, int32_t rows, int upper, int32_t *level)
+int32_t krill_ilu_group_levels(const krill_ilu_host *h, int32_t rows, int upper, int32_t *level)
 {
     switch (rows) {
     case 1: return group_levels_of(h, 1, upper, level);
@@ -90,7 +89,8 @@ krill_status krill_ilu_group_rows(const krill_ilu_host *h, int32_t *rows)
         int64_t levels;
         if (b > 1 && b > h->n) break;
         levels = b == 1 ? (int64_t)h->lower.n_levels + h->upper.n_levels   /* rows' levels */
-                        : (int64_t)group_levels(h, b, 0, level) + group_levels(h, b, 1, level);
+                        : (int64_t)krill_ilu_group_levels(h, b, 0, level) +
+                              krill_ilu_group_levels(h, b, 1, level);
         levels *= group_level_cost[k];
         if (best < 0 || levels < best) {
             best = levels;
@@ -130,7 +130,7 @@ static krill_status tri_groups_build(const krill_ilu_host *h, int32_t rows, int 
     t->n_groups = n_groups;
     KRILL_ALLOC(place, n_groups > 0 ? n_groups : 1);
     KRILL_ALLOC(group_at, n_groups > 0 ? n_groups : 1);
-    t->n_levels = group_levels(h, rows, upper, place);   /* place[G]: G's level, for now */
+    t->n_levels = krill_ilu_group_levels(h, rows, upper, place);   /* place[G]: G's level */
     KRILL_CALLOC(t->level_ptr, (size_t)t->n_levels + 1);
     KRILL_ALLOC(cursor, (size_t)t->n_levels + 1);
     KRILL_ALLOC(t->group_start, (size_t)n_groups + 1);

@@ -69,19 +69,9 @@ static krill_status build_levels(const krill_ilu_host *h, int upper, krill_ilu_l
 {
     krill_status st = KRILL_OK;
     const int32_t n = h->n;
-    int32_t *level = NULL, *next = NULL, top = -1;
-    KRILL_ALLOC(level, n);
-    for (int32_t step = 0; step < n; step++) {
-        const int32_t i = upper ? n - 1 - step : step;
-        const int64_t lo = upper ? h->diag[i] + 1 : h->row_ptr[i];
-        const int64_t hi = upper ? h->row_ptr[i + 1] : h->diag[i];
-        int32_t l = 0;
-        for (int64_t p = lo; p < hi; p++)
-            if (level[h->col[p]] + 1 > l) l = level[h->col[p]] + 1;
-        level[i] = l;
-        if (l > top) top = l;
-    }
-    lv->n_levels = top + 1;
+    int32_t *level = NULL, *next = NULL;
+    KRILL_ALLOC(level, n > 0 ? n : 1);
+    lv->n_levels = krill_ilu_group_levels(h, 1, upper, level);   /* groups of one row */
     KRILL_CALLOC(lv->level_ptr, (size_t)lv->n_levels + 1);
     KRILL_ALLOC(lv->rows, n);
     KRILL_ALLOC(next, (size_t)lv->n_levels + 1);

@@ -196,6 +196,11 @@ typedef struct krill_ilu_groups {
  * in both triangles together, each weighted by its measured cost (ilu_groups.c); the
  * smaller B on a tie. */
 krill_status krill_ilu_group_rows(const krill_ilu_host *h, int32_t *rows);
+/* The level of every group G < ceil(n / rows) (level[G]) of the forward (upper = 0) or the
+ * backward graph, with rows one of krill_ilu_group_sizes (1: the rows' own levels, which
+ * krill_ilu_analyze computes with it); returns the number of levels. Needs h's row_ptr,
+ * col and diag only. */
+int32_t krill_ilu_group_levels(const krill_ilu_host *h, int32_t rows, int upper, int32_t *level);
 krill_status krill_ilu_groups_build(const krill_ilu_host *h, int32_t rows, krill_ilu_groups *g);
 void krill_ilu_groups_free(krill_ilu_groups *g);
 
