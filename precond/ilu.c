@@ -153,7 +153,7 @@ static krill_status ilu_build_kind(krill_ctx *ctx, const krill_mat *mat, const c
 #endif
     if (!krill_on_gpu(ctx)) {
         p->parallel = krill_ilu_cpu_parallel(&p->h, p->threads);
-        if (p->parallel) KRILL_TRY(krill_ilu_perm_build(&p->h, 1, &p->perm));
+        if (p->parallel) KRILL_TRY(krill_ilu_perm_build(&p->h, &p->perm));
     }
     describe(ctx, p);
     if (krill_on_gpu(ctx) && krill_ctx_repro(ctx, NULL) != KRILL_REPRO_OFF)

@@ -320,10 +320,10 @@ struct level_span_t {
     int32_t mode;
 };
 
-/* Level l's span for sub-warp `sub` of the ROWS of a block (loads only: the kernel issues
- * them a level early, so that they are in registers when the level starts). */
-template <int ROWS, int B>
-__device__ __forceinline__ level_span_t level_span(const level_tri &t, int32_t l, int sub)
+/* Level l's offsets and mode (loads only: the kernel issues them a level early, so that
+ * they are in registers when the level starts; level_start completes the span). */
+template <int B>
+__device__ __forceinline__ level_span_t level_span(const level_tri &t, int32_t l)
 {
     level_span_t v;
     v.mode = __ldg(t.level_mode + l);
@@ -337,9 +337,9 @@ __device__ __forceinline__ level_span_t level_span(const level_tri &t, int32_t l
     return v;
 }
 
-/* The sub-warp's first group and step in level span v (none for a one-block level outside
- * block 0). */
-template <int ROWS>
+/* The first group and step in level span v of sub-warp `sub` of the GROUPS of a block (none
+ * for the poller warp, sub < 0, or for a one-block level outside block 0). */
+template <int GROUPS>
 __device__ __forceinline__ void level_start(level_span_t *v, int sub)
 {
     const bool one_block = v->mode & ILU_LEVEL_ONE_BLOCK;
@@ -348,8 +348,8 @@ __device__ __forceinline__ void level_start(level_span_t *v, int sub)
         v->stride = 1;
         return;
     }
-    v->stride = one_block ? ROWS : (int32_t)gridDim.x * ROWS;
-    v->first = v->group + (one_block ? sub : (int32_t)blockIdx.x * ROWS + sub);
+    v->stride = one_block ? GROUPS : (int32_t)gridDim.x * GROUPS;
+    v->first = v->group + (one_block ? sub : (int32_t)blockIdx.x * GROUPS + sub);
 }
 
 /* Everything of group s that does not depend on x (written before this launch). */
@@ -520,16 +520,16 @@ __device__ __forceinline__ void grid_wait(const unsigned int *counters, const un
 template <int LANES, bool UNIT, int B>
 __global__ void __launch_bounds__(ILU_SOLVE_BLOCK) level_solve_kernel(level_tri t)
 {
-    constexpr int ROWS = solve_groups_per_block(LANES);
+    constexpr int GROUPS = solve_groups_per_block(LANES);
     constexpr int AHEAD = ahead_entries(LANES, B);
     const int lane = (int)(threadIdx.x % LANES);
     const int sub = poll_warp() ? -1 : (int)(threadIdx.x / LANES);
     const unsigned int mask = subwarp_mask<LANES>();
     group_ahead<AHEAD, B> a;
-    level_span_t now = level_span<ROWS, B>(t, 0, sub), next = now;
+    level_span_t now = level_span<B>(t, 0), next = now;
     unsigned int barriers = 0;
-    if (t.n_levels > 1) next = level_span<ROWS, B>(t, 1, sub);
-    level_start<ROWS>(&now, sub);
+    if (t.n_levels > 1) next = level_span<B>(t, 1);
+    level_start<GROUPS>(&now, sub);
     if (now.first < now.end) load_ahead<LANES, UNIT>(t, now.first, now, lane, &a);
     for (int32_t l = 0; l < t.n_levels; l++) {
         for (int32_t s = now.first; s < now.end;) {
@@ -541,8 +541,8 @@ __global__ void __launch_bounds__(ILU_SOLVE_BLOCK) level_solve_kernel(level_tri 
             const bool grid = now.mode & ILU_LEVEL_GRID_BARRIER;
             if (grid) grid_arrive(t.counters);
             now = next;
-            if (l + 2 < t.n_levels) next = level_span<ROWS, B>(t, l + 2, sub);
-            level_start<ROWS>(&now, sub);
+            if (l + 2 < t.n_levels) next = level_span<B>(t, l + 2);
+            level_start<GROUPS>(&now, sub);
             if (now.first < now.end) load_ahead<LANES, UNIT>(t, now.first, now, lane, &a);
             if (grid) {
                 grid_wait(t.counters, t.base, ++barriers);

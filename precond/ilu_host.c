@@ -430,7 +430,7 @@ void krill_ilu_perm_free(krill_ilu_perm *q)
     memset(q, 0, sizeof *q);
 }
 
-krill_status krill_ilu_perm_build(const krill_ilu_host *h, int with_values, krill_ilu_perm *q)
+krill_status krill_ilu_perm_build(const krill_ilu_host *h, krill_ilu_perm *q)
 {
     krill_status st = KRILL_OK;
     const int32_t n = h->n;
@@ -445,13 +445,11 @@ krill_status krill_ilu_perm_build(const krill_ilu_host *h, int with_values, kril
     KRILL_ALLOC(q->upper_ptr, (size_t)n + 1);
     KRILL_ALLOC(q->upper_col, upper_nnz);
     KRILL_ALLOC(q->mid, n);
-    if (with_values) {
-        KRILL_ALLOC(q->lower_val, h->lower_nnz);
-        if (h->kind == KRILL_ILU_KIND_IC0) KRILL_ALLOC(q->lower_diag, n);
-        KRILL_ALLOC(q->upper_val, upper_nnz);
-        KRILL_ALLOC(q->upper_diag, n);
-        KRILL_ALLOC(q->work, n);
-    }
+    KRILL_ALLOC(q->lower_val, h->lower_nnz);
+    if (h->kind == KRILL_ILU_KIND_IC0) KRILL_ALLOC(q->lower_diag, n);
+    KRILL_ALLOC(q->upper_val, upper_nnz);
+    KRILL_ALLOC(q->upper_diag, n);
+    KRILL_ALLOC(q->work, n);
     for (int32_t p = 0; p < n; p++) {
         pos_f[fwd[p]] = p;
         pos_b[bwd[p]] = p;

@@ -151,10 +151,9 @@ typedef struct krill_ilu_perm {
     double *work;            /* n: y, then z, in backward order during an apply */
 } krill_ilu_perm;
 
-/* The permuted pattern: the pointers, columns and mid; with with_values also the value
- * arrays and work, filled by krill_ilu_perm_values (the GPU keeps only the pattern from
- * here and packs its values on the device). */
-krill_status krill_ilu_perm_build(const krill_ilu_host *h, int with_values, krill_ilu_perm *q);
+/* The permuted pattern (the pointers, columns and mid) and room for the values and work,
+ * which krill_ilu_perm_values fills. (The GPU keeps its own layout: krill_ilu_groups.) */
+krill_status krill_ilu_perm_build(const krill_ilu_host *h, krill_ilu_perm *q);
 /* The values of the factors val (A's CSR order) into q. */
 void krill_ilu_perm_values(const krill_ilu_host *h, const double *val, krill_ilu_perm *q);
 void krill_ilu_perm_free(krill_ilu_perm *q);
