@@ -1,6 +1,6 @@
 /* bench/bench_trsv.c - the two triangular solves of ilu0 / ic0 on the GPU: krill's apply
- * (forward and backward solve, sync-free in level order; precond/ilu.cu) against cuSPARSE's
- * cusparseSpSV on the very same factors.
+ * (forward and backward solve, level-scheduled over groups of rows; precond/ilu.cu) against
+ * cuSPARSE's cusparseSpSV on the very same factors.
  *
  *   bench_trsv [--warmup W] [--reps R] [--cpu] [--groups LIST] [--md FILE] [--csv FILE]
  *              [MATRIX ...]
