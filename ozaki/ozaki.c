@@ -447,7 +447,7 @@ static krill_status mdot_group(krill_ctx *ctx, int64_t n, int k, const double *V
             wstats = sqrt_mode ? area : area + 2 * k;
         }
         KRILL_TRY(krill_ozaki_cuda_mdot(ctx, ws->dev, ws->launch, n, k, V, ldv, vstats,
-                                        w, wstats, results, sqrt_mode, fast));
+                                        w, wstats, results, sqrt_mode, fast ? 0 : -1));
         goto cleanup;
     }
 #endif
@@ -497,6 +497,63 @@ krill_status krill_ozaki_mdot_stats(krill_ctx *ctx, int64_t n, int k, const doub
     if (!vstats || !wstats)
         return krill_error(KRILL_ERR_ARG, "krill_ozaki_mdot_stats: vstats or wstats is NULL");
     return mdot_all("krill_ozaki_mdot_stats", ctx, n, k, V, ldv, vstats, w, wstats, results);
+}
+
+int krill_ozaki_cgs_fused(const krill_ctx *ctx, int64_t n, int k)
+{
+    int fused = 0;
+#ifdef KRILL_HAVE_CUDA
+    fused = krill_on_gpu(ctx) && use_fast_path(ctx, n) && k >= 0 && k + 1 <= KRILL_OZ_KMAX;
+#else
+    (void)ctx;
+    (void)n;
+    (void)k;
+#endif
+    return fused;
+}
+
+/* One fused kernel; then, on the device's verdicts, the products pass of the undecided
+ * columns (stats from the fused kernel) and of w'w. */
+krill_status krill_ozaki_cgs_pass(krill_ctx *ctx, int64_t n, int k, const double *V,
+                                  int64_t ldv, const double *h_sub, double *w, double *h_out,
+                                  double *ss_out)
+{
+    krill_status st = KRILL_OK;
+    KRILL_TRY(check_args("krill_ozaki_cgs_pass", ctx, n, k, ldv));
+    if (!krill_ozaki_cgs_fused(ctx, n, k)) {
+        st = krill_error(KRILL_ERR_INTERNAL,
+                         "krill_ozaki_cgs_pass: not a fused case (n = %lld, k = %d)",
+                         (long long)n, k);
+        goto cleanup;
+    }
+#ifdef KRILL_HAVE_CUDA
+    {
+        const int kd = h_out ? k : 0;
+        ozaki_ws *ws;
+        double *area;
+        forget_verdicts(ctx);
+        KRILL_TRY(krill_ozaki_ctx_init(ctx));
+        ws = gpu_ws(ctx);
+        area = krill_ozaki_cuda_stats_area(ws->dev);
+        KRILL_TRY(krill_ozaki_cuda_cgs(ctx, ws->dev, ws->launch, n, k, V, ldv, h_sub, w,
+                                       h_out, ss_out, area));
+        ws->fast_k = kd + (ss_out != NULL);
+        if (kd)
+            KRILL_TRY(krill_ozaki_cuda_mdot(ctx, ws->dev, ws->launch, n, kd, V, ldv, area, w,
+                                            area + 2 * kd, h_out, 0, 0));
+        if (ss_out)
+            KRILL_TRY(krill_ozaki_cuda_mdot(ctx, ws->dev, ws->launch, n, 1, w, n, area + 2 * kd,
+                                            w, area + 2 * kd, ss_out, 0, kd));
+    }
+#else
+    (void)V;
+    (void)h_sub;
+    (void)w;
+    (void)h_out;
+    (void)ss_out;
+#endif
+cleanup:
+    return st;
 }
 
 krill_status krill_ozaki_dot(krill_ctx *ctx, int64_t n, const double *x, const double *y,

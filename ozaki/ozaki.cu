@@ -70,6 +70,9 @@ constexpr int OZ_FAST_SLOTS = 16384;
 #define KRILL_OZ_FAST_ROWS_SCALE 16
 #endif
 constexpr int OZ_FAST_ROWS_SCALE = KRILL_OZ_FAST_ROWS_SCALE;
+/* The fused Gram-Schmidt kernel's shared memory limit: the tile of 33 columns at 256
+ * threads (within sm_80's and sm_90's opt-in maximum). */
+constexpr size_t OZ_CGS_SMEM = (KRILL_OZ_KMAX + 1) * 256 * sizeof(double);
 static_assert(OZ_DIAG_PAD >= KRILL_OZ_MAX_DIAG, "diagonal sums must fit");
 static_assert(OZ_LSB_INIT > KRILL_OZ_LSB_NONE, "reset value above every lsb");
 static_assert(KRILL_OZ_KMAX * 32 * sizeof(krill_oz_fast) <= 48 * 1024,
@@ -103,6 +106,27 @@ __device__ __forceinline__ int warp_or(int v)
 {
     for (int off = 16; off > 0; off >>= 1) v |= __shfl_down_sync(OZ_FULL, v, off);
     return v;
+}
+
+/* Programmatic dependent launch (sm_90). The fast, fused and products kernels are launched
+ * so (oz_launch) and begin with oz_pdl_wait: until the kernel before them on the stream has
+ * ended and its writes are visible, they touch no memory. Then oz_pdl_release lets the
+ * kernel after them be scheduled before they end. So the products kernel that follows a fast
+ * pass (and returns at once when the pass decided every column) is on the SMs when the pass
+ * ends, instead of a launch later, and the next dot's fast pass likewise. Before sm_90 both
+ * are no-ops and the launches ordinary. */
+__device__ __forceinline__ void oz_pdl_release()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
+__device__ __forceinline__ void oz_pdl_wait()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
 }
 
 /* ---- stats ------------------------------------------------------------------------------ */
@@ -298,6 +322,8 @@ __global__ void oz_dot_kernel(oz_dot_args A)
     const int64_t tile_rows = (int64_t)A.rows * blockDim.x;
     const int64_t tile_stride = tile_rows * gridDim.x;
     oz_dev_ws *ws = A.ws;
+    oz_pdl_wait();
+    oz_pdl_release();
     if (A.verdict) {   /* every block alike: when all are decided, no ticket is taken */
         int left = 0;
         for (int j = 0; j < A.k; j++) left += !A.verdict[j];
@@ -455,28 +481,114 @@ __device__ __forceinline__ krill_oz_fast oz_fast_load(const krill_oz_fast *p)
     return g;
 }
 
-/* One row: the term x y into f; with STATS, x into the stats (xa, xl) and, when wst, y into
- * (ya, yl) */
-template <bool STATS>
-__device__ __forceinline__ void oz_fast_row(krill_oz_fast *f, double x, double y,
-                                            uint64_t *xa, int *xl, bool wst, uint64_t *ya,
-                                            int *yl)
+/* After the block has written its sum of each of the kc columns to ws->fast_part (slot
+ * blockIdx.x kc + j) and its stats atomics: the ticket. The last block merges the blocks'
+ * sums per column (strided over its threads, then warps, then the column's group of warps),
+ * decides each column (krill_oz_fast_result) and writes its result (column j < kres to
+ * results[j], the others to extra[j - kres]) where decided, and the verdicts; it resets
+ * the counter and returns true (it may then write the stats). Every thread calls this;
+ * scratch: blockDim / 32 states of shared memory the block no longer needs. */
+__device__ bool oz_fast_decide(oz_dev_ws *ws, int kc, double *results, int kres, double *extra,
+                               int sqrt_mode, krill_oz_fast *scratch)
 {
-    krill_oz_fast_add(f, x, y);
-    if (STATS) {
-        krill_oz_stats_add(x, xa, xl);
-        if (wst) krill_oz_stats_add(y, ya, yl);
+    __shared__ bool is_last;
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, warps = blockDim.x >> 5;
+    __threadfence();
+    __syncthreads();
+    if (tid == 0) is_last = atomicAdd(&ws->fast_counter, 1u) == gridDim.x - 1;
+    __syncthreads();
+    if (!is_last) return false;
+    __threadfence();
+
+    /* the warps in groups of `per` (all of them for one column, one each for kc >= warps),
+     * group q taking columns q, q + groups, ...: its threads merge the blocks' sums
+     * (strided), each warp its lanes', the group's first warp the group's warps'; that
+     * warp's lane 0 decides and writes */
+    const int per = warps >= kc ? warps / kc : 1, groups = warps / per;
+    const int q = warp / per, g = warp % per;
+    for (int j0 = 0; j0 < kc; j0 += groups) {
+        const int j = j0 + q;
+        const bool mine = q < groups && j < kc;
+        krill_oz_fast f;
+        krill_oz_fast_init(&f);
+        for (int b = g * 32 + lane; mine && b < (int)gridDim.x; b += per * 32) {
+            const krill_oz_fast h = oz_fast_load(&ws->fast_part[(int64_t)b * kc + j]);
+            krill_oz_fast_merge(&f, &h);
+        }
+        oz_fast_warp(&f);
+        if (lane == 0) scratch[warp] = f;
+        __syncthreads();
+        if (mine && g == 0 && lane == 0) {
+            double r = 0.0;
+            for (int v = 1; v < per; v++) krill_oz_fast_merge(&f, &scratch[warp + v]);
+            const int decided = krill_oz_fast_result(&f, sqrt_mode, &r);
+            if (decided) *(j < kres ? results + j : extra + (j - kres)) = r;
+            ws->verdict[j] = decided;
+        }
+        __syncthreads();
     }
+    if (tid == 0) ws->fast_counter = 0u;
+    return true;
 }
 
-/* f <- f + the terms x_i y_i of the rows i0, i0 + blockDim, ... (< rows of them, < n), and
- * with STATS the stats of those x_i (and y_i, when wst); four rows' loads at a time, so
- * that they are in flight together */
-template <bool STATS>
+/* The range of a vector's elements from the high words of their magnitudes: key(v) = the
+ * high 32 bits of |v|, with bit 0 set when the low 32 bits are not zero (so key(v) = 0 iff
+ * v = 0, and the exponent field is key >> 20); max is the largest key, min1 the smallest
+ * key - 1 (a zero wraps to 0xffffffff and so counts only when all are zero). */
+struct oz_range {
+    unsigned max, min1;
+};
+
+__device__ __forceinline__ void oz_range_init(oz_range *r)
+{
+    r->max = 0u;
+    r->min1 = 0xffffffffu;
+}
+
+__device__ __forceinline__ void oz_range_add(oz_range *r, double v)
+{
+    const unsigned key = ((unsigned)__double2hiint(v) & 0x7fffffffu) |
+                         (unsigned)(__double2loint(v) != 0);
+    r->max = key > r->max ? key : r->max;
+    r->min1 = key - 1u < r->min1 ? key - 1u : r->min1;
+}
+
+/* The guard's conditions (krill_oz_fast_guard) for every term x_i y_i at once from the two
+ * ranges: every nonzero element normal with exponent at most 400 (keys in [2^20, (1023 +
+ * 401) 2^20)), and, when both have nonzeros, the least exponents Ex + Ey >= -800, so every
+ * product of nonzero elements is at least 2^(Ex + Ey) >= 2^-800. Stricter than the guard
+ * term by term (the least elements need not meet), never looser. */
+__device__ __forceinline__ bool oz_range_ok(const oz_range &x, const oz_range &y)
+{
+    const unsigned lo = 1u << 20, hi = (1023u + 401u) << 20;
+    const bool xz = x.max == 0u, yz = y.max == 0u;
+    const bool xin = xz || (x.max < hi && x.min1 + 1u >= lo);
+    const bool yin = yz || (y.max < hi && y.min1 + 1u >= lo);
+    const int e = (int)((x.min1 + 1u) >> 20) + (int)((y.min1 + 1u) >> 20) - 2 * 1023;
+    return xin && yin && (xz || yz || e >= -800);
+}
+
+/* Exact mode's statistics from a range, as bounds: max|v| <= the double with v's largest
+ * high word and all low bits set (0 for a zero vector; Inf and NaN keys give a NaN bound,
+ * which marks the vector as special just as the exact statistics would), and the lowest set
+ * bit >= the last place of the least nonzero element's binade. Exact mode's value does not
+ * depend on the statistics beyond these bounds (a larger maximum or a lower bit only adds
+ * slices; the sum is exact either way), and only exact mode takes the fast path. */
+__device__ __forceinline__ void oz_range_stats(const oz_range &r, unsigned long long *amax,
+                                               int *lsb)
+{
+    const int e = (int)((r.min1 + 1u) >> 20);
+    *amax = r.max ? ((unsigned long long)r.max << 32) | 0xffffffffull : 0ull;
+    *lsb = r.max ? (e > 1 ? e : 1) - 1075 : KRILL_OZ_LSB_NONE;
+}
+
+/* f <- f + the terms x_i y_i of the rows i0, i0 + blockDim, ... (< rows of them, < n) by
+ * krill_oz_fast_sum, their elements into the ranges xr and yr (the guard and the statistics
+ * come from those), m counted; four rows' loads at a time, so that they are in flight
+ * together */
 __device__ __forceinline__ void oz_fast_rows(krill_oz_fast *f, const double *__restrict__ x,
                                              const double *__restrict__ y, int64_t i0, int rows,
-                                             int64_t n, uint64_t *xa, int *xl, bool wst,
-                                             uint64_t *ya, int *yl)
+                                             int64_t n, oz_range *xr, oz_range *yr)
 {
     const int64_t step = blockDim.x;
     int64_t i = i0;
@@ -484,13 +596,25 @@ __device__ __forceinline__ void oz_fast_rows(krill_oz_fast *f, const double *__r
     for (; r + 4 <= rows && i + 3 * step < n; r += 4, i += 4 * step) {
         const double x0 = x[i], x1 = x[i + step], x2 = x[i + 2 * step], x3 = x[i + 3 * step];
         const double y0 = y[i], y1 = y[i + step], y2 = y[i + 2 * step], y3 = y[i + 3 * step];
-        oz_fast_row<STATS>(f, x0, y0, xa, xl, wst, ya, yl);
-        oz_fast_row<STATS>(f, x1, y1, xa, xl, wst, ya, yl);
-        oz_fast_row<STATS>(f, x2, y2, xa, xl, wst, ya, yl);
-        oz_fast_row<STATS>(f, x3, y3, xa, xl, wst, ya, yl);
+        krill_oz_fast_sum(f, x0, y0);
+        krill_oz_fast_sum(f, x1, y1);
+        krill_oz_fast_sum(f, x2, y2);
+        krill_oz_fast_sum(f, x3, y3);
+        oz_range_add(xr, x0);
+        oz_range_add(xr, x1);
+        oz_range_add(xr, x2);
+        oz_range_add(xr, x3);
+        oz_range_add(yr, y0);
+        oz_range_add(yr, y1);
+        oz_range_add(yr, y2);
+        oz_range_add(yr, y3);
     }
-    for (; r < rows && i < n; r++, i += step)
-        oz_fast_row<STATS>(f, x[i], y[i], xa, xl, wst, ya, yl);
+    for (; r < rows && i < n; r++, i += step) {
+        krill_oz_fast_sum(f, x[i], y[i]);
+        oz_range_add(xr, x[i]);
+        oz_range_add(yr, y[i]);
+    }
+    f->m += 2 * (int64_t)r;
 }
 
 /* The work items are the (tile, column) pairs, tile-major (the k items of a tile run at
@@ -504,13 +628,14 @@ __global__ void oz_fast_kernel(oz_fast_args A)
     extern __shared__ krill_oz_fast s_warp[];
     __shared__ unsigned long long s_amax[KRILL_OZ_KMAX + 1];
     __shared__ int s_lsb[KRILL_OZ_KMAX + 1];
-    __shared__ bool is_last;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, warps = blockDim.x >> 5;
     const int nv = A.k + A.stats_w;
     const int64_t tile_rows = (int64_t)A.rows * blockDim.x;
     const int64_t items = (A.n + tile_rows - 1) / tile_rows * A.k;
     oz_dev_ws *ws = A.ws;
 
+    oz_pdl_wait();
+    oz_pdl_release();
     for (int e = tid; e < A.k * warps; e += blockDim.x) krill_oz_fast_init(&s_warp[e]);
     for (int v = tid; STATS && v < nv; v += blockDim.x) {
         s_amax[v] = 0;
@@ -522,15 +647,24 @@ __global__ void oz_fast_kernel(oz_fast_args A)
         const int j = (int)(item % A.k);
         const bool wst = STATS && j == 0 && A.stats_w;
         krill_oz_fast f;
-        uint64_t xa = 0, ya = 0;
-        int xl = KRILL_OZ_LSB_NONE, yl = KRILL_OZ_LSB_NONE;
+        oz_range xr, yr;
         krill_oz_fast_init(&f);
-        oz_fast_rows<STATS>(&f, A.V + (int64_t)j * A.ldv, A.w, t0 + tid, A.rows, A.n, &xa, &xl,
-                            wst, &ya, &yl);
+        oz_range_init(&xr);
+        oz_range_init(&yr);
+        oz_fast_rows(&f, A.V + (int64_t)j * A.ldv, A.w, t0 + tid, A.rows, A.n, &xr, &yr);
+        f.ok = oz_range_ok(xr, yr);
         oz_fast_warp(&f);
         if (lane == 0) krill_oz_fast_merge(&s_warp[j * warps + warp], &f);
-        if (STATS) oz_stats_warp(xa, xl, &s_amax[j], &s_lsb[j]);
-        if (wst) oz_stats_warp(ya, yl, &s_amax[A.k], &s_lsb[A.k]);
+        if (STATS) {
+            unsigned long long a;
+            int l;
+            oz_range_stats(xr, &a, &l);
+            oz_stats_warp(a, l, &s_amax[j], &s_lsb[j]);
+            if (wst) {
+                oz_range_stats(yr, &a, &l);
+                oz_stats_warp(a, l, &s_amax[A.k], &s_lsb[A.k]);
+            }
+        }
     }
     __syncthreads();
 
@@ -541,44 +675,142 @@ __global__ void oz_fast_kernel(oz_fast_args A)
         ws->fast_part[(int64_t)blockIdx.x * A.k + j] = b;
     }
     if (STATS) oz_stats_block(nv, s_amax, s_lsb, ws);
-    __threadfence();
-    __syncthreads();
-    if (tid == 0) is_last = atomicAdd(&ws->fast_counter, 1u) == gridDim.x - 1;
-    __syncthreads();
-    if (!is_last) return;
-    __threadfence();
-
-    /* last block: the warps in groups of `per` (all of them for one column, one each for
-     * k >= warps), group q taking columns q, q + groups, ...: its threads merge the blocks'
-     * sums (strided), each warp its lanes', the group's first warp the group's warps'; that
-     * warp's lane 0 decides and writes */
-    {
-        const int per = warps >= A.k ? warps / A.k : 1, groups = warps / per;
-        const int q = warp / per, g = warp % per;
-        for (int j0 = 0; j0 < A.k; j0 += groups) {
-            const int j = j0 + q;
-            const bool mine = q < groups && j < A.k;
-            krill_oz_fast f;
-            krill_oz_fast_init(&f);
-            for (int b = g * 32 + lane; mine && b < (int)gridDim.x; b += per * 32) {
-                const krill_oz_fast h = oz_fast_load(&ws->fast_part[(int64_t)b * A.k + j]);
-                krill_oz_fast_merge(&f, &h);
-            }
-            oz_fast_warp(&f);
-            if (lane == 0) s_warp[warp] = f;
-            __syncthreads();
-            if (mine && g == 0 && lane == 0) {
-                double r = 0.0;
-                for (int v = 1; v < per; v++) krill_oz_fast_merge(&f, &s_warp[warp + v]);
-                const int decided = krill_oz_fast_result(&f, A.sqrt_mode, &r);
-                if (decided) A.results[j] = r;
-                ws->verdict[j] = decided;
-            }
-            __syncthreads();
-        }
-    }
+    if (!oz_fast_decide(ws, A.k, A.results, A.k, nullptr, A.sqrt_mode, s_warp)) return;
     if (STATS) oz_stats_out(nv, ws, A.stats);
-    if (tid == 0) ws->fast_counter = 0u;
+}
+
+/* ---- the fused Gram-Schmidt pass ---------------------------------------------------------- */
+
+struct oz_cgs_args {
+    int64_t n;
+    int k;                  /* columns of V */
+    const double *V;
+    int64_t ldv;
+    const double *h;        /* w -= V h first, or nullptr */
+    double *w;
+    int kd;                 /* dot columns: V's first kd (0 or k) against w */
+    int ss;                 /* 1: w'w too, as dot column kd */
+    double *results;        /* kd results */
+    double *ss_result;      /* w'w */
+    oz_dev_ws *ws;
+    double *stats;          /* the stats of V's first kd columns, then w's */
+};
+
+/* A tile is blockDim rows. Phase A, a thread per row: w_i <- w_i + (-h_j) v_ij for
+ * j = 0..k-1 (krill_cuda_gemv_n_repro's operations, alpha = -1), written back; V's row (its
+ * first kd columns) and the new w_i into shared memory, w_i into the thread's range. Phase
+ * B: the kc = kd + ss dot columns share the threads, P = blockDim / kc each (thread t:
+ * column t / P, rows t % P + P r of the tile), each thread's compensated sum
+ * (krill_oz_fast_sum, no guard) and its column's range running over all its tiles. At the
+ * end the P sums of a column are merged by a tree in shared memory, the guard is decided
+ * per column from the block's ranges (oz_range_ok) and oz_fast_decide finishes as in the
+ * fast kernel; the ranges also give the statistics bounds an undecided column's exact path
+ * uses (oz_range_stats). Per term: the sum's 24 FP64 operations, two shared loads and the
+ * range's 6 integer steps (the fast kernel's guard and statistics take about 50). Dynamic
+ * shared memory: max((kd + 1) blockDim doubles, blockDim states). Traffic: k + 1 reads and
+ * 1 write (h given; else kd + 1 reads), the plain CGS pass's. */
+__global__ void oz_cgs_kernel(oz_cgs_args A)
+{
+    extern __shared__ double s_tile[];   /* V's tile, column-major (kd x T), then w's (T) */
+    __shared__ double s_h[KRILL_OZ_KMAX];
+    __shared__ oz_range s_xr[KRILL_OZ_KMAX + 1], s_yr;
+    const int T = blockDim.x, tid = threadIdx.x, kc = A.kd + A.ss;
+    const int P = kc ? T / kc : 1, col = tid / P, part = tid % P;
+    const bool active = col < kc;
+    const int kload = A.h ? A.k : A.kd;
+    double *s_w = s_tile + (int64_t)A.kd * T;
+    const double *s_x = col < A.kd ? s_tile + (int64_t)col * T : s_w;
+    krill_oz_fast f;
+    oz_range xr, yr;
+    int terms = 0;
+    oz_dev_ws *ws = A.ws;
+
+    oz_pdl_wait();
+    oz_pdl_release();
+    krill_oz_fast_init(&f);
+    oz_range_init(&xr);
+    oz_range_init(&yr);
+    for (int j = tid; A.h && j < A.k; j += T) s_h[j] = KRILL_OZ_MUL(-1.0, A.h[j]);
+    for (int j = tid; j <= kc; j += T) oz_range_init(j < kc ? &s_xr[j] : &s_yr);
+    __syncthreads();
+    for (int64_t t0 = (int64_t)blockIdx.x * T; t0 < A.n; t0 += (int64_t)gridDim.x * T) {
+        const int64_t i = t0 + tid;
+        const int rows = A.n - t0 < T ? (int)(A.n - t0) : T;
+        if (i < A.n) {
+            const double *v = A.V + i;
+            double wi = A.w[i];
+            int j = 0;
+            for (; j + 4 <= kload; j += 4) {   /* four loads in flight */
+                const double v0 = v[j * A.ldv], v1 = v[(j + 1) * A.ldv],
+                             v2 = v[(j + 2) * A.ldv], v3 = v[(j + 3) * A.ldv];
+                if (j < A.kd) {
+                    s_tile[j * T + tid] = v0;
+                    s_tile[(j + 1) * T + tid] = v1;
+                    s_tile[(j + 2) * T + tid] = v2;
+                    s_tile[(j + 3) * T + tid] = v3;
+                }
+                if (A.h) {
+                    wi = KRILL_OZ_ADD(wi, KRILL_OZ_MUL(s_h[j], v0));
+                    wi = KRILL_OZ_ADD(wi, KRILL_OZ_MUL(s_h[j + 1], v1));
+                    wi = KRILL_OZ_ADD(wi, KRILL_OZ_MUL(s_h[j + 2], v2));
+                    wi = KRILL_OZ_ADD(wi, KRILL_OZ_MUL(s_h[j + 3], v3));
+                }
+            }
+            for (; j < kload; j++) {
+                const double v0 = v[j * A.ldv];
+                if (j < A.kd) s_tile[j * T + tid] = v0;
+                if (A.h) wi = KRILL_OZ_ADD(wi, KRILL_OZ_MUL(s_h[j], v0));
+            }
+            if (A.h) A.w[i] = wi;
+            s_w[tid] = wi;
+            oz_range_add(&yr, wi);
+        }
+        __syncthreads();
+        for (int r = part; active && r < rows; r += P) {
+            const double x = s_x[r];
+            krill_oz_fast_sum(&f, x, s_w[r]);
+            oz_range_add(&xr, x);
+            terms++;
+        }
+        __syncthreads();
+    }
+
+    /* the block's ranges by shared atomics; each column's P sums by a tree (part + s into
+     * part) */
+    krill_oz_fast *s_part = reinterpret_cast<krill_oz_fast *>(s_tile);
+    f.m = 2 * (int64_t)terms;
+    s_part[tid] = f;
+    if (active) {
+        atomicMax(&s_xr[col].max, xr.max);
+        atomicMin(&s_xr[col].min1, xr.min1);
+    }
+    atomicMax(&s_yr.max, yr.max);
+    atomicMin(&s_yr.min1, yr.min1);
+    __syncthreads();
+    for (int s = 1; s < P; s <<= 1) {
+        if (active && part % (2 * s) == 0 && part + s < P) {
+            krill_oz_fast_merge(&f, &s_part[tid + s]);
+            s_part[tid] = f;
+        }
+        __syncthreads();
+    }
+    /* the block's sums, their guard decided from the ranges, and the stats bounds of the kd
+     * columns and of w */
+    for (int j = tid; j < kc; j += T) {
+        krill_oz_fast b = s_part[j * P];
+        b.ok = oz_range_ok(s_xr[j], s_yr);
+        ws->fast_part[(int64_t)blockIdx.x * kc + j] = b;
+    }
+    for (int v = tid; kc && v <= A.kd; v += T) {
+        unsigned long long amax;
+        int lsb;
+        oz_range_stats(v < A.kd ? s_xr[v] : s_yr, &amax, &lsb);
+        atomicMax(&ws->amax_bits[v], amax);
+        atomicMin(&ws->lsb_min[v], lsb);
+    }
+    __syncthreads();   /* s_part is the last block's scratch */
+    if (kc && oz_fast_decide(ws, kc, A.results, A.kd, A.ss_result, 0, s_part))
+        oz_stats_out(A.kd + 1, ws, A.stats);
 }
 
 /* ---- launch geometry ---------------------------------------------------------------------- */
@@ -601,6 +833,31 @@ int oz_blocks(const krill_ctx *ctx, const int launch[3], const krill_ozaki_tunin
     if (blocks > need) blocks = need;
     if (blocks > 65535) blocks = 65535;
     return blocks < 1 ? 1 : (int)blocks;
+}
+
+/* kernel<<<blocks, threads, smem, the context's stream>>>(args), as a programmatic dependent
+ * launch on sm_90 (the kernel calls oz_pdl_wait before it touches memory) */
+template <typename Args>
+krill_status oz_launch(const krill_ctx *ctx, void (*kernel)(Args), int blocks, int threads,
+                       size_t smem, const Args &args, const char *name)
+{
+    cudaLaunchConfig_t cfg = {};
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[0].val.programmaticStreamSerializationAllowed = 1;
+    cfg.gridDim = dim3((unsigned)blocks);
+    cfg.blockDim = dim3((unsigned)threads);
+    cfg.dynamicSmemBytes = smem;
+    cfg.stream = krill_cuda_stream(ctx);
+    cfg.attrs = attr;
+    cfg.numAttrs = ctx->cuda->cc_major >= 9 ? 1 : 0;
+    const cudaError_t err = cudaLaunchKernelEx(&cfg, kernel, args);
+    if (err != cudaSuccess) {
+        (void)cudaGetLastError();
+        return krill_error(KRILL_ERR_DEVICE, "%s: kernel launch failed: %s (%s)", name,
+                           cudaGetErrorName(err), cudaGetErrorString(err));
+    }
+    return krill_cuda_check_launch(name);
 }
 
 } /* namespace */
@@ -627,6 +884,10 @@ extern "C" krill_status krill_ozaki_cuda_init(krill_ctx *ctx, void **ws, int lau
     KRILL_CUDA_TRY(cudaFuncGetAttributes(&fast_attr, oz_fast_kernel<true>));
     if (fast_attr.maxThreadsPerBlock < most) most = fast_attr.maxThreadsPerBlock;
     KRILL_CUDA_TRY(cudaFuncGetAttributes(&fast_attr, oz_fast_kernel<false>));
+    if (fast_attr.maxThreadsPerBlock < most) most = fast_attr.maxThreadsPerBlock;
+    KRILL_CUDA_TRY(cudaFuncSetAttribute(oz_cgs_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        OZ_CGS_SMEM));
+    KRILL_CUDA_TRY(cudaFuncGetAttributes(&fast_attr, oz_cgs_kernel));
     if (fast_attr.maxThreadsPerBlock < most) most = fast_attr.maxThreadsPerBlock;
     *ws = dev;
     dev = NULL;
@@ -700,11 +961,55 @@ extern "C" krill_status krill_ozaki_cuda_fast(krill_ctx *ctx, void *ws, const in
     a.stats = stats;
     a.stats_w = stats && !sqrt_mode;
     smem = (size_t)k * (threads / 32) * sizeof(krill_oz_fast);
-    if (stats)
-        oz_fast_kernel<true><<<blocks, threads, smem, krill_cuda_stream(ctx)>>>(a);
-    else
-        oz_fast_kernel<false><<<blocks, threads, smem, krill_cuda_stream(ctx)>>>(a);
-    return krill_cuda_check_launch("oz_fast_kernel");
+    return stats ? oz_launch(ctx, oz_fast_kernel<true>, blocks, threads, smem, a, "oz_fast_kernel")
+                 : oz_launch(ctx, oz_fast_kernel<false>, blocks, threads, smem, a, "oz_fast_kernel");
+}
+
+extern "C" krill_status krill_ozaki_cuda_cgs(krill_ctx *ctx, void *ws, const int launch[3],
+                                             int64_t n, int k, const double *V, int64_t ldv,
+                                             const double *h, double *w, double *results,
+                                             double *ss_result, double *stats)
+{
+    krill_ozaki_tuning t;
+    oz_cgs_args a;
+    size_t smem, tile_bytes;
+    int threads, per_sm = 0, kc;
+    int64_t blocks;
+    krill_status st = KRILL_OK;
+    krill_ozaki_tuning_get(&t);
+    if (n <= 0 || k < 0 || k > KRILL_OZ_KMAX || (results && k + (ss_result != nullptr) >
+                                                               KRILL_OZ_KMAX))
+        return krill_error(KRILL_ERR_INTERNAL, "krill_ozaki_cuda_cgs: n = %lld, k = %d",
+                           (long long)n, k);
+    a.n = n;
+    a.k = k;
+    a.V = V;
+    a.ldv = ldv;
+    a.h = h;
+    a.w = w;
+    a.kd = results ? k : 0;
+    a.ss = ss_result != nullptr;
+    a.results = results;
+    a.ss_result = ss_result;
+    a.ws = static_cast<oz_dev_ws *>(ws);
+    a.stats = stats;
+    kc = a.kd + a.ss;
+    /* threads: the tuning's, as many as the shared tile allows */
+    threads = oz_threads(t, launch);
+    tile_bytes = (size_t)(a.kd + 1) * sizeof(double);
+    if (tile_bytes < sizeof(krill_oz_fast)) tile_bytes = sizeof(krill_oz_fast);
+    if ((size_t)threads * tile_bytes > OZ_CGS_SMEM) threads = (int)(OZ_CGS_SMEM / tile_bytes) / 32 * 32;
+    smem = (size_t)threads * tile_bytes;
+    KRILL_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, oz_cgs_kernel, threads,
+                                                                 smem));
+    blocks = t.gpu_blocks > 0 ? t.gpu_blocks
+                              : (int64_t)ctx->cuda->sm_count * (per_sm > 0 ? per_sm : 1);
+    if (blocks > (n + threads - 1) / threads) blocks = (n + threads - 1) / threads;
+    if (kc > 0 && blocks > OZ_FAST_SLOTS / kc) blocks = OZ_FAST_SLOTS / kc;
+    if (blocks > 65535) blocks = 65535;
+    st = oz_launch(ctx, oz_cgs_kernel, (int)blocks, threads, smem, a, "oz_cgs_kernel");
+cleanup:
+    return st;
 }
 
 extern "C" krill_status krill_ozaki_cuda_stats(krill_ctx *ctx, void *ws, const int launch[3],
@@ -728,7 +1033,7 @@ extern "C" krill_status krill_ozaki_cuda_mdot(krill_ctx *ctx, void *ws, const in
                                               int64_t n, int k, const double *V, int64_t ldv,
                                               const double *vstats, const double *w,
                                               const double *wstats, double *results,
-                                              int sqrt_mode, int after_fast)
+                                              int sqrt_mode, int verdict_base)
 {
     krill_ozaki_tuning t;
     oz_dot_args a;
@@ -752,7 +1057,7 @@ extern "C" krill_status krill_ozaki_cuda_mdot(krill_ctx *ctx, void *ws, const in
     a.slices = ctx->repro == KRILL_REPRO_OFF ? 0 : ctx->repro_slices;
     a.reg_max = t.gpu_reg_slices;
     a.sqrt_mode = sqrt_mode;
-    a.verdict = after_fast ? a.ws->verdict : nullptr;
+    a.verdict = verdict_base >= 0 ? a.ws->verdict + verdict_base : nullptr;
     if (k == 1) {   /* one tile per block: one flush per thread */
         const int64_t all = (int64_t)blocks * threads;
         const int64_t rows = (n + all - 1) / all;
@@ -765,6 +1070,5 @@ extern "C" krill_status krill_ozaki_cuda_mdot(krill_ctx *ctx, void *ws, const in
         const int64_t tiles = (n + tile - 1) / tile;
         if (tiles < blocks) blocks = (int)tiles;
     }
-    oz_dot_kernel<<<blocks, threads, 0, krill_cuda_stream(ctx)>>>(a);
-    return krill_cuda_check_launch("oz_dot_kernel");
+    return oz_launch(ctx, oz_dot_kernel, blocks, threads, 0, a, "oz_dot_kernel");
 }

@@ -103,6 +103,19 @@ krill_status krill_ozaki_mdot_stats(krill_ctx *ctx, int64_t n, int k, const doub
                                     int64_t ldv, const double *vstats, const double *w,
                                     const double *wstats, double *results);
 
+/* The reproducible pass of classical Gram-Schmidt (krill_fused_cgs_pass): w -= V h_sub
+ * (h_sub NULL: no update) element by element in krill_fused_gemv_n's order (w_i +
+ * (-h_j) v_ij for j = 0..k-1), then h_out[j] = V[:, j]'w for j < k (h_out NULL: none) and
+ * *ss_out = w'w (NULL: none), exact mode's correctly rounded values. One pass over V and w
+ * (the fast path's sums formed while w is updated; undecided columns then take the exact
+ * path), so it applies only where krill_ozaki_cgs_fused says: a GPU context in exact mode
+ * with the fast path, n in [1, KRILL_OZ_FAST_MAX_N], k + 1 <= KRILL_OZ_KMAX. Elsewhere the
+ * caller makes the three calls (the same bits). All pointers in context memory. */
+int krill_ozaki_cgs_fused(const krill_ctx *ctx, int64_t n, int k);
+krill_status krill_ozaki_cgs_pass(krill_ctx *ctx, int64_t n, int k, const double *V,
+                                  int64_t ldv, const double *h_sub, double *w, double *h_out,
+                                  double *ss_out);
+
 /* ---- internal launch parameters (tests vary them: the bits must not change) ---------------
  * Process-wide, not thread-safe: set them only in tests and benchmarks. */
 typedef struct krill_ozaki_tuning {
@@ -150,17 +163,25 @@ int *krill_ozaki_cuda_verdict_area(void *ws);
 krill_status krill_ozaki_cuda_fast(krill_ctx *ctx, void *ws, const int launch[3], int64_t n,
                                    int k, const double *V, int64_t ldv, const double *w,
                                    double *results, int sqrt_mode, double *stats);
+/* krill_ozaki_cgs_pass's kernel: the update, the fast path's sums of h_out (results, k
+ * columns, or NULL) and of w'w (ss_result, or NULL), their verdicts (the results columns,
+ * then w'w) and the stats (results' k columns, then w's) into stats; k + (ss_result != NULL)
+ * <= KRILL_OZ_KMAX. */
+krill_status krill_ozaki_cuda_cgs(krill_ctx *ctx, void *ws, const int launch[3], int64_t n,
+                                  int k, const double *V, int64_t ldv, const double *h,
+                                  double *w, double *results, double *ss_result, double *stats);
 /* stats of V[:, j] (j < k <= KRILL_OZ_KMAX) and of w (when not NULL, after them) into out. */
 krill_status krill_ozaki_cuda_stats(krill_ctx *ctx, void *ws, const int launch[3], int64_t n,
                                     int k, const double *V, int64_t ldv, const double *w,
                                     double *out);
 /* results[j] = V[:, j]'w (sqrt_mode: sqrt(x'x), V = w = x), j < k <= KRILL_OZ_KMAX, n >= 1;
- * after_fast: the columns the fast pass decided are skipped (their results are written), and
- * when it decided all, the blocks return at once (the host never waits for the verdicts). */
+ * verdict_base >= 0: column j is skipped where the last fast pass decided its verdict
+ * verdict_base + j (its result is written), and when it decided all, the blocks return at
+ * once (the host never waits for the verdicts); -1: no fast pass. */
 krill_status krill_ozaki_cuda_mdot(krill_ctx *ctx, void *ws, const int launch[3], int64_t n,
                                    int k, const double *V, int64_t ldv, const double *vstats,
                                    const double *w, const double *wstats, double *results,
-                                   int sqrt_mode, int after_fast);
+                                   int sqrt_mode, int verdict_base);
 #endif
 
 #ifdef __cplusplus

@@ -166,18 +166,26 @@ KRILL_OZ_HD int krill_oz_fast_guard(double a, double x, double p)
 #endif
 }
 
-/* one term a x (a term the guard refuses clears ok: what the other fields then hold does
- * not matter, krill_oz_fast_end declines) */
-KRILL_OZ_HD void krill_oz_fast_add(krill_oz_fast *f, double a, double x)
+/* the sum's part of one term a x (hi, mid, lo, t), without the guard and the count: for
+ * callers that establish the guard's conditions for all their terms at once (and add 2 to m
+ * per term) */
+KRILL_OZ_HD void krill_oz_fast_sum(krill_oz_fast *f, double a, double x)
 {
     double p, e, t, r, q0, q1;
     p = krill_oz_two_prod(a, x, &e);
-    f->ok &= krill_oz_fast_guard(a, x, p);
     f->hi = krill_oz_two_sum(f->hi, p, &t);
     r = krill_oz_two_sum(t, e, &q0);
     f->mid = krill_oz_two_sum(f->mid, r, &q1);
     f->lo = KRILL_OZ_ADD(f->lo, KRILL_OZ_ADD(q0, q1));
     f->t = KRILL_OZ_ADD(f->t, KRILL_OZ_ADD(fabs(q0), fabs(q1)));
+}
+
+/* one term a x (a term the guard refuses clears ok: what the other fields then hold does
+ * not matter, krill_oz_fast_end declines) */
+KRILL_OZ_HD void krill_oz_fast_add(krill_oz_fast *f, double a, double x)
+{
+    f->ok &= krill_oz_fast_guard(a, x, KRILL_OZ_MUL(a, x));
+    krill_oz_fast_sum(f, a, x);
     f->m += 2;
 }
 

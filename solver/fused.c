@@ -181,6 +181,8 @@ static krill_status cgs_pass_repro(krill_ctx *ctx, int64_t n, int k, const doubl
                                    double *ss_out)
 {
     krill_status st = KRILL_OK;
+    if (krill_ozaki_cgs_fused(ctx, n, k))
+        return krill_ozaki_cgs_pass(ctx, n, k, v, ldv, h_sub, w, h_out, ss_out);
     if (h_sub) KRILL_TRY(krill_fused_gemv_n(ctx, n, k, -1.0, v, ldv, h_sub, 1.0, w));
     if (h_out) KRILL_TRY(krill_ozaki_mdot(ctx, n, k, v, ldv, w, h_out));
     if (ss_out) KRILL_TRY(krill_ozaki_dot(ctx, n, w, w, ss_out));

@@ -17,6 +17,7 @@
 #include "core/core_impl.h"
 #include "ozaki/ozaki_impl.h"
 #include "ozaki_ref.h"
+#include "solver/solver_impl.h"
 #include "testutil.h"
 
 static krill_ctx *gpu, *cpu;
@@ -365,6 +366,99 @@ static void test_fast_path(void)
     free(w);
 }
 
+/* One fused CGS pass on the GPU (krill_fused_cgs_pass in exact mode: krill_ozaki_cgs_pass)
+ * against the CPU's three calls (w -= V h, mdot, w'w) on every configuration: w's bytes,
+ * h_out and w'w bit for bit, and the verdicts (columns, then w'w) where want_v is given. */
+static void check_cgs(int64_t n, int k, const double *V, const double *w0, const double *h,
+                      int with_h, int with_ss, const int *want_v, const char *what)
+{
+    const krill_reduce_ws none = {0};
+    const int kd = with_h ? k : 0, kc = kd + with_ss;
+    double *w = malloc((size_t)n * sizeof *w), *gw = malloc((size_t)n * sizeof *gw);
+    double want[KRILL_OZ_KMAX + 1], got[KRILL_OZ_KMAX + 1];
+    double *dV = dev_copy(V, n * k), *dw = NULL, *dh = h ? dev_copy(h, k) : NULL;
+    double *dres = NULL;
+    const oz_mode *exact = &oz_modes[0];
+    CHECK_OK(krill_mem_alloc(gpu, (void **)&dres, (KRILL_OZ_KMAX + 1) * sizeof(double), "res"));
+    set_mode(exact);
+    use_config(&configs[0], 0);
+    memcpy(w, w0, (size_t)n * sizeof *w);
+    CHECK_OK(krill_fused_cgs_pass(cpu, &none, n, k, V, n, h, w, with_h ? want : NULL,
+                                  with_ss ? want + kd : NULL));
+    for (int c = 0; c < NCONFIGS; c++) {
+        use_config(&configs[c], 1);
+        tu_checks++;
+        if (!krill_ozaki_cgs_fused(gpu, n, k)) {
+            tu_failures++;
+            fprintf(stderr, "  %s: not fused on the GPU\n", what);
+            break;
+        }
+        krill_mem_free(gpu, dw);
+        dw = dev_copy(w0, n);
+        CHECK_OK(krill_fused_cgs_pass(gpu, &none, n, k, dV, n, dh, dw, with_h ? dres : NULL,
+                                      with_ss ? dres + kd : NULL));
+        if (want_v) check_verdicts(kc, want_v, what, &configs[c]);
+        CHECK_OK(krill_scalars_read(gpu, dres, got, kc));
+        for (int j = 0; j < kc; j++) compare(got[j], want[j], what, exact, &configs[c]);
+        CHECK_OK(krill_mem_download(gpu, gw, dw, (size_t)n * sizeof *gw));
+        tu_checks++;
+        if (memcmp(gw, w, (size_t)n * sizeof *w) != 0) {
+            tu_failures++;
+            fprintf(stderr, "  %s: w differs from the CPU's\n", what);
+        }
+    }
+    krill_mem_free(gpu, dV);
+    krill_mem_free(gpu, dw);
+    krill_mem_free(gpu, dh);
+    krill_mem_free(gpu, dres);
+    free(w);
+    free(gw);
+}
+
+/* The fused Gram-Schmidt pass: the three shapes GMRES uses (h_out alone; update and h_out;
+ * update and w'w), 31 columns plus w'w (the most), n from 1 to 100003; columns the fast
+ * path declines (exact cancellation, an operand of 2^401, an Inf, operands whose least
+ * exponents sum below -800) and a w'w it declines (an Inf that the update puts into w) take
+ * the exact path after it, on the device, with the statistics bounds of the fused kernel. */
+static void test_cgs_pass(void)
+{
+    const int64_t n = 100003;
+    const int kmax = KRILL_OZ_KMAX - 1;
+    double *V = malloc((size_t)(kmax * n) * sizeof *V), *w = malloc((size_t)n * sizeof *w);
+    double h[KRILL_OZ_KMAX];
+    int want_v[KRILL_OZ_KMAX + 1];
+    for (int j = 0; j < kmax; j++) oz_ref_phi_vector(V + j * n, n, (double)(j % 3), 900 + j);
+    oz_ref_phi_vector(w, n, 1.0, 950);
+    for (int j = 0; j < kmax; j++) h[j] = ldexp((double)(j + 1) / 7.0, -(j % 4));
+    check_cgs(n, kmax, V, w, h, 1, 1, NULL, "cgs: update, 31 columns, w'w");
+    check_cgs(n, 5, V, w, h, 0, 1, NULL, "cgs: update, w'w");
+    check_cgs(n, 1, V, w, NULL, 1, 0, NULL, "cgs: one column");
+    check_cgs(1, 3, V, w, h, 1, 1, NULL, "cgs: n = 1");
+    check_cgs(33, 7, V, w, h, 1, 0, NULL, "cgs: n = 33");
+    /* no update: test_fast_path's columns (1 cancels exactly, 2 has 2^401, 3 an Inf) */
+    for (int64_t i = 0; i < n / 2; i++) {
+        V[1 * n + n - 1 - i] = -V[1 * n + i];
+        w[n - 1 - i] = w[i];
+    }
+    V[1 * n + n / 2] = 0.0;
+    V[2 * n + 5] = 0x1p401;
+    V[3 * n + 9] = -INFINITY;
+    /* column 4: 2^-500 in the row after w's 2^-400 (w's middle, keeping column 1's
+     * cancellation; one tile in every configuration): every product is above 2^-800, but
+     * the guard comes from the ranges of the block's elements (2^-500 2^-400 < 2^-800), so
+     * the column is declined; w'w (2^-800) is decided */
+    V[4 * n + n / 2 + 1] = 0x1p-500;
+    w[n / 2] = 0x1p-400;
+    for (int j = 0; j < 5; j++) want_v[j] = j == 0;
+    want_v[5] = 1;
+    check_cgs(n, 5, V, w, NULL, 1, 1, want_v, "cgs: declined columns");
+    /* the update puts -Inf into w (h_3 V[3 n + 9]): every product with it, and w'w, declined */
+    for (int j = 0; j < 6; j++) want_v[j] = 0;
+    check_cgs(n, 5, V, w, h, 1, 1, want_v, "cgs: Inf in w");
+    free(V);
+    free(w);
+}
+
 /* the context's reductions follow the mode; a special result does not stick to the next
  * call (the device flags and sums are reset); plain GPU differs from plain CPU somewhere */
 static void test_dispatch_and_reset(void)
@@ -466,6 +560,7 @@ int main(void)
     test_phi_family();
     test_mdot();
     test_fast_path();
+    test_cgs_pass();
     test_dispatch_and_reset();
     test_faults();
     krill_ozaki_tuning_set(NULL);
