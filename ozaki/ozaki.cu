@@ -2,8 +2,10 @@
  * arithmetic in ozaki/ozaki_math.h, the proofs in doc/reproducible.md).
  *
  *   fast kernel   exact mode's fast path (ozaki_impl.h; the bound in ozaki_row.h): per thread
- *                 and column a compensated sum (krill_oz_fast_add) over its rows of a tile,
- *                 merged over the warp by shuffles and into the warp's shared sum per column;
+ *                 and column a compensated sum (krill_oz_fast_sum) over its rows of a tile,
+ *                 the guard decided once from the ranges of the thread's elements
+ *                 (oz_range_ok) instead of term by term, merged over the warp by shuffles
+ *                 and into the warp's shared sum per column;
  *                 each block's sums go to the workspace, and the last block (ticket counter)
  *                 merges the blocks' sums per column, decides each column
  *                 (krill_oz_fast_result), writes results[j] where decided and the verdicts,
@@ -12,11 +14,15 @@
  *                 queues both and never waits). Merges in any order: the bound holds for
  *                 every merge tree, and a decided value is the correctly rounded one, so the
  *                 launch configuration may change which columns are decided, never a bit.
- *                 Unless the stats are given, it also gathers them as the stats kernel does
- *                 (oz_fast_kernel<true>), which is then not launched: a column it leaves
- *                 needs only the dot kernel's pass. Traffic: one read of V (k columns) and
- *                 w; w is re-read per column from L2 within a tile (k = 1: one tile per
- *                 block).
+ *                 Unless the stats are given, it also writes statistics bounds from the same
+ *                 ranges (oz_fast_kernel<true>; oz_range_stats: all exact mode needs), and
+ *                 the stats kernel is not launched: a column it leaves needs only the dot
+ *                 kernel's pass. Traffic: one read of V (k columns) and w; w is re-read per
+ *                 column from L2 within a tile (k = 1: one tile per block).
+ *   cgs kernel    krill_ozaki_cgs_pass: a Gram-Schmidt pass in one kernel, w -= V h per row
+ *                 (phase A, V's row and the new w_i into shared memory) and the fast path's
+ *                 sums of V'w and w'w from shared memory (phase B), then as the fast kernel;
+ *                 the dot kernel follows for undecided columns. Traffic: the plain pass's.
  *   stats kernel  max |v| (as bits) and min lsb of up to KRILL_OZ_KMAX + 1 vectors: warp
  *                 shuffles, shared atomics, one global atomicMax / atomicMin per block and
  *                 vector; the last block (ticket counter) writes the stats and resets the

@@ -30,7 +30,7 @@
  * rounded one either way, so which path decided never shows in the bits. Memory traffic per
  * call, in reads of the k + 1 vectors (the exact path alone: 2, or 1 with the stats given):
  * 1 when every column is decided; else, on the GPU, whose fast pass also gathers the stats
- * when they are not given, 2; on the CPU, bound by arithmetic, whose fast pass does not, 3
+ * when they are not given (as bounds, which is all exact mode needs), 2; on the CPU, bound by arithmetic, whose fast pass does not, 3
  * (2 with the stats given). Fixed-slice modes (S >= 1) and OZAKI_FAST are not correctly
  * rounded and never take it. */
 #ifndef KRILL_OZAKI_IMPL_H

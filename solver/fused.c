@@ -175,7 +175,9 @@ krill_status krill_fused_gemv_n(krill_ctx *ctx, int64_t n, int k, double alpha,
  * gives the coefficients -h_j exactly), then h_out = V^T w in one pass over w
  * (krill_ozaki_mdot; groups of KRILL_OZ_KMAX columns beyond that) and ss_out = w'w.
  * Traffic: k+1 reads and 1 write (h_sub), 2 (k+1) reads (h_out: statistics, then the
- * products), 4 reads (ss_out: the same for w against itself). */
+ * products), 4 reads (ss_out: the same for w against itself). On the GPU in exact mode
+ * (krill_ozaki_cgs_fused) all of it is one kernel, krill_ozaki_cgs_pass, with the same bits:
+ * k+1 reads and 1 write when the fast path decides every sum. */
 static krill_status cgs_pass_repro(krill_ctx *ctx, int64_t n, int k, const double *v,
                                    int64_t ldv, const double *h_sub, double *w, double *h_out,
                                    double *ss_out)

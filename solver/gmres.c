@@ -48,12 +48,15 @@
  * GPU the host reads h and ||w|| once per iteration (one synchronization: 2j+3 doubles for
  * CGS2, j+2 for MGS) and does the Givens work itself.
  *
- * Reproducible mode (krill_ctx_set_repro; solver_impl.h): the same code; the fused
- * operations split into their update (w -= V h per element in the order j = 0..k-1, no
- * cuBLAS) and Ozaki sums (krill_ozaki_mdot for the j+1 projections, one pass over w, each
- * Ozaki call a statistics pass and a products pass), and the norms are Ozaki norms. The
- * Hessenberg, Givens and least-squares work on the host reads only those results, so it
- * repeats bit for bit. Traffic per iteration j:
+ * Reproducible mode (krill_ctx_set_repro; solver_impl.h): the same code; the update is
+ * w -= V h per element in the order j = 0..k-1 (no cuBLAS), the sums are Ozaki sums
+ * (correctly rounded in exact mode), and the norms are Ozaki norms. The Hessenberg, Givens
+ * and least-squares work on the host reads only those results, so it repeats bit for bit.
+ * On the GPU in exact mode each CGS pass is one kernel (krill_ozaki_cgs_pass: the update and
+ * the fast path's sums in one pass), so CGS2 moves what the plain code does (3j + 10), plus
+ * one more read of V and w for a projection the fast path leaves undecided. Elsewhere (CPU,
+ * fixed slice counts) the passes split into the update and Ozaki calls, each a statistics
+ * pass and a products pass. Traffic per iteration j then:
  *   CGS2: V^T w (2 (j+2)), w -= V h1 (j+3) then V^T w (2 (j+2)), w -= V h2 (j+3) then
  *         w'w (4), v_{j+1} = w / h (2)                                     = 6j + 20
  *   MGS:  v_0'w (4), j steps (w -= h_i v_i: 3, v_{i+1}'w: 4), the last step (3 + 4),
