@@ -132,7 +132,7 @@ static void check_tail(int n, const double *a, const double *x, int lanes, int *
     krill_oz_fast part[8], f;
     krill_oz_row r;
     double s;
-    for (int l = 0; l < lanes; l++) krill_oz_fast_init(&part[l]);
+    for (int l = 0; l < 8; l++) krill_oz_fast_init(&part[l]);   /* lanes <= 8 */
     for (int k = 0; k < n; k++) krill_oz_fast_add(&part[k % lanes], a[k], x[k]);
     f = part[0];
     for (int l = 1; l < lanes; l++) krill_oz_fast_merge(&f, &part[l]);
