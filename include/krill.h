@@ -12,5 +12,7 @@
 #include "krill/precond.h"
 #include "krill/solver.h"
 #include "krill/order.h"
+#include "krill/graph.h"
+#include "krill/apsp.h"
 
 #endif

@@ -60,6 +60,12 @@ krill_status krill_mm_write_vector(const char *path, const double *x, int64_t n)
 krill_status krill_mm_write_array(const char *path, const double *a, int64_t n_rows,
                                   int64_t n_cols);
 
+/* Write a dense rows x cols row-major array in NumPy's .npy format (version 1.0, little
+ * endian, C order) so that numpy.load(path) returns it. dtype: "<i4" (int32_t), "<f4"
+ * (float) or "<f8" (double); anything else is KRILL_ERR_ARG. */
+krill_status krill_npy_write(const char *path, const char *dtype, int64_t rows, int64_t cols,
+                             const void *data);
+
 /* Release host memory that krill allocated and handed to the caller. */
 void krill_host_free(void *p);
 

@@ -1,0 +1,123 @@
+/* apsp/apsp_impl.h - internals of the all-pairs shortest-path module.
+ *
+ * Layers, arrows pointing down:
+ *   apsp.c       the public API: options, the method choice, memory checks, the driver
+ *                (the blocked rounds, timing per tile kind), negative cycles, paths
+ *   methods.c    the method table: one apsp_method per method, with a CPU and a GPU
+ *                apsp_ops (NULL where a device lacks the method)
+ *   cpu_*.c      the CPU kernels (OpenMP); apsp_gpu.cu the GPU kernels (CUDA)
+ *
+ * The state of one solve is an apsp_run. D lives in the context's memory as an npad x npad
+ * row-major matrix of the weight type, npad = n rounded up to the method's tile; padded
+ * vertices are isolated (INF off the diagonal, 0 on it), so they never shorten a real
+ * path. A blocked method is three functions the driver calls for every round k (pivot
+ * tile, then the pivot row and column tiles, then the rest); each touches D only through
+ * the tile rows/columns of its round, so that a later out-of-core driver can serve those
+ * from host memory (issue 16). The other methods are one `whole` function.
+ *
+ * int32 arithmetic (doc/apsp.md): INF = KRILL_APSP_INT32_INF = 2^30 - 1 and every stored
+ * value lies in [-INF, INF], so a + b never wraps. A sum >= clamp_hi (INF when no weight is
+ * negative, INF / 2 otherwise) involves an INF operand or is longer than any simple path:
+ * it is stored as INF. A value below -INF (only a negative cycle makes one) is stored as
+ * -INF. Kernels whose updates feed later steps of the same launch (pivot, panels, plain)
+ * apply the rule to every sum; the independent min-plus products apply it when they write
+ * a value back. Predecessors: when a sum a + b = D[i][k] + D[k][j] is strictly smaller
+ * than D[i][j], P[i][j] = P[k][j]; a value clamped to INF gets P = KRILL_APSP_NO_PRED. */
+#ifndef KRILL_APSP_IMPL_H
+#define KRILL_APSP_IMPL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "core/core_impl.h"
+#include "krill/apsp.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define APSP_I32_INF KRILL_APSP_INT32_INF
+
+typedef struct apsp_run {
+    krill_ctx *ctx;
+    const krill_csr *graph;      /* host adjacency (the input) */
+    krill_apsp_weight weight;
+    size_t elem;                 /* bytes of one element: 4 or 8 */
+    int32_t n;                   /* vertices */
+    int32_t npad;                /* D's side and leading dimension: n rounded up to tile */
+    int tile;                    /* t of the blocked methods (1 for the others) */
+    void *d;                     /* npad x npad distances, row-major, context memory */
+    int32_t *p;                  /* npad x npad predecessors, or NULL (no paths) */
+    int32_t clamp_hi;            /* int32: a sum >= clamp_hi is stored as INF */
+    int has_negative;            /* some arc weight is negative */
+    void *state;                 /* a method's scratch (its begin allocates, its end frees) */
+    void *device_state;          /* the device layer's own (apsp_device) */
+} apsp_run;
+
+/* One method on one device. A blocked method fills pivot, panels and rest (round k works
+ * on tile row and column k, 0 <= k < npad / tile); another fills whole. */
+typedef struct apsp_ops {
+    int tile;                                        /* default t (blocked); 1 otherwise */
+    int granule;                                     /* t must be a multiple of this */
+    krill_status (*begin)(apsp_run *run);            /* NULL: nothing to prepare */
+    krill_status (*pivot)(apsp_run *run, int32_t k);
+    krill_status (*panels)(apsp_run *run, int32_t k);
+    krill_status (*rest)(apsp_run *run, int32_t k);
+    krill_status (*whole)(apsp_run *run);
+    void (*end)(apsp_run *run);                      /* NULL-safe state release */
+} apsp_ops;
+
+typedef struct apsp_method {
+    const char *name;                /* "fw-a" */
+    const char *summary;             /* one line */
+    int needs_nonnegative;           /* dijkstra: refuses negative weights */
+    int fills_d;                     /* 1: `whole` writes all of D (and P) itself, so the
+                                        device layer skips building D from the graph */
+    const apsp_ops *cpu;             /* NULL: not on the CPU */
+    const apsp_ops *gpu;             /* NULL: not on the GPU */
+} apsp_method;
+
+/* methods.c: the table, in krill_apsp_methods() order; lookup by name (NULL if unknown). */
+extern const apsp_method *const apsp_method_table[];
+const apsp_method *apsp_method_find(const char *name);
+
+/* The device layer: where D lives and how it is built, timed and fetched. */
+typedef struct apsp_device {
+    const char *name;                /* "cpu" or "gpu" */
+    /* free bytes of the memory D would take (host: MemAvailable; GPU: cudaMemGetInfo) */
+    krill_status (*free_bytes)(apsp_run *run, double *bytes);
+    /* allocate d (and p when `paths`) and the timer for `stamps` time stamps */
+    krill_status (*alloc)(apsp_run *run, int paths, int stamps);
+    /* D (and P) from run->graph: INF everywhere, the diagonal min(0, self loop), each arc's
+       weight (P[u][v] = u for an arc, NO_PRED elsewhere). *upload: seconds moving the graph */
+    krill_status (*init)(apsp_run *run, double *upload);
+    krill_status (*stamp)(apsp_run *run, int index);          /* time stamp `index` */
+    /* seconds between stamps: out[i] = stamp[i + 1] - stamp[i], i < count - 1 (waits) */
+    krill_status (*elapsed)(apsp_run *run, int count, double *out);
+    /* the n x n corner of D (and of P when pred != NULL) into host arrays */
+    krill_status (*fetch)(apsp_run *run, void *dist, int32_t *pred);
+    krill_status (*sync)(apsp_run *run);
+    void (*release)(apsp_run *run);
+} apsp_device;
+
+extern const apsp_device apsp_cpu_device;     /* cpu_device.c */
+#ifdef KRILL_HAVE_CUDA
+extern const apsp_device apsp_gpu_device;     /* apsp_gpu.cu */
+#endif
+
+/* The methods' implementations (cpu_*.c, apsp_gpu.cu). */
+extern const apsp_ops apsp_cpu_plain, apsp_cpu_fw_a, apsp_cpu_fw_b, apsp_cpu_fw_rec,
+    apsp_cpu_dijkstra;
+#ifdef KRILL_HAVE_CUDA
+extern const apsp_ops apsp_gpu_plain, apsp_gpu_fw_a, apsp_gpu_fw_b, apsp_gpu_fw_rec;
+#endif
+
+/* The int32 rule above for one sum (host and device code). */
+static inline int32_t apsp_i32_clamp(int32_t s, int32_t clamp_hi)
+{
+    return s >= clamp_hi ? APSP_I32_INF : (s < -APSP_I32_INF ? -APSP_I32_INF : s);
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif

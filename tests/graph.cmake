@@ -1,0 +1,1 @@
+# tests of the graph readers and generators
