@@ -57,7 +57,8 @@ typedef struct apsp_run {
  * on tile row and column k, 0 <= k < npad / tile); another fills whole. */
 typedef struct apsp_ops {
     int tile;                                        /* default t (blocked); 1 otherwise */
-    int granule;                                     /* t must be a multiple of this */
+    int granule;                                     /* t must be a multiple of this; 0: t is
+                                                        fixed at `tile` (kernels built for it) */
     krill_status (*begin)(apsp_run *run);            /* NULL: nothing to prepare */
     krill_status (*pivot)(apsp_run *run, int32_t k);
     krill_status (*panels)(apsp_run *run, int32_t k);
@@ -109,6 +110,15 @@ extern const apsp_ops apsp_cpu_plain, apsp_cpu_fw_a, apsp_cpu_fw_b, apsp_cpu_fw_
     apsp_cpu_dijkstra;
 #ifdef KRILL_HAVE_CUDA
 extern const apsp_ops apsp_gpu_plain, apsp_gpu_fw_a, apsp_gpu_fw_b, apsp_gpu_fw_rec;
+#endif
+
+#ifdef KRILL_HAVE_CUDA
+/* peak.cu: one launch of the min-plus peak kernel (krill_apsp_peak; apsp/peak.c drives
+ * it): every SM full, 256 threads a block, each thread `rounds` rounds of its register
+ * chains min(a + b, c) of the weight type; timed with a CUDA event pair on the context's
+ * stream. *relaxations = threads x chains x steps (exact), *seconds = the device time. */
+krill_status apsp_gpu_peak_launch(krill_ctx *ctx, krill_apsp_weight weight, int64_t rounds,
+                                  double *relaxations, double *seconds);
 #endif
 
 /* The int32 rule above for one sum (host and device code). */

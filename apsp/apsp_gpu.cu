@@ -1,0 +1,875 @@
+/* apsp/apsp_gpu.cu - APSP on the GPU: the device layer (D and P in device memory, built
+ * from the uploaded graph, CUDA-event time stamps) and the methods' kernels.
+ *
+ * Blocked Floyd-Warshall (the APSP paper, Okuyama, Ino and Hagihara; section 4), rounds of
+ * tile t = APSP_GPU_TILE, npad = n rounded up to t:
+ *   pivot   k_fw_tile, one block: tile (K,K) closed by FW, t steps. The paper's 4.1 design:
+ *           every thread keeps its elements in registers; before step k the owners of row
+ *           k and column k copy them to shared memory (2t values), one barrier, every
+ *           element updated, one barrier.
+ *   panels  k_fw_tile, 2(npad/t - 1) blocks: the pivot row tiles (K,J) and column tiles
+ *           (I,K), the same loop with the pivot tile (read only) preloaded into shared
+ *           memory as the other operand.
+ *   rest    every other tile: D_IJ = min(D_IJ, D_IK (x) D_KJ), an independent min-plus
+ *           product with inner dimension t. Method A (k_minplus, section 4.2): each thread
+ *           keeps a TM x TN block of D in registers, the operands stream through shared
+ *           memory in chunks of APSP_GPU_BK steps (the next chunk is loaded into registers
+ *           while the current one is used), and each step costs TM + TN shared loads (four
+ *           values per 16-byte load) for TM * TN relaxations: int32 through the DPX
+ *           instruction min(a + b, c) (__viaddmin_s32), one instruction per relaxation.
+ *           Method B (k_minplus_b, section 4.3): two-level blocking: the tile's k steps in
+ *           sub-panels of t' = APSP_GPU_BK staged in shared memory; a thread keeps a column
+ *           strip of 32 elements and takes the row operand from shared memory at every
+ *           update (a broadcast load + the relaxation: the paper's "3-instruction" update,
+ *           2 with DPX).
+ * Traffic per round: the rest reads and writes all of D once (2 npad^2 elements) for
+ * npad^2 t relaxations, so t = 128 moves 1/16 byte of int32 per relaxation: at ~3 TB/s
+ * that allows ~48 G relaxations/s per TB/s... well above the ~15 T/s the H100 computes, so
+ * the rest is compute bound (t = 64 would be at the limit, t = 32 -- the paper's choice for
+ * a GTX 280 -- memory bound). The pivot and panels cost O(npad^2 t) of the O(npad^3).
+ * Recursive FW (fw-rec, the paper's Fig. 6): the host recursion on quadrants, each product
+ * a k_minplus launch on submatrix views (a product whose output is also an operand goes to
+ * a scratch matrix and is copied back, so no block reads what another writes), the base
+ * case a k_fw_tile on a diagonal tile.
+ * plain: k_fw_plain, one launch per k over all of D: 2 npad^2 elements moved per k, the
+ * pre-blocking baseline.
+ * int32 clamping and the predecessor rule: apsp_impl.h. */
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdint.h>
+
+#include "apsp/apsp_impl.h"
+#include "core/cuda_impl.h"
+
+/* t: 128 (above). A multiple of 32: the tile kernels' 32 x 32 threads own 4 x 4 elements. */
+#define APSP_GPU_TILE 128
+#define APSP_TILE_THREADS 1024
+/* k steps per shared-memory chunk of the min-plus products: 16 keeps the prefetch registers
+ * (2 x 128 x 16 values over the block) small enough for two blocks per SM. */
+#define APSP_GPU_BK 16
+/* shared rows of a chunk are padded by 4 elements: 16-byte aligned, fewer bank conflicts */
+#define APSP_SPAD 4
+
+static cudaStream_t stream_of(apsp_run *run) { return (cudaStream_t)run->ctx->cuda->stream; }
+
+static krill_status cuda_ok(cudaError_t e, const char *what)
+{
+    krill_status st = KRILL_OK;
+    if (e != cudaSuccess) {
+        st = krill_error(KRILL_ERR_DEVICE, "apsp: %s: %s", what, cudaGetErrorString(e));
+        (void)cudaGetLastError();
+    }
+    return st;
+}
+
+/* ---- the weight types --------------------------------------------------------------------
+ * sum: a + b in a dependent kernel (int32: clamped); relax: min(a + b, c) in a product;
+ * fix: a product's value as stored (int32: clamped). */
+template <typename T> struct W;
+template <> struct W<int32_t> {
+    static __device__ __forceinline__ int32_t inf() { return APSP_I32_INF; }
+    static __device__ __forceinline__ int32_t sum(int32_t a, int32_t b, int32_t hi)
+    {
+        int32_t s = a + b;
+        return s >= hi ? APSP_I32_INF : max(s, -APSP_I32_INF);
+    }
+    static __device__ __forceinline__ int32_t relax(int32_t a, int32_t b, int32_t c)
+    {
+        return __viaddmin_s32(a, b, c);
+    }
+    /* c = min(a + b, c); true when a + b < c (strictly): then the predecessor changes */
+    static __device__ __forceinline__ bool relax_p(int32_t a, int32_t b, int32_t &c)
+    {
+        bool keep;
+        c = __vibmin_s32(c, a + b, &keep);   /* keep = (c <= a + b) */
+        return !keep;
+    }
+    static __device__ __forceinline__ int32_t fix(int32_t v, int32_t hi)
+    {
+        return v >= hi ? APSP_I32_INF : max(v, -APSP_I32_INF);
+    }
+    static __device__ __forceinline__ bool is_inf(int32_t v) { return v >= APSP_I32_INF; }
+};
+template <typename F> struct WF {
+    static __device__ __forceinline__ F inf() { return (F)INFINITY; }
+    static __device__ __forceinline__ F sum(F a, F b, int32_t) { return a + b; }
+    static __device__ __forceinline__ F relax(F a, F b, F c) { return min(a + b, c); }
+    static __device__ __forceinline__ bool relax_p(F a, F b, F &c)
+    {
+        F s = a + b;
+        bool better = s < c;
+        c = better ? s : c;
+        return better;
+    }
+    static __device__ __forceinline__ F fix(F v, int32_t) { return v; }
+    static __device__ __forceinline__ bool is_inf(F v) { return isinf(v) && v > 0; }
+};
+template <> struct W<float> : WF<float> {};
+template <> struct W<double> : WF<double> {};
+
+/* Four consecutive elements through 16-byte accesses (two for double); p 16-byte aligned. */
+template <typename T> struct V4;
+template <> struct V4<int32_t> {
+    static __device__ __forceinline__ void ld(const int32_t *p, int32_t *o)
+    { int4 v = *(const int4 *)p; o[0] = v.x; o[1] = v.y; o[2] = v.z; o[3] = v.w; }
+    static __device__ __forceinline__ void st(int32_t *p, const int32_t *o)
+    { *(int4 *)p = make_int4(o[0], o[1], o[2], o[3]); }
+};
+template <> struct V4<float> {
+    static __device__ __forceinline__ void ld(const float *p, float *o)
+    { float4 v = *(const float4 *)p; o[0] = v.x; o[1] = v.y; o[2] = v.z; o[3] = v.w; }
+    static __device__ __forceinline__ void st(float *p, const float *o)
+    { *(float4 *)p = make_float4(o[0], o[1], o[2], o[3]); }
+};
+template <> struct V4<double> {
+    static __device__ __forceinline__ void ld(const double *p, double *o)
+    {
+        double2 a = *(const double2 *)p, b = *(const double2 *)(p + 2);
+        o[0] = a.x; o[1] = a.y; o[2] = b.x; o[3] = b.y;
+    }
+    static __device__ __forceinline__ void st(double *p, const double *o)
+    {
+        *(double2 *)p = make_double2(o[0], o[1]);
+        *(double2 *)(p + 2) = make_double2(o[2], o[3]);
+    }
+};
+
+/* ---- device layer: building D ----------------------------------------------------------- */
+
+template <typename T>
+__global__ void k_init_fill(T *d, int32_t *p, int64_t npad)
+{
+    const int64_t cells = npad * npad;
+    for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < cells;
+         e += (int64_t)gridDim.x * blockDim.x) {
+        int64_t i = e / npad, j = e - i * npad;
+        d[e] = i == j ? (T)0 : W<T>::inf();
+        if (p) p[e] = KRILL_APSP_NO_PRED;
+    }
+}
+
+/* One thread per vertex u: its arcs into row u (self loops only lower the diagonal). */
+template <typename T>
+__global__ void k_init_arcs(T *d, int32_t *p, int64_t npad, int32_t n, const int64_t *row_ptr,
+                            const int32_t *col, const double *val)
+{
+    int32_t u = blockIdx.x * blockDim.x + threadIdx.x;
+    if (u >= n) return;
+    T *row = d + (int64_t)u * npad;
+    for (int64_t e = row_ptr[u]; e < row_ptr[u + 1]; e++) {
+        int32_t v = col[e];
+        T w = (T)val[e];
+        if (v == u) {
+            if (w < 0) row[u] = w;
+        } else {
+            row[v] = w;
+            if (p) p[(int64_t)u * npad + v] = u;
+        }
+    }
+}
+
+/* ---- the tile kernels: pivot and panels (dependent steps) -------------------------------- */
+
+/* role per block: pivot_only -> tile (K,K); else blocks 0..nt-2 the row panel (K,J),
+ * blocks nt-1..2nt-3 the column panel (I,K). */
+template <typename T, bool WP>
+__global__ void __launch_bounds__(APSP_TILE_THREADS)
+k_fw_tile(T *d, int32_t *p, int64_t ld, int32_t K, int32_t nt, int32_t hi, int pivot_only)
+{
+    constexpr int t = APSP_GPU_TILE, R = t / 32;
+    extern __shared__ __align__(16) unsigned char smem[];
+    const int tx = threadIdx.x & 31, ty = threadIdx.x >> 5;
+    int role = 0, I = K, J = K;
+    if (!pivot_only) {
+        int b = blockIdx.x;
+        if (b < nt - 1) {
+            role = 1;
+            J = b + (b >= K);
+        } else {
+            b -= nt - 1;
+            role = 2;
+            I = b + (b >= K);
+        }
+    }
+    /* shared: [pivot tile t*t T] (panels) | row k: t T | column k: t T | row k's P: t int32 */
+    T *piv_s = (T *)smem;
+    T *row_s = piv_s + (role ? t * t : 0);
+    T *col_s = row_s + t;
+    int32_t *rowp_s = (int32_t *)(col_s + t);
+
+    T *tile = d + (int64_t)I * t * ld + (int64_t)J * t;
+    int32_t *ptile = WP ? p + (int64_t)I * t * ld + (int64_t)J * t : nullptr;
+    const T *piv = d + (int64_t)K * t * ld + (int64_t)K * t;
+    /* the pivot tile's P (column panels): read from global memory only on an update */
+    const int32_t *pivp = WP ? p + (int64_t)K * t * ld + (int64_t)K * t : nullptr;
+    T v[R][R];
+    int32_t pv[R][R];
+#pragma unroll
+    for (int r = 0; r < R; r++)
+#pragma unroll
+        for (int c = 0; c < R; c++) {
+            int64_t off = (int64_t)(ty + 32 * r) * ld + tx + 32 * c;
+            v[r][c] = tile[off];
+            if (WP) pv[r][c] = ptile[off];
+        }
+    if (role) {
+        for (int e = threadIdx.x; e < t * t; e += APSP_TILE_THREADS)
+            piv_s[e] = piv[(int64_t)(e / t) * ld + e % t];
+    }
+    __syncthreads();
+    for (int k = 0; k < t; k++) {
+        const int kr = k >> 5, kl = k & 31;
+        if (role != 2 && ty == kl) {            /* row k of this tile */
+#pragma unroll
+            for (int r = 0; r < R; r++)
+                if (r == kr)
+#pragma unroll
+                    for (int c = 0; c < R; c++) {
+                        row_s[tx + 32 * c] = v[r][c];
+                        if (WP) rowp_s[tx + 32 * c] = pv[r][c];
+                    }
+        }
+        if (role != 1 && tx == kl) {            /* column k of this tile */
+#pragma unroll
+            for (int c = 0; c < R; c++)
+                if (c == kr)
+#pragma unroll
+                    for (int r = 0; r < R; r++) col_s[ty + 32 * r] = v[r][c];
+        }
+        __syncthreads();
+#pragma unroll
+        for (int r = 0; r < R; r++) {
+            const int i = ty + 32 * r;
+            const T a = role == 1 ? piv_s[i * t + k] : col_s[i];
+#pragma unroll
+            for (int c = 0; c < R; c++) {
+                const int j = tx + 32 * c;
+                const T b = role == 2 ? piv_s[k * t + j] : row_s[j];
+                const T s = W<T>::sum(a, b, hi);
+                if (s < v[r][c]) {
+                    v[r][c] = s;
+                    if (WP) pv[r][c] = role == 2 ? pivp[(int64_t)k * ld + j] : rowp_s[j];
+                }
+            }
+        }
+        __syncthreads();
+    }
+#pragma unroll
+    for (int r = 0; r < R; r++)
+#pragma unroll
+        for (int c = 0; c < R; c++) {
+            int64_t off = (int64_t)(ty + 32 * r) * ld + tx + 32 * c;
+            tile[off] = v[r][c];
+            if (WP) ptile[off] = pv[r][c];
+        }
+}
+
+template <typename T, bool WP>
+static size_t tile_smem(int pivot_only)
+{
+    const size_t t = APSP_GPU_TILE;
+    return (pivot_only ? 0 : t * t * sizeof(T)) + 2 * t * sizeof(T) + (WP ? t * 4 : 0);
+}
+
+template <typename T, bool WP>
+static krill_status launch_tile(apsp_run *run, int32_t K, int pivot_only)
+{
+    krill_status st = KRILL_OK;
+    const int32_t nt = run->npad / APSP_GPU_TILE;
+    const size_t smem = tile_smem<T, WP>(pivot_only);
+    const int blocks = pivot_only ? 1 : 2 * (nt - 1);
+    if (blocks > 0) {
+        KRILL_TRY(cuda_ok(cudaFuncSetAttribute(k_fw_tile<T, WP>,
+                                               cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                               (int)smem), "shared memory of the tile kernel"));
+        k_fw_tile<T, WP><<<blocks, APSP_TILE_THREADS, smem, stream_of(run)>>>(
+            (T *)run->d, run->p, run->npad, K, nt, run->clamp_hi, pivot_only);
+        KRILL_TRY(krill_cuda_check_launch(pivot_only ? "apsp pivot tile" : "apsp panel tiles"));
+    }
+cleanup:
+    return st;
+}
+
+/* ---- the min-plus products ----------------------------------------------------------------
+ * Cout[M x N] = min(Cin, A[M x kdim] (x) B[kdim x N]) on row-major views; M a multiple of BM,
+ * N of 128, kdim of APSP_GPU_BK. Block (bx, by) computes rows by*BM.. and columns bx*128..;
+ * a block row or column that falls on [skip*128, skip*128 + 128) is moved past it (the rest
+ * phase leaves the pivot row and column tiles alone). Predecessors: P of B's rows (pb, with
+ * ldb) beside B, P of C beside Cin / Cout. */
+struct mp_args {
+    const void *a, *b, *cin;
+    void *cout;
+    const int32_t *pb, *pcin;
+    int32_t *pcout;
+    int64_t lda, ldb, ldc, ldo;
+    int32_t kdim, skip, hi;
+};
+
+/* Block origin after skipping the pivot band. */
+static __device__ __forceinline__ int64_t skip_band(int64_t x, int32_t skip)
+{
+    return x >= (int64_t)skip * APSP_GPU_TILE ? x + APSP_GPU_TILE : x;
+}
+
+/* One chunk of A (BM x BK) and B (BK x 128) (and PB) from global memory into registers. */
+template <typename T, bool WP, int BM, int NT>
+struct chunk {
+    static constexpr int NA = BM * APSP_GPU_BK / NT, NB = 128 * APSP_GPU_BK / NT;
+    T a[NA], b[NB];
+    int32_t pb[WP ? NB : 1];
+    __device__ __forceinline__ void load(const T *A, const T *B, const int32_t *PB, int64_t lda,
+                                         int64_t ldb, int k0)
+    {
+#pragma unroll
+        for (int q = 0; q < NA; q++) {
+            int e = threadIdx.x + q * NT, row = e / APSP_GPU_BK, col = e % APSP_GPU_BK;
+            a[q] = A[row * lda + k0 + col];
+        }
+#pragma unroll
+        for (int q = 0; q < NB; q++) {
+            int e = threadIdx.x + q * NT, row = e / 128, col = e % 128;
+            b[q] = B[(int64_t)(k0 + row) * ldb + col];
+            if (WP) pb[q] = PB[(int64_t)(k0 + row) * ldb + col];
+        }
+    }
+    /* into shared: As[k][row] (k-major, rows padded), Bs[k][col], PBs[k][col] */
+    __device__ __forceinline__ void store(T *As, T *Bs, int32_t *PBs) const
+    {
+#pragma unroll
+        for (int q = 0; q < NA; q++) {
+            int e = threadIdx.x + q * NT, row = e / APSP_GPU_BK, col = e % APSP_GPU_BK;
+            As[col * (BM + APSP_SPAD) + row] = a[q];
+        }
+#pragma unroll
+        for (int q = 0; q < NB; q++) {
+            int e = threadIdx.x + q * NT, row = e / 128, col = e % 128;
+            Bs[row * (128 + APSP_SPAD) + col] = b[q];
+            if (WP) PBs[row * (128 + APSP_SPAD) + col] = pb[q];
+        }
+    }
+};
+
+/* Method A: TM x TN per thread; rows g*(BM/(TM/4)) + ty*4 + {0..3}, columns likewise. */
+template <typename T, bool WP, int BM, int TM, int TN>
+__global__ void __launch_bounds__((BM / TM) * (128 / TN))
+k_minplus(mp_args g)
+{
+    constexpr int NT = (BM / TM) * (128 / TN), TXN = 128 / TN;
+    constexpr int RS = BM / (TM / 4), CS = 128 / (TN / 4);      /* row / column group strides */
+    constexpr int AS = BM + APSP_SPAD, BS = 128 + APSP_SPAD;
+    __shared__ __align__(16) T As[APSP_GPU_BK * AS];
+    __shared__ __align__(16) T Bs[APSP_GPU_BK * BS];
+    __shared__ __align__(16) int32_t PBs[WP ? APSP_GPU_BK * BS : 1];
+    const int tx = threadIdx.x % TXN, ty = threadIdx.x / TXN;
+    const int64_t r0 = skip_band((int64_t)blockIdx.y * BM, g.skip);
+    const int64_t c0 = skip_band((int64_t)blockIdx.x * 128, g.skip);
+    const T *A = (const T *)g.a + r0 * g.lda;
+    const T *B = (const T *)g.b + c0;
+    const int32_t *PB = WP ? g.pb + c0 : nullptr;
+    T v[TM][TN];
+    int32_t pv[WP ? TM : 1][WP ? TN : 1];
+    {
+        const T *C = (const T *)g.cin + r0 * g.ldc + c0;
+#pragma unroll
+        for (int i = 0; i < TM; i++) {
+            const int row = (i / 4) * RS + ty * 4 + i % 4;
+#pragma unroll
+            for (int jg = 0; jg < TN / 4; jg++) {
+                const int col = jg * CS + tx * 4;
+                V4<T>::ld(C + row * g.ldc + col, &v[i][jg * 4]);
+                if (WP) V4<int32_t>::ld(g.pcin + (r0 + row) * g.ldc + c0 + col, &pv[i][jg * 4]);
+            }
+        }
+    }
+    chunk<T, WP, BM, NT> next;
+    next.load(A, B, PB, g.lda, g.ldb, 0);
+    next.store(As, Bs, PBs);
+    __syncthreads();
+    const int chunks = g.kdim / APSP_GPU_BK;
+    for (int ch = 0; ch < chunks; ch++) {
+        if (ch + 1 < chunks) next.load(A, B, PB, g.lda, g.ldb, (ch + 1) * APSP_GPU_BK);
+#pragma unroll
+        for (int k = 0; k < APSP_GPU_BK; k++) {
+            T a[TM], b[TN];
+            int32_t pb[WP ? TN : 1];
+#pragma unroll
+            for (int ig = 0; ig < TM / 4; ig++)
+                V4<T>::ld(&As[k * AS + ig * RS + ty * 4], &a[ig * 4]);
+#pragma unroll
+            for (int jg = 0; jg < TN / 4; jg++) {
+                V4<T>::ld(&Bs[k * BS + jg * CS + tx * 4], &b[jg * 4]);
+                if (WP) V4<int32_t>::ld(&PBs[k * BS + jg * CS + tx * 4], &pb[jg * 4]);
+            }
+#pragma unroll
+            for (int i = 0; i < TM; i++)
+#pragma unroll
+                for (int j = 0; j < TN; j++) {
+                    if (WP) {
+                        if (W<T>::relax_p(a[i], b[j], v[i][j])) pv[i][j] = pb[j];
+                    } else {
+                        v[i][j] = W<T>::relax(a[i], b[j], v[i][j]);
+                    }
+                }
+        }
+        if (ch + 1 < chunks) {         /* one shared stage: the next chunk waits in registers */
+            __syncthreads();
+            next.store(As, Bs, PBs);
+            __syncthreads();
+        }
+    }
+    T *C = (T *)g.cout + r0 * g.ldo + c0;
+#pragma unroll
+    for (int i = 0; i < TM; i++) {
+        const int row = (i / 4) * RS + ty * 4 + i % 4;
+#pragma unroll
+        for (int j = 0; j < TN; j++) {
+            T f = W<T>::fix(v[i][j], g.hi);
+            if (WP && W<T>::is_inf(f)) pv[i][j] = KRILL_APSP_NO_PRED;
+            v[i][j] = f;
+        }
+#pragma unroll
+        for (int jg = 0; jg < TN / 4; jg++) {
+            const int col = jg * CS + tx * 4;
+            V4<T>::st(C + row * g.ldo + col, &v[i][jg * 4]);
+            if (WP) V4<int32_t>::st(g.pcout + (r0 + row) * g.ldo + c0 + col, &pv[i][jg * 4]);
+        }
+    }
+}
+
+/* Method B: 512 threads on a BM x 128 tile; thread = column tid % 128 and BM/4 rows of group
+ * tid / 128; the row operand comes from shared memory at every update. BM = 128 for 4-byte
+ * weights without P (32 values a thread); 64 otherwise, so that 512 threads stay within
+ * 128 registers. */
+#define APSP_B_THREADS 512
+template <typename T, bool WP> struct cfg_b {
+    static constexpr int BM = (sizeof(T) == 8 || WP) ? 64 : 128;
+};
+template <typename T, bool WP>
+__global__ void __launch_bounds__(APSP_B_THREADS)
+k_minplus_b(mp_args g)
+{
+    constexpr int BM = cfg_b<T, WP>::BM, NT = APSP_B_THREADS, RPT = BM * 128 / NT;
+    constexpr int AS = BM + APSP_SPAD, BS = 128 + APSP_SPAD;
+    __shared__ __align__(16) T As[APSP_GPU_BK * AS];
+    __shared__ __align__(16) T Bs[APSP_GPU_BK * BS];
+    __shared__ __align__(16) int32_t PBs[WP ? APSP_GPU_BK * BS : 1];
+    const int j = threadIdx.x % 128, rg = threadIdx.x / 128;
+    const int64_t r0 = skip_band((int64_t)blockIdx.y * BM, g.skip);
+    const int64_t c0 = skip_band((int64_t)blockIdx.x * 128, g.skip);
+    const T *A = (const T *)g.a + r0 * g.lda;
+    const T *B = (const T *)g.b + c0;
+    const int32_t *PB = WP ? g.pb + c0 : nullptr;
+    T v[RPT];
+    int32_t pv[WP ? RPT : 1];
+#pragma unroll
+    for (int i = 0; i < RPT; i++) {
+        const int64_t row = r0 + rg * RPT + i;
+        v[i] = ((const T *)g.cin)[row * g.ldc + c0 + j];
+        if (WP) pv[i] = g.pcin[row * g.ldc + c0 + j];
+    }
+    chunk<T, WP, BM, NT> next;
+    next.load(A, B, PB, g.lda, g.ldb, 0);
+    next.store(As, Bs, PBs);
+    __syncthreads();
+    const int chunks = g.kdim / APSP_GPU_BK;
+    for (int ch = 0; ch < chunks; ch++) {
+        if (ch + 1 < chunks) next.load(A, B, PB, g.lda, g.ldb, (ch + 1) * APSP_GPU_BK);
+#pragma unroll 4
+        for (int k = 0; k < APSP_GPU_BK; k++) {
+            const T b = Bs[k * BS + j];
+            const int32_t pb = WP ? PBs[k * BS + j] : 0;
+#pragma unroll
+            for (int i = 0; i < RPT; i++) {
+                const T a = As[k * AS + rg * RPT + i];
+                if (WP) {
+                    if (W<T>::relax_p(a, b, v[i])) pv[i] = pb;
+                } else {
+                    v[i] = W<T>::relax(a, b, v[i]);
+                }
+            }
+        }
+        if (ch + 1 < chunks) {         /* one shared stage: the next chunk waits in registers */
+            __syncthreads();
+            next.store(As, Bs, PBs);
+            __syncthreads();
+        }
+    }
+#pragma unroll
+    for (int i = 0; i < RPT; i++) {
+        const int64_t row = r0 + rg * RPT + i;
+        T f = W<T>::fix(v[i], g.hi);
+        ((T *)g.cout)[row * g.ldo + c0 + j] = f;
+        if (WP) g.pcout[row * g.ldo + c0 + j] = W<T>::is_inf(f) ? KRILL_APSP_NO_PRED : pv[i];
+    }
+}
+
+/* Block tile rows and per-thread blocks of method A by type and paths, always 256 threads
+ * (up to 255 registers each, one block per SM): int32/float 8 x 8 per thread on 128-row
+ * tiles (64 accumulators); with P, or double (two registers a value), 8 x 4 on 64-row
+ * tiles; double with P 4 x 4 on 32-row tiles. */
+template <typename T, bool WP> struct cfg_a {
+    static constexpr int BM = (sizeof(T) == 8 || WP) ? 64 : 128, TM = 8,
+                         TN = (sizeof(T) == 8 || WP) ? 4 : 8;
+};
+template <> struct cfg_a<double, true> {
+    static constexpr int BM = 32, TM = 4, TN = 4;
+};
+
+/* Launch a product over rows x cols of output (multiples of the block tile). method_b
+ * selects the two-level kernel. */
+template <typename T, bool WP>
+static krill_status launch_product(apsp_run *run, const mp_args &g, int64_t rows, int64_t cols,
+                                   int method_b)
+{
+    krill_status st = KRILL_OK;
+    typedef cfg_a<T, WP> C;
+    const int bm = method_b ? cfg_b<T, WP>::BM : C::BM;
+    dim3 grid((unsigned)(cols / 128), (unsigned)(rows / bm));
+    if (grid.x > 0 && grid.y > 0) {
+        if (method_b)
+            k_minplus_b<T, WP><<<grid, APSP_B_THREADS, 0, stream_of(run)>>>(g);
+        else
+            k_minplus<T, WP, C::BM, C::TM, C::TN>
+                <<<grid, (C::BM / C::TM) * (128 / C::TN), 0, stream_of(run)>>>(g);
+        KRILL_TRY(krill_cuda_check_launch(method_b ? "apsp min-plus product (method B)"
+                                                   : "apsp min-plus product (method A)"));
+    }
+cleanup:
+    return st;
+}
+
+/* ---- plain: one launch per k --------------------------------------------------------------- */
+
+template <typename T, bool WP>
+__global__ void k_fw_plain(T *d, int32_t *p, int64_t ld, int32_t n, int32_t k, int32_t hi)
+{
+    const int32_t j = blockIdx.x * blockDim.x + threadIdx.x, i = blockIdx.y * blockDim.y + threadIdx.y;
+    if (i >= n || j >= n) return;
+    const T s = W<T>::sum(d[(int64_t)i * ld + k], d[(int64_t)k * ld + j], hi);
+    if (s < d[(int64_t)i * ld + j]) {
+        d[(int64_t)i * ld + j] = s;
+        if (WP) p[(int64_t)i * ld + j] = p[(int64_t)k * ld + j];
+    }
+}
+
+/* ---- dispatch by weight type and paths ----------------------------------------------------
+ * Each entry point below calls its template for the run's (type, paths). */
+#define APSP_DISPATCH(run, FN, ...)                                                       \
+    ((run)->weight == KRILL_APSP_INT32                                                    \
+         ? ((run)->p ? FN<int32_t, true>(__VA_ARGS__) : FN<int32_t, false>(__VA_ARGS__))  \
+     : (run)->weight == KRILL_APSP_FLOAT                                                  \
+         ? ((run)->p ? FN<float, true>(__VA_ARGS__) : FN<float, false>(__VA_ARGS__))      \
+         : ((run)->p ? FN<double, true>(__VA_ARGS__) : FN<double, false>(__VA_ARGS__)))
+
+static krill_status gpu_pivot(apsp_run *run, int32_t k)
+{
+    return APSP_DISPATCH(run, launch_tile, run, k, 1);
+}
+
+static krill_status gpu_panels(apsp_run *run, int32_t k)
+{
+    return APSP_DISPATCH(run, launch_tile, run, k, 0);
+}
+
+/* The rest of round K: all of D but tile row and column K, inner dimension t. */
+template <typename T, bool WP>
+static krill_status rest_round(apsp_run *run, int32_t K, int method_b)
+{
+    const int64_t ld = run->npad, t = APSP_GPU_TILE;
+    T *d = (T *)run->d;
+    mp_args g;
+    g.a = d + K * t;                 /* the pivot column panel: rows 0.., columns K t.. */
+    g.b = d + K * t * ld;            /* the pivot row panel */
+    g.cin = d;
+    g.cout = d;
+    g.pb = run->p ? run->p + K * t * ld : nullptr;
+    g.pcin = run->p;
+    g.pcout = run->p;
+    g.lda = g.ldb = g.ldc = g.ldo = ld;
+    g.kdim = APSP_GPU_TILE;
+    g.skip = K;
+    g.hi = run->clamp_hi;
+    return launch_product<T, WP>(run, g, ld - t, ld - t, method_b);
+}
+
+static krill_status gpu_rest_a(apsp_run *run, int32_t k) { return APSP_DISPATCH(run, rest_round, run, k, 0); }
+static krill_status gpu_rest_b(apsp_run *run, int32_t k) { return APSP_DISPATCH(run, rest_round, run, k, 1); }
+
+template <typename T, bool WP>
+static krill_status plain_all(apsp_run *run)
+{
+    krill_status st = KRILL_OK;
+    const dim3 block(32, 8);
+    const dim3 grid((unsigned)((run->n + 31) / 32), (unsigned)((run->n + 7) / 8));
+    for (int32_t k = 0; k < run->n; k++) {
+        k_fw_plain<T, WP><<<grid, block, 0, stream_of(run)>>>((T *)run->d, run->p, run->npad,
+                                                               run->n, k, run->clamp_hi);
+        KRILL_TRY(krill_cuda_check_launch("apsp plain FW step"));
+    }
+cleanup:
+    return st;
+}
+
+static krill_status gpu_plain_whole(apsp_run *run) { return APSP_DISPATCH(run, plain_all, run); }
+
+/* ---- fw-rec -------------------------------------------------------------------------------- */
+
+typedef struct rec_state {
+    void *tmp;                   /* scratch for products whose output is an operand */
+    int32_t *ptmp;
+    int64_t ldt;                 /* its leading dimension */
+} rec_state;
+
+/* One view product: C[rc.., cc..] (rows x cols) = min(C, A[ra.., ca..] (x) B[rb.., cb..]),
+ * inner kd; through the scratch when C is also A or B. */
+template <typename T, bool WP>
+static krill_status rec_product(apsp_run *run, int64_t rc, int64_t cc, int64_t ra, int64_t ca,
+                                int64_t rb, int64_t cb, int64_t rows, int64_t cols, int64_t kd)
+{
+    krill_status st = KRILL_OK;
+    const rec_state *rs = (const rec_state *)run->state;
+    const int64_t ld = run->npad;
+    T *d = (T *)run->d;
+    const int alias = (ra == rc && ca == cc) || (rb == rc && cb == cc);
+    mp_args g;
+    g.a = d + ra * ld + ca;
+    g.b = d + rb * ld + cb;
+    g.cin = d + rc * ld + cc;
+    g.pb = WP ? run->p + rb * ld + cb : nullptr;
+    g.pcin = WP ? run->p + rc * ld + cc : nullptr;
+    g.lda = g.ldb = g.ldc = ld;
+    g.kdim = (int32_t)kd;
+    g.skip = INT32_MAX / APSP_GPU_TILE;
+    g.hi = run->clamp_hi;
+    if (alias) {
+        g.cout = rs->tmp;
+        g.pcout = WP ? rs->ptmp : nullptr;
+        g.ldo = rs->ldt;
+    } else {
+        g.cout = d + rc * ld + cc;
+        g.pcout = WP ? run->p + rc * ld + cc : nullptr;
+        g.ldo = ld;
+    }
+    KRILL_TRY((launch_product<T, WP>(run, g, rows, cols, 0)));
+    if (alias) {
+        KRILL_TRY(cuda_ok(cudaMemcpy2DAsync(d + rc * ld + cc, ld * sizeof(T), rs->tmp,
+                                            rs->ldt * sizeof(T), cols * sizeof(T), rows,
+                                            cudaMemcpyDeviceToDevice, stream_of(run)),
+                          "fw-rec copy back"));
+        if (WP)
+            KRILL_TRY(cuda_ok(cudaMemcpy2DAsync(run->p + rc * ld + cc, ld * 4, rs->ptmp,
+                                                rs->ldt * 4, cols * 4, rows,
+                                                cudaMemcpyDeviceToDevice, stream_of(run)),
+                              "fw-rec copy back"));
+    }
+cleanup:
+    return st;
+}
+
+/* The paper's Fig. 6 on the diagonal block at o of side s (multiples of t): split at h. */
+template <typename T, bool WP>
+static krill_status rec_fw(apsp_run *run, int64_t o, int64_t s)
+{
+    krill_status st = KRILL_OK;
+    const int64_t t = APSP_GPU_TILE;
+    if (s <= t) {
+        KRILL_TRY((launch_tile<T, WP>(run, (int32_t)(o / t), 1)));
+    } else {
+        const int64_t h = s / t / 2 * t, o2 = o + h, s2 = s - h;
+        KRILL_TRY((rec_fw<T, WP>(run, o, h)));
+        KRILL_TRY((rec_product<T, WP>(run, o, o2, o, o, o, o2, h, s2, h)));      /* M12 = M11 M12 */
+        KRILL_TRY((rec_product<T, WP>(run, o2, o, o2, o, o, o, s2, h, h)));      /* M21 = M21 M11 */
+        KRILL_TRY((rec_product<T, WP>(run, o2, o2, o2, o, o, o2, s2, s2, h)));   /* M22 = min(M22, M21 M12) */
+        KRILL_TRY((rec_fw<T, WP>(run, o2, s2)));
+        KRILL_TRY((rec_product<T, WP>(run, o2, o, o2, o2, o2, o, s2, h, s2)));   /* M21 = M22 M21 */
+        KRILL_TRY((rec_product<T, WP>(run, o, o2, o, o2, o2, o2, h, s2, s2)));   /* M12 = M12 M22 */
+        KRILL_TRY((rec_product<T, WP>(run, o, o, o, o2, o2, o, h, h, s2)));      /* M11 = min(M11, M12 M21) */
+    }
+cleanup:
+    return st;
+}
+
+template <typename T, bool WP>
+static krill_status rec_all(apsp_run *run) { return rec_fw<T, WP>(run, 0, run->npad); }
+
+static krill_status gpu_rec_begin(apsp_run *run)
+{
+    krill_status st = KRILL_OK;
+    rec_state *rs = NULL;
+    const int64_t t = APSP_GPU_TILE, h = run->npad / t / 2 * t, side = run->npad - h;
+    KRILL_CALLOC(rs, 1);
+    run->state = rs;
+    rs->ldt = side;
+    if (h > 0) {
+        KRILL_TRY(krill_cuda_alloc(run->ctx, &rs->tmp, (size_t)(side * side) * run->elem,
+                                   "fw-rec scratch"));
+        if (run->p)
+            KRILL_TRY(krill_cuda_alloc(run->ctx, (void **)&rs->ptmp, (size_t)(side * side) * 4,
+                                       "fw-rec scratch P"));
+    }
+cleanup:
+    return st;
+}
+
+static void gpu_rec_end(apsp_run *run)
+{
+    rec_state *rs = (rec_state *)run->state;
+    if (rs) {
+        krill_cuda_free(run->ctx, rs->tmp);
+        krill_cuda_free(run->ctx, rs->ptmp);
+        krill_free(rs);
+    }
+    run->state = NULL;
+}
+
+static krill_status gpu_rec_whole(apsp_run *run) { return APSP_DISPATCH(run, rec_all, run); }
+
+/* ---- the device layer ------------------------------------------------------------------------ */
+
+typedef struct gpu_state {
+    cudaEvent_t *events;
+    int n_events;
+} gpu_state;
+
+static krill_status gpu_free_bytes(apsp_run *run, double *bytes)
+{
+    krill_status st = KRILL_OK;
+    size_t free_b = 0, total_b = 0;
+    (void)run;
+    KRILL_TRY(cuda_ok(cudaMemGetInfo(&free_b, &total_b), "cudaMemGetInfo"));
+    *bytes = (double)free_b;
+cleanup:
+    return st;
+}
+
+static krill_status gpu_alloc(apsp_run *run, int paths, int stamps)
+{
+    krill_status st = KRILL_OK;
+    gpu_state *s = NULL;
+    const size_t cells = (size_t)run->npad * (size_t)run->npad;
+    KRILL_CALLOC(s, 1);
+    run->device_state = s;
+    KRILL_TRY(krill_cuda_alloc(run->ctx, &run->d, cells * run->elem, "APSP distance matrix D"));
+    if (paths)
+        KRILL_TRY(krill_cuda_alloc(run->ctx, (void **)&run->p, cells * 4,
+                                   "APSP predecessor matrix P"));
+    KRILL_CALLOC(s->events, stamps);
+    for (; s->n_events < stamps; s->n_events++)
+        KRILL_TRY(cuda_ok(cudaEventCreate(&s->events[s->n_events]), "cudaEventCreate"));
+cleanup:
+    return st;
+}
+
+template <typename T, bool WP>
+static krill_status init_d(apsp_run *run, const int64_t *row_ptr, const int32_t *col,
+                           const double *val)
+{
+    krill_status st = KRILL_OK;
+    const int threads = 256;
+    const int64_t cells = (int64_t)run->npad * run->npad;
+    const int fill_blocks = (int)((cells + threads - 1) / threads < 65536 ? (cells + threads - 1) / threads : 65536);
+    k_init_fill<T><<<fill_blocks, threads, 0, stream_of(run)>>>((T *)run->d, run->p, run->npad);
+    KRILL_TRY(krill_cuda_check_launch("apsp fill D"));
+    k_init_arcs<T><<<(run->n + threads - 1) / threads, threads, 0, stream_of(run)>>>(
+        (T *)run->d, run->p, run->npad, run->n, row_ptr, col, val);
+    KRILL_TRY(krill_cuda_check_launch("apsp arcs into D"));
+cleanup:
+    return st;
+}
+
+static krill_status gpu_init(apsp_run *run, double *upload)
+{
+    krill_status st = KRILL_OK;
+    const krill_csr *g = run->graph;
+    int64_t *row_ptr = NULL;
+    int32_t *col = NULL;
+    double *val = NULL;
+    double t0 = krill_wtime();
+    KRILL_TRY(krill_cuda_alloc(run->ctx, (void **)&row_ptr, (size_t)(g->n_rows + 1) * 8, "graph offsets"));
+    KRILL_TRY(krill_cuda_alloc(run->ctx, (void **)&col, (size_t)g->nnz * 4 + 4, "graph heads"));
+    KRILL_TRY(krill_cuda_alloc(run->ctx, (void **)&val, (size_t)g->nnz * 8 + 8, "graph weights"));
+    KRILL_TRY(krill_cuda_memcpy(run->ctx, row_ptr, g->row_ptr, (size_t)(g->n_rows + 1) * 8, 0));
+    if (g->nnz > 0) {
+        KRILL_TRY(krill_cuda_memcpy(run->ctx, col, g->col, (size_t)g->nnz * 4, 0));
+        KRILL_TRY(krill_cuda_memcpy(run->ctx, val, g->val, (size_t)g->nnz * 8, 0));
+    }
+    KRILL_TRY(krill_cuda_sync(run->ctx));
+    *upload = krill_wtime() - t0;
+    KRILL_TRY(APSP_DISPATCH(run, init_d, run, row_ptr, col, val));
+    KRILL_TRY(krill_cuda_sync(run->ctx));    /* the graph's buffers are freed below */
+cleanup:
+    krill_cuda_free(run->ctx, row_ptr);
+    krill_cuda_free(run->ctx, col);
+    krill_cuda_free(run->ctx, val);
+    return st;
+}
+
+static krill_status gpu_stamp(apsp_run *run, int index)
+{
+    gpu_state *s = (gpu_state *)run->device_state;
+    if (index < 0 || index >= s->n_events)
+        return krill_error(KRILL_ERR_INTERNAL, "apsp: time stamp %d of %d", index, s->n_events);
+    return cuda_ok(cudaEventRecord(s->events[index], stream_of(run)), "cudaEventRecord");
+}
+
+static krill_status gpu_elapsed(apsp_run *run, int count, double *out)
+{
+    krill_status st = KRILL_OK;
+    gpu_state *s = (gpu_state *)run->device_state;
+    if (count > 0) KRILL_TRY(cuda_ok(cudaEventSynchronize(s->events[count - 1]), "cudaEventSynchronize"));
+    for (int i = 0; i + 1 < count; i++) {
+        float ms = 0;
+        KRILL_TRY(cuda_ok(cudaEventElapsedTime(&ms, s->events[i], s->events[i + 1]),
+                          "cudaEventElapsedTime"));
+        out[i] = 1e-3 * ms;
+    }
+cleanup:
+    return st;
+}
+
+static krill_status gpu_fetch(apsp_run *run, void *dist, int32_t *pred)
+{
+    krill_status st = KRILL_OK;
+    const size_t n = (size_t)run->n, npad = (size_t)run->npad;
+    KRILL_TRY(cuda_ok(cudaMemcpy2DAsync(dist, n * run->elem, run->d, npad * run->elem,
+                                        n * run->elem, n, cudaMemcpyDeviceToHost, stream_of(run)),
+                      "download D"));
+    if (pred && run->p)
+        KRILL_TRY(cuda_ok(cudaMemcpy2DAsync(pred, n * 4, run->p, npad * 4, n * 4, n,
+                                            cudaMemcpyDeviceToHost, stream_of(run)),
+                          "download P"));
+    KRILL_TRY(krill_cuda_sync(run->ctx));
+cleanup:
+    return st;
+}
+
+static krill_status gpu_sync(apsp_run *run) { return krill_cuda_sync(run->ctx); }
+
+static void gpu_release(apsp_run *run)
+{
+    gpu_state *s = (gpu_state *)run->device_state;
+    if (run->d || run->p) (void)cudaStreamSynchronize(stream_of(run));
+    krill_cuda_free(run->ctx, run->d);
+    krill_cuda_free(run->ctx, run->p);
+    run->d = NULL;
+    run->p = NULL;
+    if (s) {
+        for (int i = 0; i < s->n_events; i++) (void)cudaEventDestroy(s->events[i]);
+        krill_free(s->events);
+        krill_free(s);
+    }
+    run->device_state = NULL;
+}
+
+extern "C" {
+const apsp_device apsp_gpu_device = {"gpu", gpu_free_bytes, gpu_alloc, gpu_init, gpu_stamp,
+                                     gpu_elapsed, gpu_fetch, gpu_sync, gpu_release};
+/* tile, granule, begin, pivot, panels, rest, whole, end */
+const apsp_ops apsp_gpu_plain = {1, 1, NULL, NULL, NULL, NULL, gpu_plain_whole, NULL};
+const apsp_ops apsp_gpu_fw_a = {APSP_GPU_TILE, 0, NULL, gpu_pivot, gpu_panels,
+                                gpu_rest_a, NULL, NULL};
+const apsp_ops apsp_gpu_fw_b = {APSP_GPU_TILE, 0, NULL, gpu_pivot, gpu_panels,
+                                gpu_rest_b, NULL, NULL};
+const apsp_ops apsp_gpu_fw_rec = {APSP_GPU_TILE, 0, gpu_rec_begin, NULL, NULL,
+                                  NULL, gpu_rec_whole, gpu_rec_end};
+}
