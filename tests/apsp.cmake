@@ -1,1 +1,9 @@
 # tests of apsp/
+# The public API on the CPU and the GPU against the oracles (plain FW, Dijkstra, the
+# shortest-path certificate of apsp_testutil.h).
+add_library(krill_apsp_testutil STATIC apsp_testutil.c)
+target_link_libraries(krill_apsp_testutil PUBLIC krill_testutil)
+krill_test(test_apsp test_apsp.c LABELS data)
+target_link_libraries(test_apsp PRIVATE krill_apsp_testutil)
+krill_test(test_gpu_apsp test_gpu_apsp.c LABELS gpu)
+target_link_libraries(test_gpu_apsp PRIVATE krill_apsp_testutil)

@@ -1,0 +1,168 @@
+/* tests/test_gpu_apsp.c - APSP on the GPU against the CPU: every GPU method (plain, fw-a,
+ * fw-b, fw-rec) and weight type, with and without paths, on graphs whose sizes straddle the
+ * tile; int32 bit for bit (and float/double too where every sum is exact), real weights
+ * within rounding, every path checked arc by arc (apsp_testutil.h's certificate); negative
+ * arcs and cycles; the graphs of testdata against the CPU's Dijkstra; the memory check.
+ * Skips (exit 77) without a GPU. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "apsp_testutil.h"
+#include "testutil.h"
+
+static const char *const gpu_methods[] = {"plain", "fw-a", "fw-b", "fw-rec"};
+enum { N_GPU = 4 };
+static const krill_apsp_weight weights[] = {KRILL_APSP_INT32, KRILL_APSP_FLOAT,
+                                            KRILL_APSP_DOUBLE};
+
+static void test_random(krill_ctx *gpu, krill_ctx *cpu)
+{
+    const int32_t sizes[] = {1, 100, 127, 128, 129, 300, 513};
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+        for (int shift = 0; shift < 2; shift++) {
+            krill_csr *g = at_random_graph(sizes[s], 4, 21 + s, shift);
+            for (int t = 0; t < 3; t++) {
+                krill_apsp *ref = at_solve(cpu, g, "fw-a", weights[t], 0);
+                CHECK(ref != NULL);
+                for (int m = 0; m < N_GPU && ref; m++)
+                    for (int paths = 0; paths < 2; paths++) {
+                        char what[96];
+                        snprintf(what, sizeof what, "gpu n %d shift %d %s %s paths %d", sizes[s],
+                                 shift, gpu_methods[m], krill_apsp_weight_name(weights[t]), paths);
+                        krill_apsp *r = at_solve(gpu, g, gpu_methods[m], weights[t], paths);
+                        CHECK(r != NULL);
+                        if (r) CHECK(at_compare(r, ref, 0.0, what) == 0);
+                        if (r && paths) CHECK(at_certify(g, r, 0, sizes[s] > 200 ? 7 : 1, 0.0, what) == 0);
+                        krill_apsp_destroy(&r);
+                    }
+                krill_apsp_destroy(&ref);
+            }
+            krill_csr_destroy(&g);
+        }
+}
+
+/* Real weights: within rounding of the CPU's double result. */
+static void test_real(krill_ctx *gpu, krill_ctx *cpu)
+{
+    krill_csr *g = at_random_graph(700, 4, 5, 0);
+    for (int64_t e = 0; e < g->nnz; e++) g->val[e] = 0.25 + g->val[e] / 3.0;
+    krill_apsp *ref = at_solve(cpu, g, "dijkstra", KRILL_APSP_DOUBLE, 0);
+    for (int m = 1; m < N_GPU && ref; m++)
+        for (int t = 1; t < 3; t++) {
+            double tol = weights[t] == KRILL_APSP_FLOAT ? 700 * 6e-8 : 700 * 1.2e-16;
+            krill_apsp *r = at_solve(gpu, g, gpu_methods[m], weights[t], 1);
+            CHECK(r && at_compare(r, ref, tol, gpu_methods[m]) == 0);
+            CHECK(r && at_certify(g, r, 3, 50, tol, gpu_methods[m]) == 0);
+            krill_apsp_destroy(&r);
+        }
+    krill_apsp_destroy(&ref);
+    krill_csr_destroy(&g);
+}
+
+/* A negative cycle far from vertex 0 in a 300-vertex graph: every method, every type. */
+static void test_negative_cycle(krill_ctx *gpu)
+{
+    krill_csr *g = at_random_graph(300, 4, 8, 0);
+    for (int64_t e = g->row_ptr[250]; e < g->row_ptr[251]; e++) g->val[e] = -100000;
+    /* vertex 250's arcs are so negative that a return to 250 closes a negative cycle */
+    for (int m = 0; m < N_GPU; m++)
+        for (int t = 0; t < 3; t++)
+            for (int paths = 0; paths < 2; paths++) {
+                krill_apsp_opts o = KRILL_APSP_OPTS_INIT;
+                krill_apsp_info info;
+                krill_apsp *r = NULL;
+                o.method = gpu_methods[m];
+                o.weight = weights[t];
+                o.paths = paths;
+                CHECK_STATUS(krill_apsp_solve(gpu, g, &o, &r, &info), KRILL_ERR_NUMERIC);
+                CHECK(r == NULL && info.negative_cycle >= 0);
+            }
+    krill_csr_destroy(&g);
+}
+
+/* Larger: n = 2500 against the CPU's Dijkstra, bit for bit, timed per tile kind. */
+static void test_large(krill_ctx *gpu, krill_ctx *cpu)
+{
+    krill_csr *g = at_random_graph(2500, 4, 77, 0);
+    krill_apsp *ref = at_solve(cpu, g, "dijkstra", KRILL_APSP_INT32, 0);
+    for (int m = 1; m < N_GPU && ref; m++) {
+        krill_apsp_opts o = KRILL_APSP_OPTS_INIT;
+        krill_apsp_info info;
+        krill_apsp *r = NULL;
+        o.method = gpu_methods[m];
+        o.paths = 1;
+        CHECK_OK(krill_apsp_solve(gpu, g, &o, &r, &info));
+        CHECK(r && at_compare(r, ref, 0.0, gpu_methods[m]) == 0);
+        CHECK(r && at_certify(g, r, 1, 97, 0.0, gpu_methods[m]) == 0);
+        if (m != 3) CHECK(info.t_rest > 0 && info.t_pivot > 0 && info.t_panels > 0);
+        CHECK(info.t_compute > 0 && info.n_padded == 2560);
+        printf("%s n 2500 paths: compute %.3f ms (pivot %.3f panels %.3f rest %.3f)\n",
+               gpu_methods[m], 1e3 * info.t_compute, 1e3 * info.t_pivot, 1e3 * info.t_panels,
+               1e3 * info.t_rest);
+        krill_apsp_destroy(&r);
+    }
+    krill_apsp_destroy(&ref);
+    krill_csr_destroy(&g);
+}
+
+static void each_graph(const char *path, const char *name, void *user)
+{
+    krill_ctx **ctx = (krill_ctx **)user;
+    krill_csr *g = NULL;
+    krill_graph_info gi;
+    if (krill_graph_read(path, NULL, &g, &gi) != KRILL_OK) {
+        fprintf(stderr, "%s: %s\n", name, krill_last_error());
+        CHECK(0);
+        return;
+    }
+    krill_apsp_weight wt = gi.integer_weights ? KRILL_APSP_INT32 : KRILL_APSP_DOUBLE;
+    if (strstr(name, "negative-cycles")) {
+        krill_apsp *r = NULL;
+        CHECK_STATUS(krill_apsp_solve(ctx[0], g, NULL, &r, NULL), KRILL_ERR_NUMERIC);
+    } else if (gi.n <= 16384) {
+        krill_apsp *fw = at_solve(ctx[0], g, "fw-a", wt, 1);
+        krill_apsp *ref = at_solve(ctx[1], g, gi.negative ? "fw-a" : "dijkstra", wt, 0);
+        CHECK(fw && ref && at_compare(fw, ref, 0.0, name) == 0);
+        CHECK(fw && at_certify(g, fw, 0, gi.n / 20 + 1, 0.0, name) == 0);
+        printf("graph %s: n %d, checked against the CPU\n", name, gi.n);
+        krill_apsp_destroy(&fw);
+        krill_apsp_destroy(&ref);
+    } else {
+        printf("graph %s: n %d, skipped (D would take %.1f GB)\n", name, gi.n,
+               4e-9 * gi.n * (double)gi.n);
+    }
+    krill_csr_destroy(&g);
+}
+
+static void test_memory(krill_ctx *gpu)
+{
+    krill_csr *huge = NULL;
+    krill_apsp *r = NULL;
+    krill_apsp_opts o = KRILL_APSP_OPTS_INIT;
+    o.weight = KRILL_APSP_DOUBLE;
+    CHECK_OK(krill_csr_create(200000, 200000, 0, &huge));
+    CHECK_STATUS(krill_apsp_solve(gpu, huge, &o, &r, NULL), KRILL_ERR_DEVICE_ALLOC);
+    CHECK(strstr(krill_last_error(), "are free") != NULL);
+    o.method = "dijkstra";
+    CHECK_STATUS(krill_apsp_solve(gpu, huge, &o, &r, NULL), KRILL_ERR_ARG);   /* no GPU Dijkstra */
+    krill_csr_destroy(&huge);
+}
+
+int main(void)
+{
+    krill_ctx *gpu = tu_gpu_ctx_or_skip();
+    krill_ctx *cpu = tu_cpu_ctx(0);
+    krill_ctx *both[2] = {gpu, cpu};
+    test_random(gpu, cpu);
+    test_real(gpu, cpu);
+    test_negative_cycle(gpu);
+    test_large(gpu, cpu);
+    test_memory(gpu);
+    int graphs = tu_for_each_graph(each_graph, both);
+    CHECK(graphs < 0 || graphs >= tu_testdata_expect(10, 2));
+    krill_ctx_destroy(&cpu);
+    krill_ctx_destroy(&gpu);
+    return tu_finish("test_gpu_apsp");
+}
