@@ -77,6 +77,7 @@ template <> struct W<int32_t> {
     {
         return __viaddmin_s32(a, b, c);
     }
+    static __device__ __forceinline__ int32_t add(int32_t a, int32_t b) { return a + b; }
     /* c = min(a + b, c); true when a + b < c (strictly): then the predecessor changes */
     static __device__ __forceinline__ bool relax_p(int32_t a, int32_t b, int32_t &c)
     {
@@ -94,6 +95,7 @@ template <typename F> struct WF {
     static __device__ __forceinline__ F inf() { return (F)INFINITY; }
     static __device__ __forceinline__ F sum(F a, F b, int32_t) { return a + b; }
     static __device__ __forceinline__ F relax(F a, F b, F c) { return min(a + b, c); }
+    static __device__ __forceinline__ F add(F a, F b) { return a + b; }
     static __device__ __forceinline__ bool relax_p(F a, F b, F &c)
     {
         F s = a + b;
@@ -349,7 +351,8 @@ struct chunk {
     }
 };
 
-/* Method A: TM x TN per thread; rows g*(BM/(TM/4)) + ty*4 + {0..3}, columns likewise. */
+/* Method A: TM x TN per thread; rows g*(BM/(TM/4)) + ty*4 + {0..3}, columns likewise. With
+ * predecessors the relaxation loop is the same; see the rescan after each chunk. */
 template <typename T, bool WP, int BM, int TM, int TN>
 __global__ void __launch_bounds__((BM / TM) * (128 / TN))
 k_minplus(mp_args g)
@@ -387,29 +390,47 @@ k_minplus(mp_args g)
     __syncthreads();
     const int chunks = g.kdim / APSP_GPU_BK;
     for (int ch = 0; ch < chunks; ch++) {
+        T old[WP ? TM : 1][WP ? TN : 1];
         if (ch + 1 < chunks) next.load(A, B, PB, g.lda, g.ldb, (ch + 1) * APSP_GPU_BK);
+        if (WP) {
+#pragma unroll
+            for (int i = 0; i < TM; i++)
+#pragma unroll
+                for (int j = 0; j < TN; j++) old[WP ? i : 0][WP ? j : 0] = v[i][j];
+        }
 #pragma unroll
         for (int k = 0; k < APSP_GPU_BK; k++) {
             T a[TM], b[TN];
-            int32_t pb[WP ? TN : 1];
 #pragma unroll
             for (int ig = 0; ig < TM / 4; ig++)
                 V4<T>::ld(&As[k * AS + ig * RS + ty * 4], &a[ig * 4]);
 #pragma unroll
-            for (int jg = 0; jg < TN / 4; jg++) {
+            for (int jg = 0; jg < TN / 4; jg++)
                 V4<T>::ld(&Bs[k * BS + jg * CS + tx * 4], &b[jg * 4]);
-                if (WP) V4<int32_t>::ld(&PBs[k * BS + jg * CS + tx * 4], &pb[jg * 4]);
-            }
 #pragma unroll
             for (int i = 0; i < TM; i++)
 #pragma unroll
-                for (int j = 0; j < TN; j++) {
-                    if (WP) {
-                        if (W<T>::relax_p(a[i], b[j], v[i][j])) pv[i][j] = pb[j];
-                    } else {
-                        v[i][j] = W<T>::relax(a[i], b[j], v[i][j]);
+                for (int j = 0; j < TN; j++) v[i][j] = W<T>::relax(a[i], b[j], v[i][j]);
+        }
+        if (WP) {
+            /* Predecessors: an element whose value dropped in this chunk takes P[k][j] of the
+             * first k of the chunk whose sum equals its new value (the sums are recomputed
+             * exactly as the loop formed them) -- the strict first minimum, as a compare and
+             * select at every step would find, at the cost of a rescan of the few elements
+             * that changed instead of two more instructions per relaxation. */
+#pragma unroll
+            for (int i = 0; i < TM; i++)
+#pragma unroll
+                for (int j = 0; j < TN; j++)
+                    if (v[i][j] < old[WP ? i : 0][WP ? j : 0]) {
+                        const int row = (i / 4) * RS + ty * 4 + i % 4;
+                        const int col = (j / 4) * CS + tx * 4 + j % 4;
+                        int first = 0;
+#pragma unroll 1
+                        for (int k = APSP_GPU_BK - 1; k >= 0; k--)
+                            if (W<T>::add(As[k * AS + row], Bs[k * BS + col]) == v[i][j]) first = k;
+                        pv[i][j] = PBs[first * BS + col];
                     }
-                }
         }
         if (ch + 1 < chunks) {         /* one shared stage: the next chunk waits in registers */
             __syncthreads();
