@@ -1,6 +1,6 @@
 # The `krill` command (label cli) and the installed package (label install).
 set(KRILL_CLI_DIR ${CMAKE_CURRENT_SOURCE_DIR}/cli)
-set(KRILL_CLI_ENV "KRILL_TESTDATA=${KRILL_TESTDATA_DIR};OMP_NUM_THREADS=2")
+set(KRILL_CLI_ENV "KRILL_TESTDATA=${KRILL_TESTDATA_DIR};KRILL_TESTDATA_LOCAL=${KRILL_TESTDATA_LOCAL_DIR};OMP_NUM_THREADS=2")
 
 # krill_cli_case(NAME EXIT STDOUT_ERE STDERR_ERE ARGS...): one run of krill, checked.
 function(krill_cli_case name expected out_re err_re)

@@ -75,6 +75,6 @@ int main(void)
     }
     if (d) closedir(d);
     printf("%d testdata matrices checked\n", tested);
-    CHECK(tested > 50);
+    CHECK(tested > tu_testdata_expect(50, 10));
     return tu_finish("test_csr_testdata");
 }

@@ -31,51 +31,147 @@ void tu_skip(const char *why)
     exit(77);
 }
 
+/* A folder named by environment variable `var`, or NULL when unset or not a folder. */
+static const char *env_dir(const char *var)
+{
+    const char *dir = getenv(var);
+    struct stat sb;
+    if (!dir || !*dir || stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) return NULL;
+    return dir;
+}
+
+const char *tu_testdata_shared(void) { return env_dir("KRILL_TESTDATA"); }
+const char *tu_testdata_local(void) { return env_dir("KRILL_TESTDATA_LOCAL"); }
+
 const char *tu_testdata(void)
 {
-    const char *dir = getenv("KRILL_TESTDATA");
-    struct stat sb;
-    if (!dir || stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) return NULL;
-    return dir;
+    const char *dir = tu_testdata_shared();
+    return dir ? dir : tu_testdata_local();
 }
 
 const char *tu_testdata_path(const char *rel)
 {
     static char path[4096];
-    const char *dir = tu_testdata();
-    if (!dir) return NULL;
-    snprintf(path, sizeof path, "%s/%s", dir, rel);
-    return path;
+    const char *dirs[2] = {tu_testdata_shared(), tu_testdata_local()};
+    struct stat sb;
+    for (int k = 0; k < 2; k++) {
+        if (!dirs[k]) continue;
+        snprintf(path, sizeof path, "%s/%s", dirs[k], rel);
+        if (stat(path, &sb) == 0) return path;
+    }
+    return NULL;
 }
+
+int tu_testdata_has(const char *rel)
+{
+    return tu_testdata_path(rel) != NULL;
+}
+
+int tu_testdata_expect(int full, int local)
+{
+    return tu_testdata_shared() ? full : local;
+}
+
+/* The union of the two folders' `sub` folders: file names (each once, the shared folder's
+ * copy first) with their folder, sorted by name. */
+typedef struct td_entry {
+    char *name;
+    char *path;
+} td_entry;
+
+static int td_entry_cmp(const void *pa, const void *pb)
+{
+    return strcmp(((const td_entry *)pa)->name, ((const td_entry *)pb)->name);
+}
+
+/* Fills *out (malloc'd, free with td_free) and returns how many, or -1 when neither folder
+ * has `sub`. keep(name) picks the files. */
+static int td_list(const char *sub, int (*keep)(const char *name), td_entry **out)
+{
+    const char *dirs[2] = {tu_testdata_shared(), tu_testdata_local()};
+    td_entry *list = NULL;
+    int n = 0, cap = 0, found = 0;
+    *out = NULL;
+    for (int k = 0; k < 2; k++) {
+        char dirpath[4096];
+        DIR *d;
+        if (!dirs[k]) continue;
+        snprintf(dirpath, sizeof dirpath, "%s/%s", dirs[k], sub);
+        if (!(d = opendir(dirpath))) continue;
+        found = 1;
+        for (struct dirent *e; (e = readdir(d));) {
+            char path[8192];
+            struct stat sb;
+            int seen = 0;
+            if (e->d_name[0] == '.' || !keep(e->d_name)) continue;
+            snprintf(path, sizeof path, "%s/%s", dirpath, e->d_name);
+            if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode)) continue;
+            for (int j = 0; j < n && !seen; j++) seen = strcmp(list[j].name, e->d_name) == 0;
+            if (seen) continue;     /* the shared folder's copy came first */
+            if (n == cap) {
+                cap = cap ? 2 * cap : 64;
+                list = realloc(list, (size_t)cap * sizeof *list);
+                if (!list) exit(1);
+            }
+            list[n].name = strdup(e->d_name);
+            list[n].path = strdup(path);
+            if (!list[n].name || !list[n].path) exit(1);
+            n++;
+        }
+        closedir(d);
+    }
+    if (n > 1) qsort(list, (size_t)n, sizeof *list, td_entry_cmp);
+    *out = list;
+    return found ? n : -1;
+}
+
+static void td_free(td_entry *list, int n)
+{
+    for (int k = 0; k < n; k++) {
+        free(list[k].name);
+        free(list[k].path);
+    }
+    free(list);
+}
+
+static int is_mtx_name(const char *name) { return strstr(name, ".mtx") != NULL; }
+static int any_name(const char *name) { (void)name; return 1; }
 
 int tu_for_each_square_mtx(void (*fn)(const krill_csr *a, const char *name, void *user),
                            void *user)
 {
-    const char *dir = tu_testdata_path("mtx");
-    char dirpath[4096];
-    int count = 0;
-    DIR *d;
-    if (!dir) {
-        printf("testdata absent ($KRILL_TESTDATA): real matrices skipped\n");
+    td_entry *list;
+    int n = td_list("mtx", is_mtx_name, &list), count = 0;
+    if (n < 0) {
+        printf("testdata absent ($KRILL_TESTDATA, $KRILL_TESTDATA_LOCAL): real matrices "
+               "skipped\n");
         return -1;
     }
-    snprintf(dirpath, sizeof dirpath, "%s", dir);
-    d = opendir(dirpath);
-    CHECK(d != NULL);
-    for (struct dirent *e; d && (e = readdir(d));) {
-        char path[8192];
+    for (int k = 0; k < n; k++) {
         krill_csr *a = NULL;
-        if (!strstr(e->d_name, ".mtx")) continue;
-        snprintf(path, sizeof path, "%s/%s", dirpath, e->d_name);
-        if (krill_mm_read(path, &a, NULL) != KRILL_OK) continue;
+        if (krill_mm_read(list[k].path, &a, NULL) != KRILL_OK) continue;
         if (a->n_rows == a->n_cols) {
-            fn(a, e->d_name, user);
+            fn(a, list[k].name, user);
             count++;
         }
         krill_csr_destroy(&a);
     }
-    if (d) closedir(d);
+    td_free(list, n);
     return count;
+}
+
+int tu_for_each_graph(void (*fn)(const char *path, const char *name, void *user), void *user)
+{
+    td_entry *list;
+    int n = td_list("graphs", any_name, &list);
+    if (n < 0) {
+        printf("testdata absent ($KRILL_TESTDATA, $KRILL_TESTDATA_LOCAL): real graphs "
+               "skipped\n");
+        return -1;
+    }
+    for (int k = 0; k < n; k++) fn(list[k].path, list[k].name, user);
+    td_free(list, n);
+    return n;
 }
 
 double tu_max_rel_diff(const double *x, const double *y, int64_t n)

@@ -53,16 +53,42 @@ int tu_finish(const char *name);
 /* Exit 77 (ctest: skipped) with a message. */
 void tu_skip(const char *why);
 
-/* The testdata folder ($KRILL_TESTDATA), or NULL if absent. */
-const char *tu_testdata(void);
-/* Path of testdata file `rel` in a static buffer, or NULL if the folder is absent. */
-const char *tu_testdata_path(const char *rel);
+/* Test data lives in two folders (doc/testdata.md): the full shared set
+ * ($KRILL_TESTDATA, CMake's KRILL_TESTDATA_DIR, ../shared/testdata by default), which may be
+ * absent, and the small curated set committed with the project ($KRILL_TESTDATA_LOCAL,
+ * KRILL_TESTDATA_LOCAL_DIR, testdata/ of the source tree). Each has mtx/, graphs/ and
+ * MANIFEST.tsv; a file present in both is the same file, and the shared copy is used. */
 
-/* Call fn(a, file name, user) for every square matrix of testdata's mtx/ that krill reads
- * (the ones it refuses are the io tests' business). Returns how many, or -1 after printing
- * a message when the folder is absent. */
+/* The shared folder, or else the local one, or NULL when neither exists. A given file may
+ * still be absent from it (the local set is small): look files up with tu_testdata_path. */
+const char *tu_testdata(void);
+/* Each folder alone, or NULL when its variable is unset or it does not exist. */
+const char *tu_testdata_shared(void);
+const char *tu_testdata_local(void);
+/* Path of testdata file (or folder) `rel`: the shared folder's when it exists there, else
+ * the local folder's when it exists there, else NULL. In a static buffer (the next call
+ * overwrites it). A folder such as "mtx" is thus one folder, not the union: use the
+ * iterators below for the union. */
+const char *tu_testdata_path(const char *rel);
+/* 1 when tu_testdata_path(rel) finds it, else 0. */
+int tu_testdata_has(const char *rel);
+/* A floor for a count of testdata files a test walked: `full` when the shared (full) set is
+ * there, `local` when only the small local set is (CHECK(tested > tu_testdata_expect(50,
+ * 10))): the check still catches a walk that silently read nothing. */
+int tu_testdata_expect(int full, int local);
+
+/* Call fn(a, file name, user) for every square matrix that krill reads in the union of the
+ * two folders' mtx/ (each file name once, the shared copy first; by name). Those it refuses
+ * are the io tests' business. Returns how many, or -1 after printing "testdata absent" when
+ * neither folder has mtx/. */
 int tu_for_each_square_mtx(void (*fn)(const krill_csr *a, const char *name, void *user),
                            void *user);
+
+/* Call fn(path, file name, user) for every file of the union of the two folders' graphs/
+ * (each name once, the shared copy first; sorted by name): DIMACS *.gr, METIS *.graph, SNAP
+ * *.txt edge lists, any of them gzip-compressed (*.gz). Returns how many, or -1 after
+ * printing "testdata absent" when neither folder has graphs/. */
+int tu_for_each_graph(void (*fn)(const char *path, const char *name, void *user), void *user);
 
 /* max_i |x_i - y_i| / max(max_i |y_i|, tiny) */
 double tu_max_rel_diff(const double *x, const double *y, int64_t n);
