@@ -22,7 +22,7 @@ typedef enum krill_graph_format {
                                 ".graph" METIS, ".mtx" Matrix Market, anything else an
                                 edge list */
     KRILL_GRAPH_DIMACS,      /* 9th DIMACS challenge: "c" comments, "p sp N M", M lines
-                                "a U V W" (vertices 1..N, integer W) */
+                                "a U V W" (vertices 1..N, integer W, |W| < 2^53) */
     KRILL_GRAPH_METIS,       /* METIS: header "n m [fmt [ncon]]", then line v lists v's
                                 neighbours (1-based); fmt 0/1/001/011/10/100/...: edge
                                 weights follow each neighbour when fmt's last digit is 1,
@@ -32,7 +32,10 @@ typedef enum krill_graph_format {
                                 absent); blanks or tabs, CRLF accepted */
     KRILL_GRAPH_MTX          /* Matrix Market, square: entry (i, j) = weight of arc i -> j;
                                 `pattern` = weight 1; `symmetric` = both directions;
-                                duplicates keep the smallest weight */
+                                `skew-symmetric` = i -> j with the value, j -> i with its
+                                negation (the matrix's entries); `array` = every value an
+                                arc, zeros included; duplicates keep the smallest weight.
+                                Rectangular and complex files: KRILL_ERR_UNSUPPORTED */
 } krill_graph_format;
 
 /* How an edge list numbers its vertices. */
@@ -86,7 +89,8 @@ const char *krill_graph_format_name(krill_graph_format format);
  *   grid2d:R,C             a road-like R x C grid: arcs both ways between 4-neighbours,
  *                          integer weights in [1, 100] from the positions
  *   complete:N             every arc u -> v, u != v, weight 1 + (u * 7 + v * 13) mod 97
- * Bad specs fail with KRILL_ERR_ARG naming the part. */
+ * At most INT32_MAX vertices and INT32_MAX arcs (complete: N <= 46341). Bad specs fail
+ * with KRILL_ERR_ARG naming the part. */
 krill_status krill_graph_gen(const char *spec, krill_csr **graph);
 
 /* One line per graph generator, NULL-terminated. */
