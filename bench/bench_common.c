@@ -1,8 +1,9 @@
-/* bench/bench_common.c - clock, medians, matrix loading and the binary dump of the
- * benchmark programs (see bench_common.h). */
+/* bench/bench_common.c - clock, medians, repeated work, lists, matrix loading and the
+ * binary dump of the benchmark programs (see bench_common.h). */
 #include "bench/bench_common.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -108,6 +109,75 @@ void bench_clock_destroy(bench_clock **clock)
 const char *bench_clock_kind(const bench_clock *clock)
 {
     return clock->ev_start ? "cuda-events" : "host";
+}
+
+/* ---- repeated work ------------------------------------------------------------------- */
+
+krill_status bench_repeat(bench_work_fn work, void *user, int warmup, int runs, int count,
+                          double *samples, double *medians)
+{
+    krill_status st = KRILL_OK;
+    double *all = NULL, *column = NULL, *figures = NULL;
+    for (int k = 0; k < count; k++) medians[k] = 0.0;
+    KRILL_REQUIRE(runs >= 1 && warmup >= 0 && count >= 1,
+                  "bench_repeat: runs = %d (>= 1), warmup = %d (>= 0), count = %d (>= 1)",
+                  runs, warmup, count);
+    KRILL_ALLOC(all, (size_t)runs * (size_t)count);
+    KRILL_ALLOC(column, runs);
+    KRILL_ALLOC(figures, count);
+    for (int w = 0; w < warmup; w++) KRILL_TRY(work(user, figures));
+    for (int r = 0; r < runs; r++) {
+        KRILL_TRY(work(user, figures));
+        memcpy(all + (size_t)r * count, figures, (size_t)count * sizeof *figures);
+    }
+    for (int k = 0; k < count; k++) {
+        for (int r = 0; r < runs; r++) column[r] = all[(size_t)r * count + k];
+        medians[k] = bench_median(column, runs);
+    }
+    if (samples) memcpy(samples, all, (size_t)runs * (size_t)count * sizeof *all);
+cleanup:
+    krill_free(all);
+    krill_free(column);
+    krill_free(figures);
+    return st;
+}
+
+/* ---- lists --------------------------------------------------------------------------- */
+
+int bench_list_next(const char **p, char *item, size_t size)
+{
+    const size_t len = strcspn(*p, ",");
+    int rc = -1;
+    if (**p != '\0' && len > 0 && len < size) {
+        memcpy(item, *p, len);
+        item[len] = '\0';
+        *p += len + ((*p)[len] == ',');
+        rc = 0;
+    }
+    return rc;
+}
+
+int bench_parse_ints(const char *text, int *v, int max, int *count, int lo, int hi)
+{
+    const char *p = text;
+    char item[32];
+    int rc = 0;
+    *count = 0;
+    while (rc == 0 && *p) {
+        char *end = NULL;
+        long value;
+        if (bench_list_next(&p, item, sizeof item) != 0 || *count >= max) {
+            rc = -1;
+            break;
+        }
+        errno = 0;
+        value = strtol(item, &end, 10);
+        if (end == item || *end != '\0' || errno == ERANGE || value < lo || value > hi)
+            rc = -1;
+        else
+            v[(*count)++] = (int)value;
+    }
+    return rc == 0 && *count > 0 ? 0 : -1;
 }
 
 /* ---- inputs -------------------------------------------------------------------------- */
@@ -248,6 +318,15 @@ void bench_json_string(FILE *f, const char *s)
             fputc(c, f);
     }
     fputc('"', f);
+}
+
+void bench_json_number(FILE *f, const char *key, double v, int last)
+{
+    bench_json_string(f, key);
+    if (isfinite(v))
+        fprintf(f, ": %.6e%s", v, last ? "" : ", ");
+    else
+        fprintf(f, ": null%s", last ? "" : ", ");
 }
 
 krill_status bench_rhs_ones(const krill_csr *a, double **b)

@@ -1,5 +1,6 @@
 /* bench/bench_common.h - what the benchmark programs share: a clock that times work queued
- * on a context (CUDA events on the GPU, the host clock on the CPU), medians, loading a
+ * on a context (CUDA events on the GPU, the host clock on the CPU), medians, a loop that
+ * repeats a unit of work and takes the medians of its figures, list parsing, loading a
  * matrix by SPEC or file, and the binary dump that the peer scripts read.
  *
  * The binary dump (all little-endian, no padding):
@@ -31,6 +32,26 @@ krill_status bench_clock_stop(bench_clock *clock, double *seconds);
 void bench_clock_destroy(bench_clock **clock);
 const char *bench_clock_kind(const bench_clock *clock);   /* "cuda-events" or "host" */
 
+/* Repeat one unit of work and take medians (the timing loop that bench_apsp and later
+ * programs share). `work` does the unit once and fills `count` figures of it (seconds,
+ * usually: the unit's own timings, or what bench_clock measured around it). It runs
+ * `warmup` times with its figures dropped, then `runs` times; medians[k] = the median of
+ * figure k over the runs (each figure its own median). samples (may be NULL): room for
+ * runs x count, one row per run. Stops at the first failing call and returns its status;
+ * medians are then left at 0. */
+typedef krill_status (*bench_work_fn)(void *user, double *figures);
+krill_status bench_repeat(bench_work_fn work, void *user, int warmup, int runs, int count,
+                          double *samples, double *medians);
+
+/* A comma-separated list of integers in [lo, hi] into v (at most max); 0 on success, -1 on
+ * an empty or bad list (a non-number, a value out of range, too many). */
+int bench_parse_ints(const char *text, int *v, int max, int *count, int lo, int hi);
+
+/* The next item of a comma-separated list: copies it into item (size bytes) and advances
+ * *p past it and its comma. Returns 0, or -1 at the end of the list or on an empty or
+ * too long item. */
+int bench_list_next(const char **p, char *item, size_t size);
+
 /* A matrix by name: a path to an existing file is read as Matrix Market, anything else
  * is a krill_gen SPEC. *seconds receives the load time. */
 krill_status bench_load_matrix(const char *name, krill_csr **csr, double *seconds);
@@ -51,6 +72,8 @@ krill_status bench_dump_vec(const char *path, const double *x, int64_t n);
 
 /* Write s as a JSON string literal (quoted, escaped). */
 void bench_json_string(FILE *f, const char *s);
+/* Write "key": v (%.6e; null when v is NaN or infinite), then ", " unless last. */
+void bench_json_number(FILE *f, const char *key, double v, int last);
 
 /* A context for the device asked for (threads: 0 = OpenMP's default). Prints what failed. */
 krill_status bench_ctx_create(krill_device device, int threads, krill_ctx **ctx);
