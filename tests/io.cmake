@@ -2,3 +2,4 @@
 krill_test(test_mm_read test_mm_read.c LABELS unit)
 krill_test(test_mm_write test_mm_write.c LABELS unit)
 krill_test(test_mm_testdata test_mm_testdata.c LABELS data)
+krill_test(test_npy_write test_npy_write.c LABELS unit)
