@@ -1,5 +1,5 @@
 /* apps/cli_impl.h - what the files of the `krill` command share: the subcommand table,
- * exit codes, the strict option parser, the JSON writer and the solve report. */
+ * exit codes, the strict option parser, the JSON writer, the solve and APSP reports. */
 #ifndef KRILL_CLI_IMPL_H
 #define KRILL_CLI_IMPL_H
 
@@ -49,6 +49,7 @@ extern const cli_command cli_gen_command;
 extern const cli_command cli_info_command;
 extern const cli_command cli_formats_command;
 extern const cli_command cli_dot_command;
+extern const cli_command cli_apsp_command;
 
 /* ---- option parsing --------------------------------------------------------------------
  * Options are written "--name VALUE" or "--name=VALUE"; "--" ends the options. Every
@@ -192,6 +193,48 @@ void cli_formats_json(FILE *out, const cli_formats_report *report);
 void cli_formats_csv(FILE *out, const cli_formats_report *report);
 /* The two-panel horizontal bar chart (memory in MB; SpMV time in microseconds) as SVG. */
 void cli_formats_svg(FILE *out, const cli_formats_report *report);
+
+/* ---- the APSP report (cmd_apsp.c loads and solves; apsp_report.c prints the summary and
+ * the JSON, and shows the progress line) -------------------------------------------- */
+typedef struct cli_apsp_report {
+    const char *source;          /* file name or generator spec */
+    int generated;               /* --gen: graph.format is AUTO */
+    krill_graph_info graph;      /* from the reader, or counted from a generated graph */
+    double load_seconds;         /* reading or generating the graph */
+    krill_apsp_weight weight;
+    const char *weight_why;      /* why this weight type */
+    const char *device;          /* krill_ctx_describe */
+    int threads;                 /* OpenMP threads of a CPU context, else 0 */
+    krill_apsp_info info;        /* from krill_apsp_solve */
+    const krill_apsp *result;    /* NULL when the solve failed (a negative cycle) */
+    int64_t unreachable;         /* krill_apsp_summary */
+    double max_finite;
+    uint64_t checksum;
+    int peak_ok;                 /* krill_apsp_peak succeeded */
+    double peak;                 /* its relaxations per second */
+    int path_asked;              /* --path U V */
+    int32_t path_from, path_to;
+    const int32_t *path;         /* its vertices, path_len of them (0: unreachable) */
+    int32_t path_len;
+    const char *out_path;        /* --out, or NULL */
+    const char *pred_path;       /* --pred, or NULL */
+} cli_apsp_report;
+
+void cli_apsp_human(FILE *out, const cli_apsp_report *report);
+void cli_apsp_json(FILE *out, const cli_apsp_report *report);
+/* "%.0f" for int32, "%.9g" for float, "%.17g" for double, "inf" for +infinity */
+void cli_apsp_format_dist(char *buf, size_t len, krill_apsp_weight weight, double value);
+
+/* The live progress line "\r  apsp  37%" on stderr (a krill_apsp_progress_fn): shown once
+ * the solve has run for a second, updated at most ~10 times a second. */
+typedef struct cli_apsp_progress {
+    double start;                /* cli_seconds() when the solve began */
+    double last_print;
+    int printed;                 /* a line is on screen and must be cleared */
+} cli_apsp_progress;
+
+int cli_apsp_progress_show(double fraction, void *progress);
+void cli_apsp_progress_clear(cli_apsp_progress *progress);
 
 double cli_seconds(void);        /* monotonic wall clock */
 

@@ -10,6 +10,7 @@ static const cli_command *const commands[] = {
     &cli_info_command,
     &cli_formats_command,
     &cli_dot_command,
+    &cli_apsp_command,
 };
 enum { N_COMMANDS = sizeof commands / sizeof commands[0] };
 
@@ -26,8 +27,9 @@ static void usage(FILE *out)
     fprintf(out,
             "usage: krill COMMAND [ARGS]\n"
             "\n"
-            "krill solves sparse linear systems Ax = b with Krylov methods (GMRES, CG) on the\n"
-            "CPU (OpenMP) or an NVIDIA GPU (CUDA).\n"
+            "krill solves sparse linear systems Ax = b with Krylov methods (GMRES, CG) and\n"
+            "all-pairs shortest paths of weighted graphs (blocked Floyd-Warshall) on the CPU\n"
+            "(OpenMP) or an NVIDIA GPU (CUDA).\n"
             "\n"
             "commands:\n");
     for (int k = 0; k < N_COMMANDS; k++)

@@ -156,3 +156,55 @@ endforeach()
 add_test(NAME cli_repro_gpu COMMAND bash ${KRILL_CLI_DIR}/repro.sh $<TARGET_FILE:krill_cli> gpu)
 set_tests_properties(cli_repro_gpu PROPERTIES LABELS "cli;gpu" SKIP_RETURN_CODE 77
                      ENVIRONMENT "${KRILL_CLI_ENV}")
+
+# krill apsp (all-pairs shortest paths): argument errors here, the multi-step cases (the
+# summary, JSON, paths, files, checksums across methods and threads) in cli/apsp.sh.
+krill_cli_case(apsp_help 0 "^usage: krill apsp GRAPH.--gen SPEC" "" apsp --help)
+krill_cli_case(apsp_help_gen_specs 0 "random:N" "" help apsp)
+krill_cli_case(help_lists_apsp 0 "^  apsp +all-pairs shortest paths" "" help)
+krill_cli_case(apsp_unknown_option 2 "" "unknown option '--bogus'" apsp --gen random:20 --bogus)
+krill_cli_case(apsp_file_and_gen 2 "" "either a graph file or --gen" apsp g.gr --gen random:20)
+krill_cli_case(apsp_no_graph 2 "" "missing the graph" apsp)
+krill_cli_case(apsp_two_files 2 "" "unexpected argument 'b.gr'" apsp a.gr b.gr)
+krill_cli_case(apsp_bad_weights 2 "" "--weights expects one of int32, float, double; got 'int64'"
+               apsp --gen random:20 --weights int64)
+krill_cli_case(apsp_bad_method 2 "" "--method expects one of auto, .*fw-a.*; got 'fw-z'" apsp
+               --gen random:20 --method fw-z)
+krill_cli_case(apsp_bad_device 2 "" "--device expects one of auto, cpu, gpu" apsp --gen random:20
+               --device tpu)
+krill_cli_case(apsp_bad_format 2 "" "--format expects one of auto, dimacs" apsp g.gr --format csv)
+krill_cli_case(apsp_bad_ids 2 "" "--ids expects one of remap, 0, 1" apsp g.txt --ids 2)
+krill_cli_case(apsp_format_with_gen 2 "" "--format applies to graph files" apsp --gen random:20
+               --format dimacs)
+krill_cli_case(apsp_path_out_of_range 2 "" "--path 0 20: vertex 20 is out of range" apsp
+               --gen random:20 --path 0 20)
+krill_cli_case(apsp_path_negative 2 "" "--path -1 3: vertex -1 is out of range" apsp
+               --gen random:20 --path -1 3)
+krill_cli_case(apsp_path_comma_out_of_range 2 "" "vertex 25 is out of range" apsp --gen random:20
+               --path 25,1)
+krill_cli_case(apsp_path_one_value 2 "" "--path expects two vertices.*got '3'" apsp
+               --gen random:20 --path 3)
+krill_cli_case(apsp_path_garbage 2 "" "--path expects two vertices.*got '1,x'" apsp
+               --gen random:20 --path 1,x)
+krill_cli_case(apsp_pred_not_npy 2 "" "--pred p.txt: P is written as .npy only" apsp
+               --gen random:20 --pred p.txt)
+krill_cli_case(apsp_out_bad_extension 2 "" "--out d.csv: unknown extension" apsp --gen random:20
+               --out d.csv)
+krill_cli_case(apsp_out_unwritable 2 "" "no-such-dir/d.npy" apsp --gen random:20 --device cpu
+               --out no-such-dir/d.npy)
+krill_cli_case(apsp_threads_zero 2 "" "--threads" apsp --gen random:20 --threads 0)
+krill_cli_case(apsp_tile_zero 2 "" "--tile" apsp --gen random:20 --tile 0)
+krill_cli_case(apsp_missing_file 2 "" "no-such.gr" apsp no-such.gr)
+krill_cli_case(apsp_bad_spec 2 "" "" apsp --gen random:abc)
+krill_cli_case(apsp_gen_runs 0 "^ +checksum [0-9a-f]{16} " "" apsp --gen random:100
+               --device cpu)
+foreach(scenario summary json path negative negative_cycle malformed edgelist outputs methods
+                 testdata no_gpu)
+  add_test(NAME cli_apsp_${scenario} COMMAND bash ${KRILL_CLI_DIR}/apsp.sh
+           $<TARGET_FILE:krill_cli> ${scenario})
+  set_tests_properties(cli_apsp_${scenario} PROPERTIES LABELS cli SKIP_RETURN_CODE 77
+                       ENVIRONMENT "${KRILL_CLI_ENV}")
+endforeach()
+add_test(NAME cli_apsp_gpu COMMAND bash ${KRILL_CLI_DIR}/apsp.sh $<TARGET_FILE:krill_cli> gpu)
+set_tests_properties(cli_apsp_gpu PROPERTIES LABELS "cli;gpu" SKIP_RETURN_CODE 77
+                     ENVIRONMENT "${KRILL_CLI_ENV}")
