@@ -74,7 +74,7 @@ static krill_status check_weights(apsp_run *run)
 /* auto: on the GPU fw-a (blocked FW); on the CPU Dijkstra from every source when no
  * weight is negative and its estimated work, n (m + n) log2 n heap steps at about
  * DIJKSTRA_STEP_COST relaxations each, is below FW's n^3 relaxations; else fw-a. */
-#define DIJKSTRA_STEP_COST 40.0
+#define DIJKSTRA_STEP_COST 20.0
 
 static krill_status choose_method(apsp_run *run, const char *asked, const apsp_method **method,
                                   char *why, size_t why_size)

@@ -52,6 +52,15 @@
 
 static cudaStream_t stream_of(apsp_run *run) { return (cudaStream_t)run->ctx->cuda->stream; }
 
+/* The device layer's state (run->device_state). */
+typedef struct gpu_state {
+    cudaEvent_t *events;
+    int n_events;
+    int *big;                    /* the int32 packing flag (k_minplus); device memory */
+} gpu_state;
+
+static int *big_flag(apsp_run *run) { return ((gpu_state *)run->device_state)->big; }
+
 static krill_status cuda_ok(cudaError_t e, const char *what)
 {
     krill_status st = KRILL_OK;
@@ -170,13 +179,26 @@ __global__ void k_init_arcs(T *d, int32_t *p, int64_t npad, int32_t n, const int
     }
 }
 
+/* int32 predecessors by packed keys: a product with P stages 32 a and 32 b + (k + 1) for the
+ * chunk's step k, so one DPX min(a + b, c) on keys gives the minimum and, in the low five
+ * bits, the first step that reached it (0: the old value stands, which wins ties -- the
+ * strict rule). Exact while every finite operand lies in (-R, R): an operand >= hi (INF) is
+ * staged as Q, sums of finite operands stay below 2R = T, sums with an INF operand are at
+ * least Q - R > T, and 32 (Q + Q) + 16 < 2^31. A decoded value >= T is INF. Every kernel
+ * that writes a finite |value| >= R into D sets *big, after which the products use the
+ * compare-and-select loop (stream order makes the flag current for the next launch). */
+#define APSP_PACK_R (1 << 23)
+#define APSP_PACK_T (1 << 24)
+#define APSP_PACK_Q ((1 << 25) - 1)
+
 /* ---- the tile kernels: pivot and panels (dependent steps) -------------------------------- */
 
 /* role per block: pivot_only -> tile (K,K); else blocks 0..nt-2 the row panel (K,J),
  * blocks nt-1..2nt-3 the column panel (I,K). */
 template <typename T, bool WP>
 __global__ void __launch_bounds__(APSP_TILE_THREADS)
-k_fw_tile(T *d, int32_t *p, int64_t ld, int32_t K, int32_t nt, int32_t hi, int pivot_only)
+k_fw_tile(T *d, int32_t *p, int64_t ld, int32_t K, int32_t nt, int32_t hi, int pivot_only,
+          int *big)
 {
     constexpr int t = APSP_GPU_TILE, R = t / 32;
     extern __shared__ __align__(16) unsigned char smem[];
@@ -256,6 +278,7 @@ k_fw_tile(T *d, int32_t *p, int64_t ld, int32_t K, int32_t nt, int32_t hi, int p
         }
         __syncthreads();
     }
+    bool large = false;
 #pragma unroll
     for (int r = 0; r < R; r++)
 #pragma unroll
@@ -263,7 +286,11 @@ k_fw_tile(T *d, int32_t *p, int64_t ld, int32_t K, int32_t nt, int32_t hi, int p
             int64_t off = (int64_t)(ty + 32 * r) * ld + tx + 32 * c;
             tile[off] = v[r][c];
             if (WP) ptile[off] = pv[r][c];
+            if (WP && sizeof(T) == 4 && (T)0.5 == (T)0)    /* int32: the packing flag */
+                large |= !W<T>::is_inf(v[r][c]) && (v[r][c] >= (T)APSP_PACK_R ||
+                                                   v[r][c] <= -(T)APSP_PACK_R);
         }
+    if (large) atomicOr(big, 1);
 }
 
 template <typename T, bool WP>
@@ -285,7 +312,7 @@ static krill_status launch_tile(apsp_run *run, int32_t K, int pivot_only)
                                                cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                (int)smem), "shared memory of the tile kernel"));
         k_fw_tile<T, WP><<<blocks, APSP_TILE_THREADS, smem, stream_of(run)>>>(
-            (T *)run->d, run->p, run->npad, K, nt, run->clamp_hi, pivot_only);
+            (T *)run->d, run->p, run->npad, K, nt, run->clamp_hi, pivot_only, big_flag(run));
         KRILL_TRY(krill_cuda_check_launch(pivot_only ? "apsp pivot tile" : "apsp panel tiles"));
     }
 cleanup:
@@ -305,7 +332,13 @@ struct mp_args {
     int32_t *pcout;
     int64_t lda, ldb, ldc, ldo;
     int32_t kdim, skip, hi;
+    int *big;                    /* int32 with P: set once a finite |value| >= APSP_PACK_R */
 };
+
+static __device__ __forceinline__ int32_t pack_cap(int32_t x, int32_t hi)
+{
+    return x >= hi ? APSP_PACK_Q : x;
+}
 
 /* Block origin after skipping the pivot band. */
 static __device__ __forceinline__ int64_t skip_band(int64_t x, int32_t skip)
@@ -334,25 +367,31 @@ struct chunk {
             if (WP) pb[q] = PB[(int64_t)(k0 + row) * ldb + col];
         }
     }
-    /* into shared: As[k][row] (k-major, rows padded), Bs[k][col], PBs[k][col] */
-    __device__ __forceinline__ void store(T *As, T *Bs, int32_t *PBs) const
+    /* into shared: As[k][row] (k-major, rows padded), Bs[k][col], PBs[k][col]; packed:
+       the keys of the int32 predecessor scheme above */
+    __device__ __forceinline__ void store(T *As, T *Bs, int32_t *PBs, bool packed, int32_t hi) const
     {
 #pragma unroll
         for (int q = 0; q < NA; q++) {
             int e = threadIdx.x + q * NT, row = e / APSP_GPU_BK, col = e % APSP_GPU_BK;
-            As[col * (BM + APSP_SPAD) + row] = a[q];
+            T x = a[q];
+            if (packed) x = (T)(32 * pack_cap((int32_t)x, hi));
+            As[col * (BM + APSP_SPAD) + row] = x;
         }
 #pragma unroll
         for (int q = 0; q < NB; q++) {
             int e = threadIdx.x + q * NT, row = e / 128, col = e % 128;
-            Bs[row * (128 + APSP_SPAD) + col] = b[q];
+            T x = b[q];
+            if (packed) x = (T)(32 * pack_cap((int32_t)x, hi) + row + 1);
+            Bs[row * (128 + APSP_SPAD) + col] = x;
             if (WP) PBs[row * (128 + APSP_SPAD) + col] = pb[q];
         }
     }
 };
 
-/* Method A: TM x TN per thread; rows g*(BM/(TM/4)) + ty*4 + {0..3}, columns likewise. With
- * predecessors the relaxation loop is the same; see the rescan after each chunk. */
+/* Method A: TM x TN per thread; rows g*(BM/(TM/4)) + ty*4 + {0..3}, columns likewise.
+ * Predecessors: int32 by packed keys (above) while every finite value fits, else -- and for
+ * float and double -- a compare and select at every relaxation. */
 template <typename T, bool WP, int BM, int TM, int TN>
 __global__ void __launch_bounds__((BM / TM) * (128 / TN))
 k_minplus(mp_args g)
@@ -360,6 +399,7 @@ k_minplus(mp_args g)
     constexpr int NT = (BM / TM) * (128 / TN), TXN = 128 / TN;
     constexpr int RS = BM / (TM / 4), CS = 128 / (TN / 4);      /* row / column group strides */
     constexpr int AS = BM + APSP_SPAD, BS = 128 + APSP_SPAD;
+    constexpr bool I32 = sizeof(T) == 4 && (T)0.5 == (T)0;
     __shared__ __align__(16) T As[APSP_GPU_BK * AS];
     __shared__ __align__(16) T Bs[APSP_GPU_BK * BS];
     __shared__ __align__(16) int32_t PBs[WP ? APSP_GPU_BK * BS : 1];
@@ -369,6 +409,7 @@ k_minplus(mp_args g)
     const T *A = (const T *)g.a + r0 * g.lda;
     const T *B = (const T *)g.b + c0;
     const int32_t *PB = WP ? g.pb + c0 : nullptr;
+    const bool packed = WP && I32 && *(volatile int *)g.big == 0;    /* uniform per launch */
     T v[TM][TN];
     int32_t pv[WP ? TM : 1][WP ? TN : 1];
     {
@@ -382,70 +423,87 @@ k_minplus(mp_args g)
                 V4<T>::ld(C + row * g.ldc + col, &v[i][jg * 4]);
                 if (WP) V4<int32_t>::ld(g.pcin + (r0 + row) * g.ldc + c0 + col, &pv[i][jg * 4]);
             }
+            if (packed)
+#pragma unroll
+                for (int j = 0; j < TN; j++) v[i][j] = (T)(32 * pack_cap((int32_t)v[i][j], g.hi));
         }
     }
     chunk<T, WP, BM, NT> next;
     next.load(A, B, PB, g.lda, g.ldb, 0);
-    next.store(As, Bs, PBs);
+    next.store(As, Bs, PBs, packed, g.hi);
     __syncthreads();
     const int chunks = g.kdim / APSP_GPU_BK;
     for (int ch = 0; ch < chunks; ch++) {
-        T old[WP ? TM : 1][WP ? TN : 1];
         if (ch + 1 < chunks) next.load(A, B, PB, g.lda, g.ldb, (ch + 1) * APSP_GPU_BK);
-        if (WP) {
+        if (!WP || packed) {
 #pragma unroll
-            for (int i = 0; i < TM; i++)
+            for (int k = 0; k < APSP_GPU_BK; k++) {
+                T a[TM], b[TN];
 #pragma unroll
-                for (int j = 0; j < TN; j++) old[WP ? i : 0][WP ? j : 0] = v[i][j];
-        }
+                for (int ig = 0; ig < TM / 4; ig++)
+                    V4<T>::ld(&As[k * AS + ig * RS + ty * 4], &a[ig * 4]);
 #pragma unroll
-        for (int k = 0; k < APSP_GPU_BK; k++) {
-            T a[TM], b[TN];
+                for (int jg = 0; jg < TN / 4; jg++)
+                    V4<T>::ld(&Bs[k * BS + jg * CS + tx * 4], &b[jg * 4]);
 #pragma unroll
-            for (int ig = 0; ig < TM / 4; ig++)
-                V4<T>::ld(&As[k * AS + ig * RS + ty * 4], &a[ig * 4]);
+                for (int i = 0; i < TM; i++)
 #pragma unroll
-            for (int jg = 0; jg < TN / 4; jg++)
-                V4<T>::ld(&Bs[k * BS + jg * CS + tx * 4], &b[jg * 4]);
+                    for (int j = 0; j < TN; j++) v[i][j] = W<T>::relax(a[i], b[j], v[i][j]);
+            }
+            if (WP) {                   /* decode the keys: the step that set each minimum */
 #pragma unroll
-            for (int i = 0; i < TM; i++)
+                for (int i = 0; i < TM; i++)
 #pragma unroll
-                for (int j = 0; j < TN; j++) v[i][j] = W<T>::relax(a[i], b[j], v[i][j]);
-        }
-        if (WP) {
-            /* Predecessors: an element whose value dropped in this chunk takes P[k][j] of the
-             * first k of the chunk whose sum equals its new value (the sums are recomputed
-             * exactly as the loop formed them) -- the strict first minimum, as a compare and
-             * select at every step would find, at the cost of a rescan of the few elements
-             * that changed instead of two more instructions per relaxation. */
-#pragma unroll
-            for (int i = 0; i < TM; i++)
-#pragma unroll
-                for (int j = 0; j < TN; j++)
-                    if (v[i][j] < old[WP ? i : 0][WP ? j : 0]) {
-                        const int row = (i / 4) * RS + ty * 4 + i % 4;
-                        const int col = (j / 4) * CS + tx * 4 + j % 4;
-                        int first = 0;
-#pragma unroll 1
-                        for (int k = APSP_GPU_BK - 1; k >= 0; k--)
-                            if (W<T>::add(As[k * AS + row], Bs[k * BS + col]) == v[i][j]) first = k;
-                        pv[i][j] = PBs[first * BS + col];
+                    for (int j = 0; j < TN; j++) {
+                        const int32_t key = (int32_t)v[i][j], step = key & 31;
+                        if (step) {
+                            pv[i][j] = PBs[(step - 1) * BS + (j / 4) * CS + tx * 4 + j % 4];
+                            v[i][j] = (T)(key & ~31);
+                        }
                     }
+            }
+        } else {
+#pragma unroll 2
+            for (int k = 0; k < APSP_GPU_BK; k++) {
+                T a[TM], b[TN];
+                int32_t pb[TN];
+#pragma unroll
+                for (int ig = 0; ig < TM / 4; ig++)
+                    V4<T>::ld(&As[k * AS + ig * RS + ty * 4], &a[ig * 4]);
+#pragma unroll
+                for (int jg = 0; jg < TN / 4; jg++) {
+                    V4<T>::ld(&Bs[k * BS + jg * CS + tx * 4], &b[jg * 4]);
+                    V4<int32_t>::ld(&PBs[k * BS + jg * CS + tx * 4], &pb[jg * 4]);
+                }
+#pragma unroll
+                for (int i = 0; i < TM; i++)
+#pragma unroll
+                    for (int j = 0; j < TN; j++)
+                        if (W<T>::relax_p(a[i], b[j], v[i][j])) pv[WP ? i : 0][WP ? j : 0] = pb[j];
+            }
         }
         if (ch + 1 < chunks) {         /* one shared stage: the next chunk waits in registers */
             __syncthreads();
-            next.store(As, Bs, PBs);
+            next.store(As, Bs, PBs, packed, g.hi);
             __syncthreads();
         }
     }
     T *C = (T *)g.cout + r0 * g.ldo + c0;
+    bool big = false;
 #pragma unroll
     for (int i = 0; i < TM; i++) {
         const int row = (i / 4) * RS + ty * 4 + i % 4;
 #pragma unroll
         for (int j = 0; j < TN; j++) {
-            T f = W<T>::fix(v[i][j], g.hi);
+            T f;
+            if (packed) {
+                const int32_t x = (int32_t)v[i][j] >> 5;
+                f = (T)(x >= APSP_PACK_T ? APSP_I32_INF : x);
+            } else {
+                f = W<T>::fix(v[i][j], g.hi);
+            }
             if (WP && W<T>::is_inf(f)) pv[i][j] = KRILL_APSP_NO_PRED;
+            if (WP && I32) big |= !W<T>::is_inf(f) && (f >= (T)APSP_PACK_R || f <= -(T)APSP_PACK_R);
             v[i][j] = f;
         }
 #pragma unroll
@@ -455,6 +513,7 @@ k_minplus(mp_args g)
             if (WP) V4<int32_t>::st(g.pcout + (r0 + row) * g.ldo + c0 + col, &pv[i][jg * 4]);
         }
     }
+    if (big) atomicOr(g.big, 1);
 }
 
 /* Method B: 512 threads on a BM x 128 tile; thread = column tid % 128 and BM/4 rows of group
@@ -490,7 +549,7 @@ k_minplus_b(mp_args g)
     }
     chunk<T, WP, BM, NT> next;
     next.load(A, B, PB, g.lda, g.ldb, 0);
-    next.store(As, Bs, PBs);
+    next.store(As, Bs, PBs, false, 0);
     __syncthreads();
     const int chunks = g.kdim / APSP_GPU_BK;
     for (int ch = 0; ch < chunks; ch++) {
@@ -511,7 +570,7 @@ k_minplus_b(mp_args g)
         }
         if (ch + 1 < chunks) {         /* one shared stage: the next chunk waits in registers */
             __syncthreads();
-            next.store(As, Bs, PBs);
+            next.store(As, Bs, PBs, false, 0);
             __syncthreads();
         }
     }
@@ -610,6 +669,7 @@ static krill_status rest_round(apsp_run *run, int32_t K, int method_b)
     g.kdim = APSP_GPU_TILE;
     g.skip = K;
     g.hi = run->clamp_hi;
+    g.big = big_flag(run);
     return launch_product<T, WP>(run, g, ld - t, ld - t, method_b);
 }
 
@@ -662,6 +722,7 @@ static krill_status rec_product(apsp_run *run, int64_t rc, int64_t cc, int64_t r
     g.kdim = (int32_t)kd;
     g.skip = INT32_MAX / APSP_GPU_TILE;
     g.hi = run->clamp_hi;
+    g.big = big_flag(run);
     if (alias) {
         g.cout = rs->tmp;
         g.pcout = WP ? rs->ptmp : nullptr;
@@ -747,11 +808,6 @@ static krill_status gpu_rec_whole(apsp_run *run) { return APSP_DISPATCH(run, rec
 
 /* ---- the device layer ------------------------------------------------------------------------ */
 
-typedef struct gpu_state {
-    cudaEvent_t *events;
-    int n_events;
-} gpu_state;
-
 static krill_status gpu_free_bytes(apsp_run *run, double *bytes)
 {
     krill_status st = KRILL_OK;
@@ -774,6 +830,7 @@ static krill_status gpu_alloc(apsp_run *run, int paths, int stamps)
     if (paths)
         KRILL_TRY(krill_cuda_alloc(run->ctx, (void **)&run->p, cells * 4,
                                    "APSP predecessor matrix P"));
+    KRILL_TRY(krill_cuda_alloc(run->ctx, (void **)&s->big, sizeof(int), "APSP packing flag"));
     KRILL_CALLOC(s->events, stamps);
     for (; s->n_events < stamps; s->n_events++)
         KRILL_TRY(cuda_ok(cudaEventCreate(&s->events[s->n_events]), "cudaEventCreate"));
@@ -817,6 +874,12 @@ static krill_status gpu_init(apsp_run *run, double *upload)
     KRILL_TRY(krill_cuda_sync(run->ctx));
     *upload = krill_wtime() - t0;
     KRILL_TRY(APSP_DISPATCH(run, init_d, run, row_ptr, col, val));
+    {
+        int big = 0;              /* a finite weight out of the packing range */
+        for (int64_t e = 0; e < g->nnz; e++)
+            if (fabs(g->val[e]) >= APSP_PACK_R && g->val[e] < run->clamp_hi) big = 1;
+        KRILL_TRY(krill_cuda_memcpy(run->ctx, big_flag(run), &big, sizeof big, 0));
+    }
     KRILL_TRY(krill_cuda_sync(run->ctx));    /* the graph's buffers are freed below */
 cleanup:
     krill_cuda_free(run->ctx, row_ptr);
@@ -875,6 +938,7 @@ static void gpu_release(apsp_run *run)
     run->d = NULL;
     run->p = NULL;
     if (s) {
+        krill_cuda_free(run->ctx, s->big);
         for (int i = 0; i < s->n_events; i++) (void)cudaEventDestroy(s->events[i]);
         krill_free(s->events);
         krill_free(s);

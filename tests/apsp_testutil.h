@@ -21,8 +21,8 @@ double at_arc(const krill_csr *g, int32_t u, int32_t v);
 int at_certify(const krill_csr *g, const krill_apsp *r, int32_t first, int32_t step,
                double rel_tol, const char *what);
 
-/* 0 when D of a and b agree: bit for bit when rel_tol == 0, else within rel_tol (relative,
- * infinities equal). Prints the first few differences, prefixed with `what`. */
+/* 0 when D of a and b (of any weight types, read as doubles) agree: exactly when rel_tol ==
+ * 0, else within rel_tol (relative, infinities equal). Prints the first few differences, prefixed with `what`. */
 int at_compare(const krill_apsp *a, const krill_apsp *b, double rel_tol, const char *what);
 
 /* A random graph: krill_graph_gen("random:N,DEG,SEED"), then, when `shift`, weights made

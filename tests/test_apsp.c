@@ -67,10 +67,30 @@ static void test_known(krill_ctx *ctx)
     krill_csr_destroy(&g);
 }
 
+/* One vertex, with a positive self loop (ignored: D = 0) and with a negative one. */
+static void test_one(krill_ctx *ctx)
+{
+    const int32_t z = 0;
+    const double pos = 3, neg = -3;
+    krill_csr *g = from_arcs(1, 1, &z, &z, &pos), *h = from_arcs(1, 1, &z, &z, &neg);
+    for (int m = 0; m < N_METHODS; m++) {
+        krill_apsp *r = at_solve(ctx, g, methods[m], KRILL_APSP_INT32, 1);
+        CHECK(r && krill_apsp_n(r) == 1 && krill_apsp_dist_at(r, 0, 0) == 0);
+        CHECK(r && krill_apsp_pred(r)[0] == KRILL_APSP_NO_PRED);
+        krill_apsp_destroy(&r);
+        krill_apsp_opts o = KRILL_APSP_OPTS_INIT;
+        o.method = methods[m];
+        CHECK_STATUS(krill_apsp_solve(ctx, h, &o, &r, NULL),
+                     m == N_METHODS - 1 ? KRILL_ERR_ARG : KRILL_ERR_NUMERIC);
+    }
+    krill_csr_destroy(&g);
+    krill_csr_destroy(&h);
+}
+
 /* Every method and type against plain on random graphs whose sizes straddle the tiles. */
 static void test_random(krill_ctx *ctx)
 {
-    const int32_t sizes[] = {1, 2, 31, 63, 64, 65, 127, 128, 129, 200};
+    const int32_t sizes[] = {2, 3, 31, 63, 64, 65, 127, 128, 129, 200};
     for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
         for (int shift = 0; shift < 2; shift++) {
             krill_csr *g = at_random_graph(sizes[s], 4, 7 + s, shift);
@@ -214,7 +234,7 @@ static void test_errors(krill_ctx *ctx)
 /* auto: Dijkstra on a sparse graph with weights >= 0, Floyd-Warshall with negative ones. */
 static void test_auto(krill_ctx *ctx)
 {
-    krill_csr *g = at_random_graph(300, 4, 3, 0), *h = at_random_graph(300, 4, 3, 1);
+    krill_csr *g = at_random_graph(2000, 4, 3, 0), *h = at_random_graph(300, 4, 3, 1);
     krill_apsp *r = NULL;
     krill_apsp_info info;
     CHECK_OK(krill_apsp_solve(ctx, g, NULL, &r, &info));
@@ -316,6 +336,7 @@ int main(void)
 {
     krill_ctx *ctx = tu_cpu_ctx(2);
     test_known(ctx);
+    test_one(ctx);
     test_random(ctx);
     test_real_weights(ctx);
     test_negative_cycle(ctx);

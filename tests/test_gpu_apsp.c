@@ -19,7 +19,7 @@ static const krill_apsp_weight weights[] = {KRILL_APSP_INT32, KRILL_APSP_FLOAT,
 
 static void test_random(krill_ctx *gpu, krill_ctx *cpu)
 {
-    const int32_t sizes[] = {1, 100, 127, 128, 129, 300, 513};
+    const int32_t sizes[] = {2, 100, 127, 128, 129, 300, 513};
     for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
         for (int shift = 0; shift < 2; shift++) {
             krill_csr *g = at_random_graph(sizes[s], 4, 21 + s, shift);
@@ -107,6 +107,46 @@ static void test_large(krill_ctx *gpu, krill_ctx *cpu)
     krill_csr_destroy(&g);
 }
 
+/* int32 paths switch from packed keys to compare-and-select once a finite value reaches
+ * 2^23: a huge arc from the start, and a chain whose distances pass 2^23 on the way. */
+static void test_pack_fallback(krill_ctx *gpu, krill_ctx *cpu)
+{
+    for (int kind = 0; kind < 3; kind++) {
+        krill_csr *g = at_random_graph(300, 3, 31 + kind, 0);
+        for (int32_t u = 0; u < 300; u++)
+            for (int64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++) {
+                if (kind == 0 && u == 5 && e == g->row_ptr[u]) g->val[e] = 9000000;
+                if (kind == 1) g->val[e] = g->col[e] == u + 1 ? 100000 : 3000000;
+                if (kind == 2) g->val[e] = g->col[e] == u + 1 ? 30000 : 20000000;
+            }
+        krill_apsp *ref = at_solve(cpu, g, "dijkstra", KRILL_APSP_INT32, 0);
+        for (int m = 1; m < N_GPU && ref; m++) {
+            krill_apsp *r = at_solve(gpu, g, gpu_methods[m], KRILL_APSP_INT32, 1);
+            CHECK(r && at_compare(r, ref, 0.0, "pack fallback") == 0);
+            CHECK(r && at_certify(g, r, 0, 3, 0.0, "pack fallback") == 0);
+            krill_apsp_destroy(&r);
+        }
+        krill_apsp_destroy(&ref);
+        krill_csr_destroy(&g);
+    }
+}
+
+/* One vertex, with and without a self loop. */
+static void test_one(krill_ctx *gpu)
+{
+    const int32_t z = 0;
+    const double w = 3;
+    krill_csr *g = NULL;
+    CHECK_OK(krill_csr_from_triplets(1, 1, 1, &z, &z, &w, &g));
+    for (int m = 0; m < N_GPU; m++) {
+        krill_apsp *r = at_solve(gpu, g, gpu_methods[m], KRILL_APSP_INT32, 1);
+        CHECK(r && krill_apsp_n(r) == 1 && krill_apsp_dist_at(r, 0, 0) == 0);
+        CHECK(r && krill_apsp_pred(r)[0] == KRILL_APSP_NO_PRED);
+        krill_apsp_destroy(&r);
+    }
+    krill_csr_destroy(&g);
+}
+
 static void each_graph(const char *path, const char *name, void *user)
 {
     krill_ctx **ctx = (krill_ctx **)user;
@@ -159,6 +199,8 @@ int main(void)
     test_real(gpu, cpu);
     test_negative_cycle(gpu);
     test_large(gpu, cpu);
+    test_pack_fallback(gpu, cpu);
+    test_one(gpu);
     test_memory(gpu);
     int graphs = tu_for_each_graph(each_graph, both);
     CHECK(graphs < 0 || graphs >= tu_testdata_expect(10, 2));
