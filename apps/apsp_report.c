@@ -139,6 +139,9 @@ void cli_apsp_human(FILE *out, const cli_apsp_report *r)
                 "second, %s)\n", 100.0 * rate / r->peak, r->peak, weight);
     else
         fprintf(out, "          the device's min-plus peak could not be measured\n");
+    if (!strcmp(info->method, "dijkstra"))
+        fprintf(out, "          (Dijkstra: arc relaxations and heap work, not min-plus "
+                "products)\n");
     cli_apsp_format_dist(dist, sizeof dist, r->weight, r->max_finite);
     fprintf(out, "result    unreachable pairs %" PRId64 ", largest finite distance %s\n",
             r->unreachable, dist);

@@ -494,6 +494,10 @@ static int apsp_run(int argc, char **argv)
         rc = cli_error(CLI_EXIT_USAGE, "%s", message);
         goto cleanup;
     }
+    if (solve_status == KRILL_ERR_ARG && args.tile > 0 && strstr(krill_last_error(), "tile")) {
+        rc = apsp_error(CLI_EXIT_USAGE, "--tile %d: %s", args.tile, krill_last_error());
+        goto cleanup;
+    }
     CLI_TRY(solve_status);
     report.result = result;
     krill_apsp_summary(result, &report.unreachable, &report.max_finite, &report.checksum);

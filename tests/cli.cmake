@@ -194,6 +194,9 @@ krill_cli_case(apsp_out_unwritable 2 "" "no-such-dir/d.npy" apsp --gen random:20
                --out no-such-dir/d.npy)
 krill_cli_case(apsp_threads_zero 2 "" "--threads" apsp --gen random:20 --threads 0)
 krill_cli_case(apsp_tile_zero 2 "" "--tile" apsp --gen random:20 --tile 0)
+krill_cli_case(apsp_tile_not_multiple 2 "" "--tile 7: .*multiple" apsp --gen random:20
+               --device cpu --method fw-a --tile 7)
+krill_cli_case(apsp_out_of_memory 3 "" "bytes" apsp --gen random:1000000 --device cpu)
 krill_cli_case(apsp_missing_file 2 "" "no-such.gr" apsp no-such.gr)
 krill_cli_case(apsp_bad_spec 2 "" "" apsp --gen random:abc)
 krill_cli_case(apsp_gen_runs 0 "^ +checksum [0-9a-f]{16} " "" apsp --gen random:100
