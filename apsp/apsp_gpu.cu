@@ -37,6 +37,7 @@
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "apsp/apsp_impl.h"
 #include "core/cuda_impl.h"
@@ -226,6 +227,9 @@ k_fw_tile(T *d, int32_t *p, int64_t ld, int32_t K, int32_t nt, int32_t hi, int p
     const T *piv = d + (int64_t)K * t * ld + (int64_t)K * t;
     /* the pivot tile's P (column panels): read from global memory only on an update */
     const int32_t *pivp = WP ? p + (int64_t)K * t * ld + (int64_t)K * t : nullptr;
+    /* Without P, and for int32 without negative weights (values stay in [0, INF], sums below
+       2 INF), one min(a + b, c) per update: DPX for int32; else the sum with the clamp. */
+    const bool fast = !WP && (!(sizeof(T) == 4 && (T)0.5 == (T)0) || hi == APSP_I32_INF);
     T v[R][R];
     int32_t pv[R][R];
 #pragma unroll
@@ -269,10 +273,14 @@ k_fw_tile(T *d, int32_t *p, int64_t ld, int32_t K, int32_t nt, int32_t hi, int p
             for (int c = 0; c < R; c++) {
                 const int j = tx + 32 * c;
                 const T b = role == 2 ? piv_s[k * t + j] : row_s[j];
-                const T s = W<T>::sum(a, b, hi);
-                if (s < v[r][c]) {
-                    v[r][c] = s;
-                    if (WP) pv[r][c] = role == 2 ? pivp[(int64_t)k * ld + j] : rowp_s[j];
+                if (fast) {
+                    v[r][c] = W<T>::relax(a, b, v[r][c]);
+                } else {
+                    const T s = W<T>::sum(a, b, hi);
+                    if (s < v[r][c]) {
+                        v[r][c] = s;
+                        if (WP) pv[r][c] = role == 2 ? pivp[(int64_t)k * ld + j] : rowp_s[j];
+                    }
                 }
             }
         }
@@ -331,7 +339,7 @@ struct mp_args {
     const int32_t *pb, *pcin;
     int32_t *pcout;
     int64_t lda, ldb, ldc, ldo;
-    int32_t kdim, skip, hi;
+    int32_t kdim, skip_r, skip_c, hi;   /* skip_*: tile row / column to leave out */
     int *big;                    /* int32 with P: set once a finite |value| >= APSP_PACK_R */
 };
 
@@ -339,6 +347,8 @@ static __device__ __forceinline__ int32_t pack_cap(int32_t x, int32_t hi)
 {
     return x >= hi ? APSP_PACK_Q : x;
 }
+
+#define APSP_NO_SKIP (INT32_MAX / APSP_GPU_TILE)
 
 /* Block origin after skipping the pivot band. */
 static __device__ __forceinline__ int64_t skip_band(int64_t x, int32_t skip)
@@ -404,8 +414,8 @@ k_minplus(mp_args g)
     __shared__ __align__(16) T Bs[APSP_GPU_BK * BS];
     __shared__ __align__(16) int32_t PBs[WP ? APSP_GPU_BK * BS : 1];
     const int tx = threadIdx.x % TXN, ty = threadIdx.x / TXN;
-    const int64_t r0 = skip_band((int64_t)blockIdx.y * BM, g.skip);
-    const int64_t c0 = skip_band((int64_t)blockIdx.x * 128, g.skip);
+    const int64_t r0 = skip_band((int64_t)blockIdx.y * BM, g.skip_r);
+    const int64_t c0 = skip_band((int64_t)blockIdx.x * 128, g.skip_c);
     const T *A = (const T *)g.a + r0 * g.lda;
     const T *B = (const T *)g.b + c0;
     const int32_t *PB = WP ? g.pb + c0 : nullptr;
@@ -534,8 +544,8 @@ k_minplus_b(mp_args g)
     __shared__ __align__(16) T Bs[APSP_GPU_BK * BS];
     __shared__ __align__(16) int32_t PBs[WP ? APSP_GPU_BK * BS : 1];
     const int j = threadIdx.x % 128, rg = threadIdx.x / 128;
-    const int64_t r0 = skip_band((int64_t)blockIdx.y * BM, g.skip);
-    const int64_t c0 = skip_band((int64_t)blockIdx.x * 128, g.skip);
+    const int64_t r0 = skip_band((int64_t)blockIdx.y * BM, g.skip_r);
+    const int64_t c0 = skip_band((int64_t)blockIdx.x * 128, g.skip_c);
     const T *A = (const T *)g.a + r0 * g.lda;
     const T *B = (const T *)g.b + c0;
     const int32_t *PB = WP ? g.pb + c0 : nullptr;
@@ -646,9 +656,42 @@ static krill_status gpu_pivot(apsp_run *run, int32_t k)
     return APSP_DISPATCH(run, launch_tile, run, k, 1);
 }
 
+/* The panels of round K as two min-plus products with the closed pivot tile P* (zero
+ * diagonal): row tiles D_KJ = min(D_KJ, P* (x) D_KJ), column tiles D_IK = min(D_IK, D_IK (x)
+ * P*) -- the paths through the pivot block, which is what the k loop of k_fw_tile finds.
+ * A product's output is also an operand, which is safe when one block computes a whole
+ * tile: it reads its operand chunks before it writes. So this serves the configurations
+ * with 128-row blocks (int32 and float without P); the others use k_fw_tile. */
+template <typename T, bool WP>
+static krill_status panels_round(apsp_run *run, int32_t K)
+{
+    krill_status st = KRILL_OK;
+    const int64_t ld = run->npad, t = APSP_GPU_TILE;
+    T *d = (T *)run->d;
+    if (WP || cfg_a<T, WP>::BM != APSP_GPU_TILE) return launch_tile<T, WP>(run, K, 0);
+    mp_args g;
+    memset(&g, 0, sizeof g);
+    g.lda = g.ldb = g.ldc = g.ldo = ld;
+    g.kdim = APSP_GPU_TILE;
+    g.hi = run->clamp_hi;
+    g.big = big_flag(run);
+    g.a = d + K * t * ld + K * t;                    /* row tiles: P* (x) D_K. */
+    g.b = g.cin = g.cout = d + K * t * ld;
+    g.skip_r = APSP_NO_SKIP;
+    g.skip_c = K;
+    KRILL_TRY((launch_product<T, WP>(run, g, t, ld - t, 0)));
+    g.a = g.cin = g.cout = d + K * t;                /* column tiles: D_.K (x) P* */
+    g.b = d + K * t * ld + K * t;
+    g.skip_r = K;
+    g.skip_c = APSP_NO_SKIP;
+    KRILL_TRY((launch_product<T, WP>(run, g, ld - t, t, 0)));
+cleanup:
+    return st;
+}
+
 static krill_status gpu_panels(apsp_run *run, int32_t k)
 {
-    return APSP_DISPATCH(run, launch_tile, run, k, 0);
+    return APSP_DISPATCH(run, panels_round, run, k);
 }
 
 /* The rest of round K: all of D but tile row and column K, inner dimension t. */
@@ -667,7 +710,7 @@ static krill_status rest_round(apsp_run *run, int32_t K, int method_b)
     g.pcout = run->p;
     g.lda = g.ldb = g.ldc = g.ldo = ld;
     g.kdim = APSP_GPU_TILE;
-    g.skip = K;
+    g.skip_r = g.skip_c = K;
     g.hi = run->clamp_hi;
     g.big = big_flag(run);
     return launch_product<T, WP>(run, g, ld - t, ld - t, method_b);
@@ -720,7 +763,7 @@ static krill_status rec_product(apsp_run *run, int64_t rc, int64_t cc, int64_t r
     g.pcin = WP ? run->p + rc * ld + cc : nullptr;
     g.lda = g.ldb = g.ldc = ld;
     g.kdim = (int32_t)kd;
-    g.skip = INT32_MAX / APSP_GPU_TILE;
+    g.skip_r = g.skip_c = APSP_NO_SKIP;
     g.hi = run->clamp_hi;
     g.big = big_flag(run);
     if (alias) {
