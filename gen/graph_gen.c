@@ -14,7 +14,7 @@
  * sorted, with no parallel arcs. */
 #include <string.h>
 
-#include "io/graph_impl.h"
+#include "io/io_impl.h"
 
 #define GRAPH_GEN_MAX_ARGS 3
 #define GRAPH_GEN_MAX_ARCS ((int64_t)INT32_MAX)

@@ -15,7 +15,7 @@
 #include <locale.h>
 #include <string.h>
 
-#include "io/graph_impl.h"
+#include "io/io_impl.h"
 
 #define RADIX_BITS 8
 #define RADIX (1 << RADIX_BITS)

@@ -1,7 +1,7 @@
 /* io/graph_read.c - the public graph readers (krill_graph_read, krill_graph_read_buffer):
  * the choice of format, Matrix Market files as weighted adjacencies, the adjacency builder
  * every format (and gen/graph_gen.c's random graphs) ends in, and the token helpers of the
- * text formats (graph_impl.h). DIMACS and METIS are parsed in graph_text.c, edge lists in
+ * text formats (io_impl.h). DIMACS and METIS are parsed in graph_text.c, edge lists in
  * graph_edgelist.c.
  *
  * Matrix Market: the header and the data lines are parsed by mm_header.c / mm_body.c (so a
@@ -15,7 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "io/graph_impl.h"
+#include "io/io_impl.h"
 
 /* ---- arcs and the builder ------------------------------------------------------------ */
 krill_status graph_arcs_alloc(graph_arcs *a, int64_t cap)

@@ -22,7 +22,7 @@
 #include <locale.h>
 #include <string.h>
 
-#include "io/graph_impl.h"
+#include "io/io_impl.h"
 
 /* The number of the file's last line, for "the file ends" messages (1 for an empty file). */
 static int64_t last_line(const char *text, size_t len)
