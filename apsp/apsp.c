@@ -409,7 +409,7 @@ void krill_apsp_summary(const krill_apsp *r, int64_t *unreachable, double *max_f
 {
     int64_t unreach = 0;
     double largest = 0.0;
-    uint64_t h = 1469598103934665603ull;
+    uint64_t h = 14695981039346656037ull;
     const int64_t n = r ? r->n : 0;
     for (int64_t i = 0; i < n; i++)
         for (int64_t j = 0; j < n; j++) {

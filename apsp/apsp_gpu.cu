@@ -593,26 +593,32 @@ k_minplus_b(mp_args g)
     }
 }
 
-/* Block tile rows and per-thread blocks of method A by type and paths, always 256 threads
- * (up to 255 registers each, one block per SM): int32/float 8 x 8 per thread on 128-row
- * tiles (64 accumulators); with P, or double (two registers a value), 8 x 4 on 64-row
- * tiles; double with P 4 x 4 on 32-row tiles. */
+/* Block tile rows and per-thread blocks of method A by type and paths (up to 255 registers a
+ * thread): int32/float 8 x 8 per thread (64 accumulators) on APSP_REST_BM-row tiles (128:
+ * 256 threads, one block per SM; 64: 128 threads, two blocks per SM); with P, or double (two
+ * registers a value), 8 x 4 on 64-row tiles (256 threads); double with P 4 x 4 on 32-row
+ * tiles. cfg_whole: 128-row tiles, one block per whole tile (the panels' products). */
+#ifndef APSP_REST_BM
+#define APSP_REST_BM 128
+#endif
 template <typename T, bool WP> struct cfg_a {
-    static constexpr int BM = (sizeof(T) == 8 || WP) ? 64 : 128, TM = 8,
+    static constexpr int BM = (sizeof(T) == 8 || WP) ? 64 : APSP_REST_BM, TM = 8,
                          TN = (sizeof(T) == 8 || WP) ? 4 : 8;
 };
 template <> struct cfg_a<double, true> {
     static constexpr int BM = 32, TM = 4, TN = 4;
 };
+template <typename T, bool WP> struct cfg_whole {
+    static constexpr int BM = 128, TM = 8, TN = (sizeof(T) == 8 || WP) ? 4 : 8;
+};
 
-/* Launch a product over rows x cols of output (multiples of the block tile). method_b
- * selects the two-level kernel. */
-template <typename T, bool WP>
+/* Launch a product over rows x cols of output (multiples of the block tile) with method A's
+ * kernel in configuration C, or with method B's. */
+template <typename T, bool WP, typename C = cfg_a<T, WP>>
 static krill_status launch_product(apsp_run *run, const mp_args &g, int64_t rows, int64_t cols,
                                    int method_b)
 {
     krill_status st = KRILL_OK;
-    typedef cfg_a<T, WP> C;
     const int bm = method_b ? cfg_b<T, WP>::BM : C::BM;
     dim3 grid((unsigned)(cols / 128), (unsigned)(rows / bm));
     if (grid.x > 0 && grid.y > 0) {
@@ -660,31 +666,34 @@ static krill_status gpu_pivot(apsp_run *run, int32_t k)
  * diagonal): row tiles D_KJ = min(D_KJ, P* (x) D_KJ), column tiles D_IK = min(D_IK, D_IK (x)
  * P*) -- the paths through the pivot block, which is what the k loop of k_fw_tile finds.
  * A product's output is also an operand, which is safe when one block computes a whole
- * tile: it reads its operand chunks before it writes. So this serves the configurations
- * with 128-row blocks (int32 and float without P); the others use k_fw_tile. */
+ * tile: it reads its operand chunks before it writes (cfg_whole). So this serves int32 and
+ * float without P; the others use k_fw_tile. */
 template <typename T, bool WP>
 static krill_status panels_round(apsp_run *run, int32_t K)
 {
     krill_status st = KRILL_OK;
-    const int64_t ld = run->npad, t = APSP_GPU_TILE;
-    T *d = (T *)run->d;
-    if (WP || cfg_a<T, WP>::BM != APSP_GPU_TILE) return launch_tile<T, WP>(run, K, 0);
-    mp_args g;
-    memset(&g, 0, sizeof g);
-    g.lda = g.ldb = g.ldc = g.ldo = ld;
-    g.kdim = APSP_GPU_TILE;
-    g.hi = run->clamp_hi;
-    g.big = big_flag(run);
-    g.a = d + K * t * ld + K * t;                    /* row tiles: P* (x) D_K. */
-    g.b = g.cin = g.cout = d + K * t * ld;
-    g.skip_r = APSP_NO_SKIP;
-    g.skip_c = K;
-    KRILL_TRY((launch_product<T, WP>(run, g, t, ld - t, 0)));
-    g.a = g.cin = g.cout = d + K * t;                /* column tiles: D_.K (x) P* */
-    g.b = d + K * t * ld + K * t;
-    g.skip_r = K;
-    g.skip_c = APSP_NO_SKIP;
-    KRILL_TRY((launch_product<T, WP>(run, g, ld - t, t, 0)));
+    if constexpr (WP || sizeof(T) == 8) {
+        st = launch_tile<T, WP>(run, K, 0);
+    } else {
+        const int64_t ld = run->npad, t = APSP_GPU_TILE;
+        T *d = (T *)run->d;
+        mp_args g;
+        memset(&g, 0, sizeof g);
+        g.lda = g.ldb = g.ldc = g.ldo = ld;
+        g.kdim = APSP_GPU_TILE;
+        g.hi = run->clamp_hi;
+        g.big = big_flag(run);
+        g.a = d + K * t * ld + K * t;                    /* row tiles: P* (x) D_K. */
+        g.b = g.cin = g.cout = d + K * t * ld;
+        g.skip_r = APSP_NO_SKIP;
+        g.skip_c = K;
+        KRILL_TRY((launch_product<T, WP, cfg_whole<T, WP>>(run, g, t, ld - t, 0)));
+        g.a = g.cin = g.cout = d + K * t;                /* column tiles: D_.K (x) P* */
+        g.b = d + K * t * ld + K * t;
+        g.skip_r = K;
+        g.skip_c = APSP_NO_SKIP;
+        KRILL_TRY((launch_product<T, WP, cfg_whole<T, WP>>(run, g, ld - t, t, 0)));
+    }
 cleanup:
     return st;
 }
