@@ -669,33 +669,38 @@ static krill_status gpu_pivot(apsp_run *run, int32_t k)
  * tile: it reads its operand chunks before it writes (cfg_whole). So this serves int32 and
  * float without P; the others use k_fw_tile. */
 template <typename T, bool WP>
-static krill_status panels_round(apsp_run *run, int32_t K)
+static krill_status panels_products(apsp_run *run, int32_t K)
 {
     krill_status st = KRILL_OK;
-    if constexpr (WP || sizeof(T) == 8) {
-        st = launch_tile<T, WP>(run, K, 0);
-    } else {
-        const int64_t ld = run->npad, t = APSP_GPU_TILE;
-        T *d = (T *)run->d;
-        mp_args g;
-        memset(&g, 0, sizeof g);
-        g.lda = g.ldb = g.ldc = g.ldo = ld;
-        g.kdim = APSP_GPU_TILE;
-        g.hi = run->clamp_hi;
-        g.big = big_flag(run);
-        g.a = d + K * t * ld + K * t;                    /* row tiles: P* (x) D_K. */
-        g.b = g.cin = g.cout = d + K * t * ld;
-        g.skip_r = APSP_NO_SKIP;
-        g.skip_c = K;
-        KRILL_TRY((launch_product<T, WP, cfg_whole<T, WP>>(run, g, t, ld - t, 0)));
-        g.a = g.cin = g.cout = d + K * t;                /* column tiles: D_.K (x) P* */
-        g.b = d + K * t * ld + K * t;
-        g.skip_r = K;
-        g.skip_c = APSP_NO_SKIP;
-        KRILL_TRY((launch_product<T, WP, cfg_whole<T, WP>>(run, g, ld - t, t, 0)));
-    }
+    const int64_t ld = run->npad, t = APSP_GPU_TILE;
+    T *d = (T *)run->d;
+    mp_args g;
+    memset(&g, 0, sizeof g);
+    g.lda = g.ldb = g.ldc = g.ldo = ld;
+    g.kdim = APSP_GPU_TILE;
+    g.hi = run->clamp_hi;
+    g.big = big_flag(run);
+    g.a = d + K * t * ld + K * t;                    /* row tiles: P* (x) D_K. */
+    g.b = g.cin = g.cout = d + K * t * ld;
+    g.skip_r = APSP_NO_SKIP;
+    g.skip_c = K;
+    KRILL_TRY((launch_product<T, WP, cfg_whole<T, WP>>(run, g, t, ld - t, 0)));
+    g.a = g.cin = g.cout = d + K * t;                /* column tiles: D_.K (x) P* */
+    g.b = d + K * t * ld + K * t;
+    g.skip_r = K;
+    g.skip_c = APSP_NO_SKIP;
+    KRILL_TRY((launch_product<T, WP, cfg_whole<T, WP>>(run, g, ld - t, t, 0)));
 cleanup:
     return st;
+}
+
+template <typename T, bool WP>
+static krill_status panels_round(apsp_run *run, int32_t K)
+{
+    if constexpr (WP || sizeof(T) == 8)
+        return launch_tile<T, WP>(run, K, 0);
+    else
+        return panels_products<T, WP>(run, K);
 }
 
 static krill_status gpu_panels(apsp_run *run, int32_t k)
