@@ -51,14 +51,19 @@
 /* shared rows of a chunk are padded by 4 elements: 16-byte aligned, fewer bank conflicts */
 #define APSP_SPAD 4
 
-static cudaStream_t stream_of(apsp_run *run) { return (cudaStream_t)run->ctx->cuda->stream; }
-
 /* The device layer's state (run->device_state). */
 typedef struct gpu_state {
     cudaEvent_t *events;
     int n_events;
     int *big;                    /* the int32 packing flag (k_minplus); device memory */
+    cudaStream_t side;           /* when not NULL, kernels go there (fw-a's lookahead) */
 } gpu_state;
+
+static cudaStream_t stream_of(apsp_run *run)
+{
+    const gpu_state *s = (const gpu_state *)run->device_state;
+    return s && s->side ? s->side : (cudaStream_t)run->ctx->cuda->stream;
+}
 
 static int *big_flag(apsp_run *run) { return ((gpu_state *)run->device_state)->big; }
 
@@ -339,7 +344,8 @@ struct mp_args {
     const int32_t *pb, *pcin;
     int32_t *pcout;
     int64_t lda, ldb, ldc, ldo;
-    int32_t kdim, skip_r, skip_c, hi;   /* skip_*: tile row / column to leave out */
+    int32_t kdim, hi;
+    int32_t skip_r, skip_r2, skip_c, skip_c2;   /* tile rows / columns to leave out, in order */
     int *big;                    /* int32 with P: set once a finite |value| >= APSP_PACK_R */
 };
 
@@ -350,10 +356,12 @@ static __device__ __forceinline__ int32_t pack_cap(int32_t x, int32_t hi)
 
 #define APSP_NO_SKIP (INT32_MAX / APSP_GPU_TILE)
 
-/* Block origin after skipping the pivot band. */
-static __device__ __forceinline__ int64_t skip_band(int64_t x, int32_t skip)
+/* Block origin after leaving out the tile bands s1 < s2 (APSP_NO_SKIP: none). */
+static __device__ __forceinline__ int64_t skip_band(int64_t x, int32_t s1, int32_t s2)
 {
-    return x >= (int64_t)skip * APSP_GPU_TILE ? x + APSP_GPU_TILE : x;
+    if (x >= (int64_t)s1 * APSP_GPU_TILE) x += APSP_GPU_TILE;
+    if (x >= (int64_t)s2 * APSP_GPU_TILE) x += APSP_GPU_TILE;
+    return x;
 }
 
 /* One chunk of A (BM x BK) and B (BK x 128) (and PB) from global memory into registers. */
@@ -414,8 +422,8 @@ k_minplus(mp_args g)
     __shared__ __align__(16) T Bs[APSP_GPU_BK * BS];
     __shared__ __align__(16) int32_t PBs[WP ? APSP_GPU_BK * BS : 1];
     const int tx = threadIdx.x % TXN, ty = threadIdx.x / TXN;
-    const int64_t r0 = skip_band((int64_t)blockIdx.y * BM, g.skip_r);
-    const int64_t c0 = skip_band((int64_t)blockIdx.x * 128, g.skip_c);
+    const int64_t r0 = skip_band((int64_t)blockIdx.y * BM, g.skip_r, g.skip_r2);
+    const int64_t c0 = skip_band((int64_t)blockIdx.x * 128, g.skip_c, g.skip_c2);
     const T *A = (const T *)g.a + r0 * g.lda;
     const T *B = (const T *)g.b + c0;
     const int32_t *PB = WP ? g.pb + c0 : nullptr;
@@ -544,8 +552,8 @@ k_minplus_b(mp_args g)
     __shared__ __align__(16) T Bs[APSP_GPU_BK * BS];
     __shared__ __align__(16) int32_t PBs[WP ? APSP_GPU_BK * BS : 1];
     const int j = threadIdx.x % 128, rg = threadIdx.x / 128;
-    const int64_t r0 = skip_band((int64_t)blockIdx.y * BM, g.skip_r);
-    const int64_t c0 = skip_band((int64_t)blockIdx.x * 128, g.skip_c);
+    const int64_t r0 = skip_band((int64_t)blockIdx.y * BM, g.skip_r, g.skip_r2);
+    const int64_t c0 = skip_band((int64_t)blockIdx.x * 128, g.skip_c, g.skip_c2);
     const T *A = (const T *)g.a + r0 * g.lda;
     const T *B = (const T *)g.b + c0;
     const int32_t *PB = WP ? g.pb + c0 : nullptr;
@@ -593,20 +601,19 @@ k_minplus_b(mp_args g)
     }
 }
 
-/* Block tile rows and per-thread blocks of method A by type and paths (up to 255 registers a
- * thread): int32/float 8 x 8 per thread (64 accumulators) on APSP_REST_BM-row tiles (128:
- * 256 threads, one block per SM; 64: 128 threads, two blocks per SM); with P, or double (two
- * registers a value), 8 x 4 on 64-row tiles (256 threads); double with P 4 x 4 on 32-row
- * tiles. cfg_whole: 128-row tiles, one block per whole tile (the panels' products). */
-#ifndef APSP_REST_BM
-#define APSP_REST_BM 128
-#endif
+/* Block tile rows and per-thread blocks of method A by type and paths: 128 threads a block
+ * and up to 255 registers a thread, so that two blocks share an SM (one block's barriers,
+ * prologue and write-back overlap the other's relaxations: 7% on int32 n = 16384 and 12% on
+ * n = 32768 against one 256-thread block per SM, H200): int32/float 8 x 8 per thread (64
+ * accumulators) on 64-row tiles; with P, or double (two registers a value), 8 x 4 on 32-row
+ * tiles; double with P 4 x 4 on 16-row tiles. cfg_whole: 128-row tiles, one block per whole
+ * tile (the panels' products). */
 template <typename T, bool WP> struct cfg_a {
-    static constexpr int BM = (sizeof(T) == 8 || WP) ? 64 : APSP_REST_BM, TM = 8,
+    static constexpr int BM = (sizeof(T) == 8 || WP) ? 32 : 64, TM = 8,
                          TN = (sizeof(T) == 8 || WP) ? 4 : 8;
 };
 template <> struct cfg_a<double, true> {
-    static constexpr int BM = 32, TM = 4, TN = 4;
+    static constexpr int BM = 16, TM = 4, TN = 4;
 };
 template <typename T, bool WP> struct cfg_whole {
     static constexpr int BM = 128, TM = 8, TN = (sizeof(T) == 8 || WP) ? 4 : 8;
@@ -682,7 +689,7 @@ static krill_status panels_products(apsp_run *run, int32_t K)
     g.big = big_flag(run);
     g.a = d + K * t * ld + K * t;                    /* row tiles: P* (x) D_K. */
     g.b = g.cin = g.cout = d + K * t * ld;
-    g.skip_r = APSP_NO_SKIP;
+    g.skip_r = g.skip_r2 = g.skip_c2 = APSP_NO_SKIP;
     g.skip_c = K;
     KRILL_TRY((launch_product<T, WP, cfg_whole<T, WP>>(run, g, t, ld - t, 0)));
     g.a = g.cin = g.cout = d + K * t;                /* column tiles: D_.K (x) P* */
@@ -708,30 +715,170 @@ static krill_status gpu_panels(apsp_run *run, int32_t k)
     return APSP_DISPATCH(run, panels_round, run, k);
 }
 
-/* The rest of round K: all of D but tile row and column K, inner dimension t. */
+/* The rest of round K (inner dimension t) over one part of D:
+ *   REST_ALL    every tile but tile row and column K
+ *   REST_MAIN   every tile but tile rows and columns K and K + 1 (the lookahead's main part)
+ *   REST_ROW    tile row K + 1 but column K
+ *   REST_COL    tile column K + 1 but rows K and K + 1 */
+enum { REST_ALL, REST_MAIN, REST_ROW, REST_COL };
+
 template <typename T, bool WP>
-static krill_status rest_round(apsp_run *run, int32_t K, int method_b)
+static krill_status rest_part(apsp_run *run, int32_t K, int part, int method_b)
 {
     const int64_t ld = run->npad, t = APSP_GPU_TILE;
+    const int64_t next = (int64_t)(K + 1) * t;
     T *d = (T *)run->d;
+    int64_t rows = ld - t, cols = ld - t, c_off = 0;
     mp_args g;
     g.a = d + K * t;                 /* the pivot column panel: rows 0.., columns K t.. */
     g.b = d + K * t * ld;            /* the pivot row panel */
-    g.cin = d;
-    g.cout = d;
     g.pb = run->p ? run->p + K * t * ld : nullptr;
-    g.pcin = run->p;
-    g.pcout = run->p;
     g.lda = g.ldb = g.ldc = g.ldo = ld;
     g.kdim = APSP_GPU_TILE;
     g.skip_r = g.skip_c = K;
+    g.skip_r2 = g.skip_c2 = APSP_NO_SKIP;
     g.hi = run->clamp_hi;
     g.big = big_flag(run);
-    return launch_product<T, WP>(run, g, ld - t, ld - t, method_b);
+    if (part == REST_MAIN) {
+        g.skip_r2 = g.skip_c2 = K + 1;
+        rows = cols = ld - 2 * t;
+    } else if (part == REST_ROW) {
+        g.a = (const T *)g.a + next * ld;
+        c_off = next * ld;
+        g.skip_r = APSP_NO_SKIP;
+        rows = t;
+    } else if (part == REST_COL) {
+        g.b = (const T *)g.b + next;
+        if (g.pb) g.pb += next;
+        c_off = next;
+        g.skip_c = APSP_NO_SKIP;
+        g.skip_r2 = K + 1;
+        rows = ld - 2 * t;
+        cols = t;
+    }
+    g.cin = g.cout = d + c_off;
+    g.pcin = g.pcout = run->p ? run->p + c_off : nullptr;
+    return launch_product<T, WP>(run, g, rows, cols, method_b);
 }
 
-static krill_status gpu_rest_a(apsp_run *run, int32_t k) { return APSP_DISPATCH(run, rest_round, run, k, 0); }
-static krill_status gpu_rest_b(apsp_run *run, int32_t k) { return APSP_DISPATCH(run, rest_round, run, k, 1); }
+static krill_status gpu_rest_a(apsp_run *run, int32_t k)
+{
+    return APSP_DISPATCH(run, rest_part, run, k, REST_ALL, 0);
+}
+static krill_status gpu_rest_b(apsp_run *run, int32_t k)
+{
+    return APSP_DISPATCH(run, rest_part, run, k, REST_ALL, 1);
+}
+
+/* ---- fw-a's lookahead --------------------------------------------------------------------
+ * Round K + 1's pivot and panels need from round K's rest only tile row and column K + 1.
+ * So rest(K) computes those first on a second stream, which then goes on with pivot(K + 1)
+ * and panels(K + 1), while the main stream computes the rest of round K (REST_MAIN, the
+ * disjoint bulk); the main stream waits for the second before round K + 1. The pivot's
+ * single block and the panels' few blocks then run beside the rest's many, instead of
+ * between them. Their time, from events on the second stream, goes to t_pivot and t_panels
+ * (run->t_hidden_*) without adding to the rounds' time. */
+typedef struct la_state {
+    cudaStream_t side;
+    cudaEvent_t fork, join;
+    cudaEvent_t *ev;             /* round k >= 1: before pivot(k), after it, after panels(k) */
+    int n_ev, rounds;
+} la_state;
+
+static void la_end(apsp_run *run)
+{
+    la_state *la = (la_state *)run->state;
+    if (la) {
+        if (la->side) (void)cudaStreamSynchronize(la->side);
+        for (int i = 0; i < la->n_ev; i++) (void)cudaEventDestroy(la->ev[i]);
+        if (la->fork) (void)cudaEventDestroy(la->fork);
+        if (la->join) (void)cudaEventDestroy(la->join);
+        if (la->side) (void)cudaStreamDestroy(la->side);
+        krill_free(la->ev);
+        krill_free(la);
+    }
+    run->state = NULL;
+}
+
+static krill_status la_begin(apsp_run *run)
+{
+    krill_status st = KRILL_OK;
+    la_state *la = NULL;
+    KRILL_CALLOC(la, 1);
+    run->state = la;
+    la->rounds = run->npad / APSP_GPU_TILE;
+    if (la->rounds >= 2) {
+        KRILL_TRY(cuda_ok(cudaStreamCreateWithFlags(&la->side, cudaStreamNonBlocking),
+                          "lookahead stream"));
+        KRILL_TRY(cuda_ok(cudaEventCreateWithFlags(&la->fork, cudaEventDisableTiming), "event"));
+        KRILL_TRY(cuda_ok(cudaEventCreateWithFlags(&la->join, cudaEventDisableTiming), "event"));
+        KRILL_CALLOC(la->ev, 3 * la->rounds);
+        for (; la->n_ev < 3 * la->rounds; la->n_ev++)
+            KRILL_TRY(cuda_ok(cudaEventCreate(&la->ev[la->n_ev]), "event"));
+    }
+cleanup:
+    return st;
+}
+
+static int la_on(const apsp_run *run) { return ((const la_state *)run->state)->rounds >= 2; }
+
+static krill_status la_pivot(apsp_run *run, int32_t k)
+{
+    return k > 0 && la_on(run) ? KRILL_OK : APSP_DISPATCH(run, launch_tile, run, k, 1);
+}
+
+static krill_status la_panels(apsp_run *run, int32_t k)
+{
+    return k > 0 && la_on(run) ? KRILL_OK : gpu_panels(run, k);
+}
+
+/* The hidden pivot and panel times, once the last lookahead is done. */
+static krill_status la_times(apsp_run *run)
+{
+    krill_status st = KRILL_OK;
+    la_state *la = (la_state *)run->state;
+    KRILL_TRY(cuda_ok(cudaEventSynchronize(la->ev[la->n_ev - 1]), "cudaEventSynchronize"));
+    for (int k = 1; k < la->rounds; k++) {
+        float a = 0, b = 0;
+        KRILL_TRY(cuda_ok(cudaEventElapsedTime(&a, la->ev[3 * k], la->ev[3 * k + 1]), "lookahead time"));
+        KRILL_TRY(cuda_ok(cudaEventElapsedTime(&b, la->ev[3 * k + 1], la->ev[3 * k + 2]), "lookahead time"));
+        run->t_hidden_pivot += 1e-3 * a;
+        run->t_hidden_panels += 1e-3 * b;
+    }
+cleanup:
+    return st;
+}
+
+static krill_status la_rest(apsp_run *run, int32_t K)
+{
+    krill_status st = KRILL_OK;
+    la_state *la = (la_state *)run->state;
+    gpu_state *gs = (gpu_state *)run->device_state;
+    cudaStream_t main_stream = stream_of(run);
+    if (!la_on(run) || K + 1 >= la->rounds) {
+        KRILL_TRY(gpu_rest_a(run, K));
+        if (la_on(run)) KRILL_TRY(la_times(run));
+    } else {
+        cudaEvent_t *ev = la->ev + 3 * (K + 1);
+        KRILL_TRY(cuda_ok(cudaEventRecord(la->fork, main_stream), "lookahead fork"));
+        KRILL_TRY(cuda_ok(cudaStreamWaitEvent(la->side, la->fork, 0), "lookahead fork"));
+        gs->side = la->side;
+        KRILL_TRY(APSP_DISPATCH(run, rest_part, run, K, REST_ROW, 0));
+        KRILL_TRY(APSP_DISPATCH(run, rest_part, run, K, REST_COL, 0));
+        KRILL_TRY(cuda_ok(cudaEventRecord(ev[0], la->side), "lookahead event"));
+        KRILL_TRY(APSP_DISPATCH(run, launch_tile, run, K + 1, 1));
+        KRILL_TRY(cuda_ok(cudaEventRecord(ev[1], la->side), "lookahead event"));
+        KRILL_TRY(gpu_panels(run, K + 1));
+        KRILL_TRY(cuda_ok(cudaEventRecord(ev[2], la->side), "lookahead event"));
+        KRILL_TRY(cuda_ok(cudaEventRecord(la->join, la->side), "lookahead join"));
+        gs->side = NULL;
+        KRILL_TRY(APSP_DISPATCH(run, rest_part, run, K, REST_MAIN, 0));
+        KRILL_TRY(cuda_ok(cudaStreamWaitEvent(main_stream, la->join, 0), "lookahead join"));
+    }
+cleanup:
+    gs->side = NULL;
+    return st;
+}
 
 template <typename T, bool WP>
 static krill_status plain_all(apsp_run *run)
@@ -777,7 +924,7 @@ static krill_status rec_product(apsp_run *run, int64_t rc, int64_t cc, int64_t r
     g.pcin = WP ? run->p + rc * ld + cc : nullptr;
     g.lda = g.ldb = g.ldc = ld;
     g.kdim = (int32_t)kd;
-    g.skip_r = g.skip_c = APSP_NO_SKIP;
+    g.skip_r = g.skip_c = g.skip_r2 = g.skip_c2 = APSP_NO_SKIP;
     g.hi = run->clamp_hi;
     g.big = big_flag(run);
     if (alias) {
@@ -1008,8 +1155,8 @@ const apsp_device apsp_gpu_device = {"gpu", gpu_free_bytes, gpu_alloc, gpu_init,
                                      gpu_elapsed, gpu_fetch, gpu_sync, gpu_release};
 /* tile, granule, begin, pivot, panels, rest, whole, end */
 const apsp_ops apsp_gpu_plain = {1, 1, NULL, NULL, NULL, NULL, gpu_plain_whole, NULL};
-const apsp_ops apsp_gpu_fw_a = {APSP_GPU_TILE, 0, NULL, gpu_pivot, gpu_panels,
-                                gpu_rest_a, NULL, NULL};
+const apsp_ops apsp_gpu_fw_a = {APSP_GPU_TILE, 0, la_begin, la_pivot, la_panels, la_rest,
+                                NULL, la_end};
 const apsp_ops apsp_gpu_fw_b = {APSP_GPU_TILE, 0, NULL, gpu_pivot, gpu_panels,
                                 gpu_rest_b, NULL, NULL};
 const apsp_ops apsp_gpu_fw_rec = {APSP_GPU_TILE, 0, gpu_rec_begin, NULL, NULL,

@@ -50,6 +50,8 @@ typedef struct apsp_run {
     int32_t clamp_hi;            /* int32: a sum >= clamp_hi is stored as INF */
     int has_negative;            /* some arc weight is negative */
     void *state;                 /* a method's scratch (its begin allocates, its end frees) */
+    double t_hidden_pivot;       /* seconds of pivot and panel work that ran beside the rest */
+    double t_hidden_panels;      /*   (GPU fw-a's lookahead): added to those kinds' times */
     void *device_state;          /* the device layer's own (apsp_device) */
 } apsp_run;
 

@@ -74,7 +74,10 @@ typedef struct krill_apsp_info {
     double t_pivot;              /* blocked methods: the pivot tiles, all rounds */
     double t_panels;             /* the pivot row and column tiles */
     double t_rest;               /* the remaining tiles */
-    double t_compute;            /* the whole computation (all kinds, or an unblocked method) */
+    double t_compute;            /* the whole computation (all kinds, or an unblocked method);
+                                    on the GPU fw-a computes the next round's pivot and panels
+                                    beside the rest (doc/apsp.md), so there t_pivot + t_panels +
+                                    t_rest exceeds t_compute */
     double t_download;           /* device -> host: D (and P) */
     double t_total;              /* the whole call */
     int32_t negative_cycle;      /* a vertex on a negative cycle, or -1 */
