@@ -14,7 +14,9 @@
  *        off x86-64 plain C (8 vectors of 16 bytes, the minimum a compare and select, left
  *        to the compiler). On x86-64 one step of a vector is one add and one min
  *        instruction (int32 vpaddd + vpminsd, float vaddps + vminps, double vaddpd +
- *        vminpd) on registers only. Timed with the host clock around the team.
+ *        vminpd) on registers only. KRILL_APSP_CPU_ISA = avx2 | generic caps the choice
+ *        as it caps the blocked methods' kernels. Timed with the host clock around the
+ *        team.
  *   GPU: apsp/peak.cu, one launch per run (every SM full, 16 chains a thread, int32
  *        through the DPX instruction on sm_90), timed with CUDA events.
  * The run: a warm-up run, then runs of growing length until one takes a quarter of the
@@ -24,6 +26,8 @@
  * (threads x chains x lanes x steps). */
 #include <math.h>
 #include <omp.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "apsp/apsp_impl.h"
 
@@ -41,7 +45,6 @@
 
 /* One CPU kernel: `steps` steps of its chains, returning their minimum. */
 typedef struct peak_cpu_kernel {
-    const char *isa;
     double (*run)(int64_t steps, double b, double c, double start);
     int per_step;                   /* relaxations per step: vectors x lanes */
 } peak_cpu_kernel;
@@ -76,7 +79,7 @@ typedef struct peak_cpu_kernel {
         return m;                                                                        \
     }
 
-#define PEAK_ENTRY(NAME, ISA) { ISA, NAME, NAME##_per_step }
+#define PEAK_ENTRY(NAME) { NAME, NAME##_per_step }
 
 /* plain C: 16-byte GCC vectors and a compare-and-select minimum (IV: the integer vector
  * of the same lane width), for any target */
@@ -117,29 +120,35 @@ PEAK_KERNEL(peak_sse2_f32, PEAK_SSE2, __m128, float, _mm_min_ps, 12)
 PEAK_KERNEL(peak_sse2_f64, PEAK_SSE2, __m128d, double, _mm_min_pd, 12)
 #endif
 
-/* The kernel for `weight` in the widest instruction set this CPU has. */
+/* The kernel for `weight` in the widest instruction set this CPU has, capped as the
+ * blocked methods' kernels are (apsp/cpu_blocked.c) by KRILL_APSP_CPU_ISA = avx2 | generic
+ * (generic: x86-64's baseline, SSE2, where the int32 minimum is a compare and select). */
 static peak_cpu_kernel cpu_kernel(krill_apsp_weight weight)
 {
-    static const peak_cpu_kernel generic[3] = {PEAK_ENTRY(peak_c_i32, "c"),
-                                               PEAK_ENTRY(peak_c_f32, "c"),
-                                               PEAK_ENTRY(peak_c_f64, "c")};
+    static const peak_cpu_kernel generic[3] = {PEAK_ENTRY(peak_c_i32),
+                                               PEAK_ENTRY(peak_c_f32),
+                                               PEAK_ENTRY(peak_c_f64)};
     peak_cpu_kernel k = generic[weight];
 #if PEAK_X86
-    static const peak_cpu_kernel avx512[3] = {PEAK_ENTRY(peak_avx512_i32, "avx512f"),
-                                              PEAK_ENTRY(peak_avx512_f32, "avx512f"),
-                                              PEAK_ENTRY(peak_avx512_f64, "avx512f")};
-    static const peak_cpu_kernel avx2[3] = {PEAK_ENTRY(peak_avx2_i32, "avx2"),
-                                            PEAK_ENTRY(peak_avx2_f32, "avx2"),
-                                            PEAK_ENTRY(peak_avx2_f64, "avx2")};
-    static const peak_cpu_kernel sse[3] = {PEAK_ENTRY(peak_sse41_i32, "sse4.1"),
-                                           PEAK_ENTRY(peak_sse2_f32, "sse2"),
-                                           PEAK_ENTRY(peak_sse2_f64, "sse2")};
+    static const peak_cpu_kernel avx512[3] = {PEAK_ENTRY(peak_avx512_i32),
+                                              PEAK_ENTRY(peak_avx512_f32),
+                                              PEAK_ENTRY(peak_avx512_f64)};
+    static const peak_cpu_kernel avx2[3] = {PEAK_ENTRY(peak_avx2_i32),
+                                            PEAK_ENTRY(peak_avx2_f32),
+                                            PEAK_ENTRY(peak_avx2_f64)};
+    static const peak_cpu_kernel sse[3] = {PEAK_ENTRY(peak_sse41_i32),
+                                           PEAK_ENTRY(peak_sse2_f32),
+                                           PEAK_ENTRY(peak_sse2_f64)};
+    const char *cap = getenv("KRILL_APSP_CPU_ISA");
+    const int generic_only = cap && strcmp(cap, "generic") == 0;
+    const int avx2_at_most = cap && strcmp(cap, "avx2") == 0;
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f"))
+    if (!generic_only && !avx2_at_most && __builtin_cpu_supports("avx512f"))
         k = avx512[weight];
-    else if (__builtin_cpu_supports("avx2"))
+    else if (!generic_only && __builtin_cpu_supports("avx2"))
         k = avx2[weight];
-    else if (weight != KRILL_APSP_INT32 || __builtin_cpu_supports("sse4.1"))
+    else if (weight != KRILL_APSP_INT32 ||
+             (!generic_only && __builtin_cpu_supports("sse4.1")))
         k = sse[weight];
 #endif
     return k;

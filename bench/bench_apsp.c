@@ -22,8 +22,10 @@
  *   Table 3  efficiency = relaxations / t_compute / peak: relaxations as the solve counts
  *            them (n^3 for the FW methods, whatever the padding; n x arcs edge relaxations
  *            for dijkstra, whose figure is therefore not comparable), the peak from
- *            krill_apsp_peak for the same weight type on the same context (measured once
- *            at the start, --peak-seconds each, default 0.5)
+ *            krill_apsp_peak for the same weight type on the same context (measured at
+ *            the start and at the end, --peak-seconds each, default 0.5; the larger counts:
+ *            on a shared machine another process may take a core during one of them; the
+ *            printed table, written as it goes, uses the start's)
  *   Table 4  t_pivot, t_panels, t_rest: the blocked methods' three kinds of tiles over all
  *            rounds (0 for a method that is one `whole` computation)
  *   also     t_setup (D from the graph), t_upload (the graph to the GPU), t_download (D
@@ -363,7 +365,7 @@ static void print_point(const apsp_point *p)
     if (p->status == P_SKIPPED || p->status == P_FAILED) {
         printf("%6d %-6s %-8s %s: %s\n", p->n, krill_apsp_weight_name(p->weight), p->method,
                p->status == P_SKIPPED ? "skipped" : "FAILED", p->message);
-        return;
+        goto done;
     }
     printf("%6d %-6s %-8s %4d %10.3f %10.3f %10.3f %9.3f %9.3f %10.3f %8.3f %8.3f %6.1f", p->n,
            krill_apsp_weight_name(p->weight), p->method, p->tile, p->t[F_COMPUTE] * 1e3,
@@ -375,12 +377,15 @@ static void print_point(const apsp_point *p)
     else
         printf(" %10s %6s", "-", "-");
     printf(" %s\n", p->status == P_OK ? "ok" : p->message);
+done:
+    return;
 }
 
 static int write_csv(const char *path, const apsp_point *pts, int n)
 {
     FILE *f = fopen(path, "w");
-    if (!f) return -1;
+    int rc = -1;
+    if (!f) goto done;
     fprintf(f, "n,arcs,weight,method,status,tile,n_padded,t_compute_s,t_compute_min_s,"
                "t_compute_max_s,t_pivot_s,t_panels_s,t_rest_s,t_setup_s,t_upload_s,"
                "t_download_s,t_total_s,relaxations,efficiency,t_paths_compute_s,paths_ratio,"
@@ -397,7 +402,9 @@ static int write_csv(const char *path, const apsp_point *pts, int n)
                 p->t_paths, p->paths_ratio, p->max_diff, (unsigned long long)p->checksum,
                 p->message);
     }
-    return fclose(f) == 0 ? 0 : -1;
+    rc = fclose(f) == 0 ? 0 : -1;
+done:
+    return rc;
 }
 
 static int write_json(const char *path, const apsp_point *pts, int n, const apsp_opts_b *o,
@@ -407,7 +414,8 @@ static int write_json(const char *path, const apsp_point *pts, int n, const apsp
                                               "t_rest_s", "t_setup_s", "t_upload_s",
                                               "t_download_s", "t_total_s"};
     FILE *f = fopen(path, "w");
-    if (!f) return -1;
+    int rc = -1;
+    if (!f) goto done;
     fprintf(f, "{\"device\": \"%s\", \"describe\": ",
             o->device == KRILL_DEVICE_CUDA ? "gpu" : "cpu");
     bench_json_string(f, krill_ctx_describe(ctx));
@@ -440,7 +448,9 @@ static int write_json(const char *path, const apsp_point *pts, int n, const apsp
         fprintf(f, "}%s\n", i + 1 < n ? "," : "");
     }
     fprintf(f, "]}\n");
-    return fclose(f) == 0 ? 0 : -1;
+    rc = fclose(f) == 0 ? 0 : -1;
+done:
+    return rc;
 }
 
 /* ---- the sweep ------------------------------------------------------------------------ */
@@ -565,6 +575,27 @@ static int run_paths(krill_ctx *ctx, const apsp_opts_b *o, apsp_point *pts, int 
     return failures;
 }
 
+/* The min-plus peak of each weight type; peak[w] keeps the larger of what it held and
+ * this measurement (the peak is measured at the start and at the end of the sweep: on a
+ * shared machine, another process can take a core during one of them). Returns failures. */
+static int measure_peaks(krill_ctx *ctx, const apsp_opts_b *o, const char *when, double *peak)
+{
+    int failures = 0;
+    for (int w = 0; w < o->n_weights; w++) {
+        const krill_apsp_weight wt = o->weights[w];
+        double rate = 0.0;
+        if (krill_apsp_peak(ctx, wt, o->peak_seconds, &rate) != KRILL_OK) {
+            fprintf(stderr, "bench_apsp: the %s peak: %s\n", krill_apsp_weight_name(wt),
+                    krill_last_error());
+            failures++;
+        }
+        printf("# min-plus peak (krill_apsp_peak) at the %s, %s: %.4g Grelax/s\n", when,
+               krill_apsp_weight_name(wt), rate * 1e-9);
+        if (rate > peak[wt]) peak[wt] = rate;
+    }
+    return failures;
+}
+
 int main(int argc, char **argv)
 {
     apsp_opts_b o;
@@ -588,16 +619,7 @@ int main(int argc, char **argv)
     printf("# bench_apsp on %s; graphs random:N (N vertices, 4N arcs); median of %d solves "
            "after %d warm-up; max %.3g s a solve\n", krill_ctx_describe(ctx), o.runs, o.warmup,
            o.max_seconds);
-    for (int w = 0; w < o.n_weights; w++) {
-        const krill_apsp_weight wt = o.weights[w];
-        if (krill_apsp_peak(ctx, wt, o.peak_seconds, &peak[wt]) != KRILL_OK) {
-            fprintf(stderr, "bench_apsp: the %s peak: %s\n", krill_apsp_weight_name(wt),
-                    krill_last_error());
-            failures++;
-        }
-        printf("# min-plus peak (krill_apsp_peak), %s: %.4g Grelax/s\n",
-               krill_apsp_weight_name(wt), peak[wt] * 1e-9);
-    }
+    failures += measure_peaks(ctx, &o, "start", peak);
     print_header();
     for (int s = 0; s < o.n_sizes; s++) {
         const int n = o.sizes[s];
@@ -645,6 +667,14 @@ int main(int argc, char **argv)
         krill_csr_destroy(&g);
     }
     if (o.paths) failures += run_paths(ctx, &o, pts, n_pts);
+    failures += measure_peaks(ctx, &o, "end", peak);
+    for (int i = 0; i < n_pts; i++) {   /* efficiency against the larger of the two peaks */
+        apsp_point *p = &pts[i];
+        if (p->status == P_OK || p->status == P_WRONG)
+            p->efficiency = p->t[F_COMPUTE] > 0.0 && peak[p->weight] > 0.0
+                                ? p->relaxations / p->t[F_COMPUTE] / peak[p->weight]
+                                : 0.0;
+    }
     if (o.csv_path && write_csv(o.csv_path, pts, n_pts) != 0) {
         fprintf(stderr, "bench_apsp: cannot write %s\n", o.csv_path);
         failures++;
@@ -654,7 +684,8 @@ int main(int argc, char **argv)
         failures++;
     }
     printf("# compute = t_compute (device time from D built to D final), median; eff = "
-           "relaxations / compute / the peak of the same weight type\n");
+           "relaxations / compute / the start's peak of the same weight type (the CSV and "
+           "JSON: against the larger of the start's and the end's)\n");
     rc = failures ? 1 : 0;
 cleanup:
     krill_free(pts);

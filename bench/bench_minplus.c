@@ -176,7 +176,8 @@ static int write_csv(const char *path, const minplus_result *res, int n, const m
                      int gpu)
 {
     FILE *f = fopen(path, "w");
-    if (!f) return -1;
+    int rc = -1;
+    if (!f) goto done;
     fprintf(f, "device,weight,relax_per_s,threads,sm_count,clock_hz,relax_per_sm_per_clock,"
                "relax_per_thread_per_s,ok,message\n");
     for (int i = 0; i < n; i++) {
@@ -185,14 +186,17 @@ static int write_csv(const char *path, const minplus_result *res, int n, const m
                 krill_apsp_weight_name(r->weight), r->rate, d->threads, d->sm_count, d->clock_hz,
                 r->per_sm_clock, r->per_thread, r->ok, r->message);
     }
-    return fclose(f) == 0 ? 0 : -1;
+    rc = fclose(f) == 0 ? 0 : -1;
+done:
+    return rc;
 }
 
 static int write_json(const char *path, const minplus_result *res, int n,
                       const minplus_device *d, int gpu, double seconds)
 {
     FILE *f = fopen(path, "w");
-    if (!f) return -1;
+    int rc = -1;
+    if (!f) goto done;
     fprintf(f, "{\"device\": \"%s\", \"describe\": ", gpu ? "gpu" : "cpu");
     bench_json_string(f, d->describe);
     fprintf(f, ", \"threads\": %d, \"sm_count\": %d, ", d->threads, d->sm_count);
@@ -210,7 +214,9 @@ static int write_json(const char *path, const minplus_result *res, int n,
         fprintf(f, "}%s\n", i + 1 < n ? "," : "");
     }
     fprintf(f, "]}\n");
-    return fclose(f) == 0 ? 0 : -1;
+    rc = fclose(f) == 0 ? 0 : -1;
+done:
+    return rc;
 }
 
 int main(int argc, char **argv)
