@@ -1,5 +1,5 @@
-/* apsp/cpu_blocked.c - iterative blocked Floyd-Warshall on the CPU: fw-a and fw-b, and the
- * kernels every blocked CPU method shares (cpu_kernels.h, instantiated here).
+/* apsp/cpu_blocked.c - iterative blocked Floyd-Warshall on the CPU: fw-a and fw-b, the
+ * kernels every blocked CPU method shares (cpu_kernels.h, instantiated here) and their state.
  *
  * Reference: T. Okuyama, F. Ino, K. Hagihara, "A fast blocked Floyd-Warshall algorithm on
  * the GPU" (papers/004), section 3, Fig. 1 (the iterative blocked algorithm), section 4.2
@@ -8,34 +8,47 @@
  * registers / L1 / L2.
  *
  * D (npad x npad) is cut into t x t tiles T_IJ; round k (0 <= k < npad / t):
- *   pivot   T_kk := FW(T_kk)                                   serial, int32 sums clamped
+ *   pivot   T_kk := closure(T_kk)                              by fw-rec's recursion on the
+ *                                                              tile (cpu_rec.c), base 32
  *   panels  T_kJ := min(T_kJ, T_kk (x) T_kJ)   for J != k     one tile per task (OpenMP)
  *           T_Ik := min(T_Ik, T_Ik (x) T_kk)   for I != k
  *   rest    T_IJ := min(T_IJ, T_Ik (x) T_kJ)   for I, J != k  one tile per task
  * The panels are Fig. 1's FWI(T_kJ, T_kk, T_kJ) and FWI(T_Ik, T_Ik, T_kk) written as
- * products with the closed pivot tile (its diagonal is 0 without a negative cycle): the
- * same distances (a shortest path from row i of block k leaves the block at its last
- * block-k vertex kk, and T_kk already holds the best way to kk), at the product's speed
- * instead of t dependent row sweeps. The product runs in place: a panel task owns its
- * whole tile, T_kJ's columns depend only on themselves and T_Ik's rows likewise, and the
- * kernel's order is fixed, so results do not depend on the thread count. Every stored
- * int32 value is clamped (apsp_impl.h), so no sum can wrap.
+ * products with the closed pivot tile: the same distances (a shortest path from row i of
+ * block k leaves the block at its last block-k vertex kk, and T_kk already holds the best
+ * way to kk), at the product's speed instead of t dependent row sweeps. A panel tile is
+ * both an operand and the result, so its task first copies it (per-thread scratch): the
+ * product then means the same whatever the kernel's blocking, instruction set or thread
+ * count, and the results are bit for bit the same on all of them. Every stored int32 value
+ * is clamped (apsp_impl.h), so no sum can wrap. With P, ties are broken by hop counts
+ * (cpu_kernels.h), so that P's paths never loop around a zero-weight cycle.
  *   fw-a  rest by the register-blocked product (cpu_kernels.h: mm)
- *   fw-b  rest by two-level blocking: sub-tiles of FWB_SUB for L1 inside tiles for L2 (mm2)
+ *   fw-b  rest by two-level blocking: 32 x 32 sub-tiles for L1 inside tiles for L2 (mm2)
  * Both give the same bits, float and double included (a min of single sums of the same
- * operands), and the same predecessors.
+ * operands, and the same pivot and panels), and the same predecessors. The kernels work on
+ * n rounded up to 32 (apsp_cpu_extent): the padding beyond is isolated and left alone, so a
+ * large tile costs no padded work.
  *
- * Memory traffic per round (element size s): the pivot tile t^2 s (twice); each panel
- * tile reads the pivot and itself and writes itself, 2 (npad/t - 1) tiles; each rest tile
- * reads T_Ik (once per row of tiles: it stays in L2) and T_kJ and reads and writes itself:
- * about 3 npad^2 s per round, 3 npad^3 s / t in all (with P: twice that, 4 bytes a cell).
- * With t = 128 and int32 that is 0.1 byte per relaxation: the kernel, not memory, bounds
- * the speed (measured in doc/apsp.md).
+ * Memory traffic per round (element size s): the pivot tile t^2 s (a few times); each panel
+ * tile reads the pivot and itself (twice: the copy) and writes itself, 2 (npad/t - 1)
+ * tiles; each rest tile reads T_Ik (it stays in L2 along a row of tiles) and T_kJ and reads
+ * and writes itself: about 3 npad^2 s per round, 3 npad^3 s / t in all (with P: the same
+ * again for P and for the hop counts, 4 bytes a cell each). With t = 256 and int32 that is
+ * 0.05 byte per relaxation: the register kernel, not memory, bounds the speed.
  *
- * Tile sizes (measured on a 2-core AMD EPYC (Zen 5), 1 MiB L2 per core, n = 2048, int32,
- * one thread; relaxations per second):
- *   fw-a: t = 64 ..., 128 ..., 256 ... (see FWA_TILE)
- *   fw-b: t = 256 with 64 x 64 sub-tiles ... (see FWB_TILE) */
+ * Tile sizes, measured on this project's 2-core AMD EPYC (Zen 5, AVX-512, 1 MiB L2 per
+ * core), n = 2048, one thread, Grelax/s = n^3 / time (best of 5, complete graph):
+ *              t = 64    128    256    512
+ *   fw-a int32    71.5   90.0   98.1   97.4
+ *   fw-a double   25.0   28.4   29.6   28.8
+ * A larger tile makes the product's k loop longer (the accumulators are loaded and stored
+ * once per t steps) and the tiles fewer; at 512 the pivot (serial) and the panels (2 t / n
+ * of the work, with a copy each) catch up, and three 512^2 tiles no longer fit L2. Two
+ * threads: fw-a int32 171 (t = 128) / 186 (t = 256), double 55 / 57. FWA_TILE = 256; three
+ * int32 tiles (768 KiB) fit L2. fw-b, t = 256: int32 39, double 22 (its inner loop loads and
+ * stores C's row from L1 for every k: about half the register kernel's rate), the same tile
+ * (FWB_TILE). SciPy 1.17's floyd_warshall on the same 2048-vertex dense double graph: 1.5
+ * Grelax/s on this machine, so fw-a is 20x (double) to 65x (int32) one core of it. */
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>

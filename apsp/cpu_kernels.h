@@ -14,7 +14,8 @@
  * D[i][j] stands for, and compare (D, H) lexicographically: a sum that ties D[i][j] (and is
  * not INF) but has fewer arcs also wins. Every cycle is then positive in that order, so the
  * chain P gives ends at i (in exact arithmetic; integer weights always). D is unchanged:
- * only ties are broken. H lives in the state (npad^2 int32), built by begin from P.
+ * only ties are broken. H lives in the state (npad^2 int32), built by begin from P (1 for
+ * an arc, else 0), and saturates at APSP_HOPS_CAP (a negative cycle's walks grow forever).
  *
  * Part 2 (the template): cpu_blocked.c includes this file once per weight type and
  * instruction set with APSP_T (the element type), APSP_IT (the signed integer type of its
@@ -33,12 +34,14 @@
  *        columns of A so that A's block stays in L2 and B's strip (KC x NR) in L1. int32
  *        sums stay unclamped in registers (two values of [-INF, INF] cannot wrap) and are
  *        clamped when written back. C must not share memory with A or B.
- *   mm2  the same product by two-level blocking (fw-b, the paper's method B on caches): sub x
- *        sub sub-blocks, i-k-j order, A[i][k] broadcast over the inner j loop of one row
- *        piece (vectorized by the compiler), C's sub-block clamped once at the end.
+ *   mm2  the same product by two-level blocking (fw-b, the paper's method B on caches):
+ *        32 x 32 sub-blocks of C, A and B copied into packed buffers (L1: the shared memory
+ *        of the paper), then for k, for i: C's row piece relaxed through B's row k with
+ *        A[i][k] broadcast, the j loop vectorized by the compiler; C's sub-block clamped and
+ *        written back once.
  * Every sum D[i][k] + D[k][j] is one rounding of the same two stored values whatever the
  * order, and min is exact, so mm and mm2 (and every instruction set) give the same bits for
- * float and double too; predecessors take the first k of a strict minimum in both. */
+ * float and double too; predecessors take the first k of the (D, H) minimum in both. */
 #ifndef APSP_CPU_KERNELS_H
 #define APSP_CPU_KERNELS_H
 

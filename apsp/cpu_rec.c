@@ -1,4 +1,5 @@
-/* apsp/cpu_rec.c - recursive blocked Floyd-Warshall on the CPU: the fw-rec method.
+/* apsp/cpu_rec.c - recursive blocked Floyd-Warshall on the CPU: the fw-rec method, and the
+ * closure of the pivot tiles of fw-a and fw-b.
  *
  * Reference: papers/004, section 4.4 and Fig. 6 (after Buluc, Gilbert, Budak, "Solving
  * path problems on the GPU", Parallel Computing 36, 2010: R-Kleene). On the square block M
@@ -11,27 +12,31 @@
  *     M22 = rec(M22)
  *     M21 := M22 (x) M21        M12 := M12 (x) M22       M11 := M12 (x) M21
  *
- * The split is at s1 = ceil(s / base / 2) base, so any multiple of the base size splits
- * (npad = n rounded up to the base, not to a power of two times it). Products run on the
- * register-blocked kernel of fw-a (cpu_kernels.h: mm). Four of them read the block they
- * write: M12 := M11 (x) M12 (and M21 := M22 (x) M21) reads column j of M12 to write column
- * j, so the work is cut into column strips, each owned by one thread; M21 := M21 (x) M11
- * (and M12 := M12 (x) M22) likewise into row strips. Within a strip the kernel's order is
- * fixed, so the results (float and double included) do not depend on the thread count;
- * with M11 closed they equal the out-of-place products in exact arithmetic (a value can
- * only fall to another path's length, never below the closure). M22 := M21 (x) M12 and
- * M11 := M12 (x) M21 write a block they do not read: cut into square tiles.
+ * The split is at s1 = ceil(ceil(s / base) / 2) base, so any multiple of the granule (32)
+ * splits: no power of two is needed, and the recursion covers only n rounded up to 32
+ * (apsp_cpu_extent), not the padding up to npad. Products run on the register-blocked kernel
+ * of fw-a (cpu_kernels.h: mm). Four of them read the block they write: M12 := M11 (x) M12
+ * (and M21 := M22 (x) M21) reads column j of M12 to write column j, so the work is cut into
+ * column strips of REC_STRIP, each task copying its strip of M12 into per-thread scratch
+ * first; M21 := M21 (x) M11 (and M12 := M12 (x) M22) likewise into row strips. So every
+ * product means what it says (out of place), whatever the kernel's blocking, instruction
+ * set or thread count: the results are the same bits on all of them. M22 := M21 (x) M12 and
+ * M11 := M12 (x) M21 write a block they do not read: cut into square tiles. Products below
+ * REC_PARALLEL_MIN relaxations stay on one thread.
  *
- * Memory traffic: the products do n^3 relaxations in all; a product of an m x k by a k x n
- * block in strips of width w reads its A operand n / w times (A's KC-column panels stay
- * in L2) and streams B and C once per panel: about (m k n / w + 2 (k + m) n k / KC) s
- * bytes, O(n^3 / w) over the recursion (w = STRIP = 64, the tiles 128) - the same order
- * as fw-a's 3 n^3 s / t. The base blocks add n base^2 relaxations, one thread each. */
+ * Memory traffic: the products do n^3 relaxations in all; one of m x k by k x n in strips
+ * of width w reads A n / w times (its KC-column panels stay in L2), B and C about once, and
+ * copies its strip once: O(n^3 s / w) bytes over the recursion (w = 64, tiles 128), the
+ * order of fw-a's 3 n^3 s / t. The base blocks add n base^2 relaxations of the dependent
+ * kernel, one thread each. Scratch: (n / 2 + base) x 64 cells per thread.
+ *
+ * Base size: n = 2048, int32, Grelax/s for base 64 / 128 / 256: one thread 95 / 92 / 88, two
+ * threads 194 / 186; double 58 / 59 (two threads). REC_BASE = 64. */
 #include <omp.h>
 
 #include "apsp/cpu_kernels.h"
 
-#define REC_BASE 128    /* base size: FW on blocks of at most this side (a tile of fw-a) */
+#define REC_BASE 64     /* base size: FW on blocks of at most this side */
 #define REC_STRIP 64    /* width of the strips of the in-place products */
 #define REC_TILE 128    /* side of the tiles of the independent products */
 #define REC_PARALLEL_MIN (128.0 * 128.0 * 128.0)   /* relaxations worth a parallel region */

@@ -1,4 +1,5 @@
 # tests of apsp/
+krill_test(test_apsp_cpu test_apsp_cpu.c LABELS unit)   # the CPU kernels, by hand
 # The public API on the CPU and the GPU against the oracles (plain FW, Dijkstra, the
 # shortest-path certificate of apsp_testutil.h).
 add_library(krill_apsp_testutil STATIC apsp_testutil.c)
