@@ -365,9 +365,9 @@ static __device__ __forceinline__ int64_t skip_band(int64_t x, int32_t s1, int32
 }
 
 /* One chunk of A (BM x BK) and B (BK x 128) (and PB) from global memory into registers. */
-template <typename T, bool WP, int BM, int NT>
+template <typename T, bool WP, int BM, int NT, int BK = APSP_GPU_BK>
 struct chunk {
-    static constexpr int NA = BM * APSP_GPU_BK / NT, NB = 128 * APSP_GPU_BK / NT;
+    static constexpr int NA = BM * BK / NT, NB = 128 * BK / NT;
     T a[NA], b[NB];
     int32_t pb[WP ? NB : 1];
     __device__ __forceinline__ void load(const T *A, const T *B, const int32_t *PB, int64_t lda,
@@ -375,7 +375,7 @@ struct chunk {
     {
 #pragma unroll
         for (int q = 0; q < NA; q++) {
-            int e = threadIdx.x + q * NT, row = e / APSP_GPU_BK, col = e % APSP_GPU_BK;
+            int e = threadIdx.x + q * NT, row = e / BK, col = e % BK;
             a[q] = A[row * lda + k0 + col];
         }
 #pragma unroll
@@ -391,7 +391,7 @@ struct chunk {
     {
 #pragma unroll
         for (int q = 0; q < NA; q++) {
-            int e = threadIdx.x + q * NT, row = e / APSP_GPU_BK, col = e % APSP_GPU_BK;
+            int e = threadIdx.x + q * NT, row = e / BK, col = e % BK;
             T x = a[q];
             if (packed) x = (T)(32 * pack_cap((int32_t)x, hi));
             As[col * (BM + APSP_SPAD) + row] = x;
@@ -410,7 +410,7 @@ struct chunk {
 /* Method A: TM x TN per thread; rows g*(BM/(TM/4)) + ty*4 + {0..3}, columns likewise.
  * Predecessors: int32 by packed keys (above) while every finite value fits, else -- and for
  * float and double -- a compare and select at every relaxation. */
-template <typename T, bool WP, int BM, int TM, int TN>
+template <typename T, bool WP, int BM, int TM, int TN, int BK>
 __global__ void __launch_bounds__((BM / TM) * (128 / TN))
 k_minplus(mp_args g)
 {
@@ -418,9 +418,9 @@ k_minplus(mp_args g)
     constexpr int RS = BM / (TM / 4), CS = 128 / (TN / 4);      /* row / column group strides */
     constexpr int AS = BM + APSP_SPAD, BS = 128 + APSP_SPAD;
     constexpr bool I32 = sizeof(T) == 4 && (T)0.5 == (T)0;
-    __shared__ __align__(16) T As[APSP_GPU_BK * AS];
-    __shared__ __align__(16) T Bs[APSP_GPU_BK * BS];
-    __shared__ __align__(16) int32_t PBs[WP ? APSP_GPU_BK * BS : 1];
+    __shared__ __align__(16) T As[BK * AS];
+    __shared__ __align__(16) T Bs[BK * BS];
+    __shared__ __align__(16) int32_t PBs[WP ? BK * BS : 1];
     const int tx = threadIdx.x % TXN, ty = threadIdx.x / TXN;
     const int64_t r0 = skip_band((int64_t)blockIdx.y * BM, g.skip_r, g.skip_r2);
     const int64_t c0 = skip_band((int64_t)blockIdx.x * 128, g.skip_c, g.skip_c2);
@@ -428,8 +428,12 @@ k_minplus(mp_args g)
     const T *B = (const T *)g.b + c0;
     const int32_t *PB = WP ? g.pb + c0 : nullptr;
     const bool packed = WP && I32 && *(volatile int *)g.big == 0;    /* uniform per launch */
+    /* P in place (the rounds): only the elements that change are written, and P is not read;
+       P into other memory (fw-rec's scratch): all of it is read and written */
+    const bool full_p = WP && g.pcin != g.pcout;
+    uint32_t changed = 0;            /* with P: bit i * TN + j, element (i, j) changed */
     T v[TM][TN];
-    int32_t pv[WP ? TM : 1][WP ? TN : 1];
+    int32_t pv[WP ? TM : 1][WP ? TN : 1] = {};
     {
         const T *C = (const T *)g.cin + r0 * g.ldc + c0;
 #pragma unroll
@@ -439,23 +443,24 @@ k_minplus(mp_args g)
             for (int jg = 0; jg < TN / 4; jg++) {
                 const int col = jg * CS + tx * 4;
                 V4<T>::ld(C + row * g.ldc + col, &v[i][jg * 4]);
-                if (WP) V4<int32_t>::ld(g.pcin + (r0 + row) * g.ldc + c0 + col, &pv[i][jg * 4]);
+                if (WP && full_p)
+                    V4<int32_t>::ld(g.pcin + (r0 + row) * g.ldc + c0 + col, &pv[i][jg * 4]);
             }
             if (packed)
 #pragma unroll
                 for (int j = 0; j < TN; j++) v[i][j] = (T)(32 * pack_cap((int32_t)v[i][j], g.hi));
         }
     }
-    chunk<T, WP, BM, NT> next;
+    chunk<T, WP, BM, NT, BK> next;
     next.load(A, B, PB, g.lda, g.ldb, 0);
     next.store(As, Bs, PBs, packed, g.hi);
     __syncthreads();
-    const int chunks = g.kdim / APSP_GPU_BK;
+    const int chunks = g.kdim / BK;
     for (int ch = 0; ch < chunks; ch++) {
-        if (ch + 1 < chunks) next.load(A, B, PB, g.lda, g.ldb, (ch + 1) * APSP_GPU_BK);
+        if (ch + 1 < chunks) next.load(A, B, PB, g.lda, g.ldb, (ch + 1) * BK);
         if (!WP || packed) {
 #pragma unroll
-            for (int k = 0; k < APSP_GPU_BK; k++) {
+            for (int k = 0; k < BK; k++) {
                 T a[TM], b[TN];
 #pragma unroll
                 for (int ig = 0; ig < TM / 4; ig++)
@@ -477,12 +482,13 @@ k_minplus(mp_args g)
                         if (step) {
                             pv[i][j] = PBs[(step - 1) * BS + (j / 4) * CS + tx * 4 + j % 4];
                             v[i][j] = (T)(key & ~31);
+                            changed |= 1u << (i * TN + j);
                         }
                     }
             }
         } else {
 #pragma unroll 2
-            for (int k = 0; k < APSP_GPU_BK; k++) {
+            for (int k = 0; k < BK; k++) {
                 T a[TM], b[TN];
                 int32_t pb[TN];
 #pragma unroll
@@ -497,7 +503,10 @@ k_minplus(mp_args g)
                 for (int i = 0; i < TM; i++)
 #pragma unroll
                     for (int j = 0; j < TN; j++)
-                        if (W<T>::relax_p(a[i], b[j], v[i][j])) pv[WP ? i : 0][WP ? j : 0] = pb[j];
+                        if (W<T>::relax_p(a[i], b[j], v[i][j])) {
+                            pv[WP ? i : 0][WP ? j : 0] = pb[j];
+                            changed |= 1u << (i * TN + j);
+                        }
             }
         }
         if (ch + 1 < chunks) {         /* one shared stage: the next chunk waits in registers */
@@ -520,7 +529,10 @@ k_minplus(mp_args g)
             } else {
                 f = W<T>::fix(v[i][j], g.hi);
             }
-            if (WP && W<T>::is_inf(f)) pv[i][j] = KRILL_APSP_NO_PRED;
+            if (WP && W<T>::is_inf(f)) {     /* INF had no predecessor before either */
+                pv[i][j] = KRILL_APSP_NO_PRED;
+                changed &= ~(1u << (i * TN + j));
+            }
             if (WP && I32) big |= !W<T>::is_inf(f) && (f >= (T)APSP_PACK_R || f <= -(T)APSP_PACK_R);
             v[i][j] = f;
         }
@@ -528,7 +540,13 @@ k_minplus(mp_args g)
         for (int jg = 0; jg < TN / 4; jg++) {
             const int col = jg * CS + tx * 4;
             V4<T>::st(C + row * g.ldo + col, &v[i][jg * 4]);
-            if (WP) V4<int32_t>::st(g.pcout + (r0 + row) * g.ldo + c0 + col, &pv[i][jg * 4]);
+            int32_t *prow = WP ? g.pcout + (r0 + row) * g.ldo + c0 + col : nullptr;
+            if (WP && full_p)
+                V4<int32_t>::st(prow, &pv[i][jg * 4]);
+            else if (WP)
+#pragma unroll
+                for (int q = 0; q < 4; q++)
+                    if (changed & (1u << (i * TN + jg * 4 + q))) prow[q] = pv[i][jg * 4 + q];
         }
     }
     if (big) atomicOr(g.big, 1);
@@ -606,17 +624,18 @@ k_minplus_b(mp_args g)
  * prologue and write-back overlap the other's relaxations: 7% on int32 n = 16384 and 12% on
  * n = 32768 against one 256-thread block per SM, H200): int32/float 8 x 8 per thread (64
  * accumulators) on 64-row tiles; with P, or double (two registers a value), 8 x 4 on 32-row
- * tiles; double with P 4 x 4 on 16-row tiles. cfg_whole: 128-row tiles, one block per whole
- * tile (the panels' products). */
+ * tiles; double with P 4 x 4 on 16-row tiles. BK: steps per chunk (32 for int32 without P
+ * spilled its 48 prefetch registers at 128 threads: kept at 16). cfg_whole: 128-row tiles,
+ * one block per whole tile (the panels' products). */
 template <typename T, bool WP> struct cfg_a {
     static constexpr int BM = (sizeof(T) == 8 || WP) ? 32 : 64, TM = 8,
-                         TN = (sizeof(T) == 8 || WP) ? 4 : 8;
+                         TN = (sizeof(T) == 8 || WP) ? 4 : 8, BK = APSP_GPU_BK;
 };
 template <> struct cfg_a<double, true> {
-    static constexpr int BM = 16, TM = 4, TN = 4;
+    static constexpr int BM = 16, TM = 4, TN = 4, BK = APSP_GPU_BK;
 };
 template <typename T, bool WP> struct cfg_whole {
-    static constexpr int BM = 128, TM = 8, TN = (sizeof(T) == 8 || WP) ? 4 : 8;
+    static constexpr int BM = 128, TM = 8, TN = (sizeof(T) == 8 || WP) ? 4 : 8, BK = APSP_GPU_BK;
 };
 
 /* Launch a product over rows x cols of output (multiples of the block tile) with method A's
@@ -632,7 +651,7 @@ static krill_status launch_product(apsp_run *run, const mp_args &g, int64_t rows
         if (method_b)
             k_minplus_b<T, WP><<<grid, APSP_B_THREADS, 0, stream_of(run)>>>(g);
         else
-            k_minplus<T, WP, C::BM, C::TM, C::TN>
+            k_minplus<T, WP, C::BM, C::TM, C::TN, C::BK>
                 <<<grid, (C::BM / C::TM) * (128 / C::TN), 0, stream_of(run)>>>(g);
         KRILL_TRY(krill_cuda_check_launch(method_b ? "apsp min-plus product (method B)"
                                                    : "apsp min-plus product (method A)"));
