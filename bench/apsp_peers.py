@@ -365,18 +365,33 @@ def cmd_report(args):
                                f"{pl['t_compute_s'] / b['t_compute_s']:.1f}x |")
         out.append("")
     pts1 = ok_points(apsp1)
+    if apsp1:
+        out.append("## One thread: compute time, ms, and efficiency, % of the one-thread peak")
+        out.append("")
+        table1(apsp1, out)
+        out.append("")
+        table3(apsp1, out)
+        out.append("")
     if peers:
         out.append("## Peers: SciPy and NetworkX on the same graphs (one thread each)")
         out.append("")
         out.append("Wall time of one call (time.perf_counter), median. `krill 1t`: the fastest "
-                   "blocked method on one thread (int32, t_compute); `x` = peer time / krill 1t.")
+                   "blocked method on one thread (int32, t_compute, PER_CORE_SIZES only); the "
+                   "ratios are the peer's time over krill 1t's. `check`: the peer's distances "
+                   "against krill's, entry for entry.")
         out.append("")
         out.append("| n | scipy FW ms | scipy D ms | networkx FW ms | krill 1t method | "
-                   "krill 1t ms | scipy FW / krill 1t | scipy D / krill 1t | check |")
-        out.append("|---:|---:|---:|---:|---|---:|---:|---:|---|")
+                   "krill 1t ms | scipy FW / krill 1t | scipy D / krill 1t | krill 1t double ms "
+                   "| scipy FW / krill 1t double | check |")
+        out.append("|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---|")
         for n in sorted(set(r["n"] for r in peers["results"])):
             row = {r["peer"]: r for r in peers["results"] if r["n"] == n}
             k1 = best(pts1, n, "int32")
+            k1d = best(pts1, n, "double")
+            sfw = row.get("scipy-fw")
+            dbl = f"{fmt_ms(k1d['t_compute_s'])} ({k1d['method']})" if k1d else ""
+            dbl_ratio = f"{sfw['t_median_s'] / k1d['t_compute_s']:.1f}" if k1d and sfw and \
+                sfw.get("t_median_s") else ""
 
             def cell(name):
                 r = row.get(name)
@@ -390,7 +405,8 @@ def cmd_report(args):
             checks = ", ".join(f"{k}: {r.get('check', r['status'])}" for k, r in row.items())
             out.append(f"| {n} | {cell('scipy-fw')} | {cell('scipy-d')} | {cell('nx-fw')} | "
                        f"{k1['method'] if k1 else ''} | {fmt_ms(k1['t_compute_s']) if k1 else ''}"
-                       f" | {ratio('scipy-fw')} | {ratio('scipy-d')} | {checks} |")
+                       f" | {ratio('scipy-fw')} | {ratio('scipy-d')} | {dbl} | {dbl_ratio} | "
+                       f"{checks} |")
         out.append("")
         out.append(f"Versions: {', '.join(f'{k} {v}' for k, v in peers['versions'].items())}.")
         out.append("")
