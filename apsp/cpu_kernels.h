@@ -177,8 +177,9 @@ static inline APSP_TGT K(vt) K(vsel)(K(vi) m, K(vt) x, K(vt) y)
 }
 
 /* The int32 rule on a value about to be stored; where it is INF (any type), P = NO_PRED
- * and H = 0 (p, h NULL: no predecessors). */
-static inline APSP_TGT K(vt) K(vclamp)(K(vt) x, K(vp) *p, K(vp) *h, int32_t hi)
+ * and H = 0, and H saturates at APSP_HOPS_CAP (p, h NULL: no predecessors). P and H come
+ * as lanes of the element's width. */
+static inline APSP_TGT K(vt) K(vclamp)(K(vt) x, K(vi) *p, K(vi) *h, int32_t hi)
 {
 #if APSP_INT
     const K(vt) inf = (K(vt)){0} + APSP_I32_INF, ninf = (K(vt)){0} - APSP_I32_INF;
@@ -190,9 +191,9 @@ static inline APSP_TGT K(vt) K(vclamp)(K(vt) x, K(vp) *p, K(vp) *h, int32_t hi)
     (void)hi;
 #endif
     if (p) {
-        const K(vp) big32 = __builtin_convertvector(big, K(vp));
-        *p = (big32 & ((K(vp)){0} + KRILL_APSP_NO_PRED)) | (~big32 & *p);
-        *h = ~big32 & *h;
+        const K(vi) cap = (K(vi)){0} + APSP_HOPS_CAP, over = *h > cap;
+        *p = (big & ((K(vi)){0} + KRILL_APSP_NO_PRED)) | (~big & *p);
+        *h = ~big & ((over & cap) | (~over & *h));
     }
     return x;
 }
@@ -278,7 +279,8 @@ static inline APSP_TGT void K(mk)(APSP_T *restrict c, ptrdiff_t ldc, const APSP_
 }
 
 /* the same with predecessors: (sum, hops) lexicographically below the lane's (D, H) wins,
- * and the lane takes P_B[k][j] */
+ * and the lane takes P_B[k][j]. P and H are held in lanes of the element's width (int64
+ * for double), so that one comparison mask serves all three. */
 static inline APSP_TGT void K(mkp)(const apsp_blk *cb, const apsp_blk *ab, const apsp_blk *bb,
                                    int32_t i0, int32_t j0, int32_t k0, int32_t kn, int32_t hi)
 {
@@ -290,34 +292,31 @@ static inline APSP_TGT void K(mkp)(const apsp_blk *cb, const apsp_blk *ab, const
     const int32_t *pb = bb->p + k0 * bb->ld + j0, *hb = bb->h + k0 * bb->ld + j0;
     const ptrdiff_t ldc = cb->ld, lda = ab->ld, ldb = bb->ld;
     K(vt) acc[APSP_MRP][APSP_NV];
-    K(vp) pacc[APSP_MRP][APSP_NV], hacc[APSP_MRP][APSP_NV];
+    K(vi) pacc[APSP_MRP][APSP_NV], hacc[APSP_MRP][APSP_NV];
     for (int r = 0; r < APSP_MRP; r++)
         for (int v = 0; v < APSP_NV; v++) {
             acc[r][v] = K(vload)(c + r * ldc + v * APSP_LANES);
-            pacc[r][v] = K(pload)(pc + r * ldc + v * APSP_LANES);
-            hacc[r][v] = K(pload)(hc + r * ldc + v * APSP_LANES);
+            pacc[r][v] = __builtin_convertvector(K(pload)(pc + r * ldc + v * APSP_LANES), K(vi));
+            hacc[r][v] = __builtin_convertvector(K(pload)(hc + r * ldc + v * APSP_LANES), K(vi));
         }
     for (int32_t k = 0; k < kn; k++) {
         K(vt) bk[APSP_NV];
-        K(vp) pk[APSP_NV], hk[APSP_NV];
+        K(vi) pk[APSP_NV], hk[APSP_NV];
         for (int v = 0; v < APSP_NV; v++) {
             bk[v] = K(vload)(b + k * ldb + v * APSP_LANES);
-            pk[v] = K(pload)(pb + k * ldb + v * APSP_LANES);
-            hk[v] = K(pload)(hb + k * ldb + v * APSP_LANES);
+            pk[v] = __builtin_convertvector(K(pload)(pb + k * ldb + v * APSP_LANES), K(vi));
+            hk[v] = __builtin_convertvector(K(pload)(hb + k * ldb + v * APSP_LANES), K(vi));
         }
         for (int r = 0; r < APSP_MRP; r++) {
             const APSP_T ar = a[r * lda + k];
-            const int32_t hr = ha[r * lda + k];
+            const APSP_IT hr = ha[r * lda + k];
             for (int v = 0; v < APSP_NV; v++) {
                 const K(vt) s = ar + bk[v];
-                const K(vp) h2 = hr + hk[v], big = h2 > (K(vp)){0} + APSP_HOPS_CAP;
-                const K(vp) hs = (~big & h2) | (big & ((K(vp)){0} + APSP_HOPS_CAP));
-                const K(vp) lt32 = __builtin_convertvector(s < acc[r][v], K(vp)) |
-                                   (__builtin_convertvector(s == acc[r][v], K(vp)) &
-                                    (hs < hacc[r][v]));
-                acc[r][v] = K(vsel)(__builtin_convertvector(lt32, K(vi)), s, acc[r][v]);
-                pacc[r][v] = (lt32 & pk[v]) | (~lt32 & pacc[r][v]);
-                hacc[r][v] = (lt32 & hs) | (~lt32 & hacc[r][v]);
+                const K(vi) hs = hr + hk[v];   /* <= 2 APSP_HOPS_CAP: capped when stored */
+                const K(vi) lt = (s < acc[r][v]) | ((s == acc[r][v]) & (hs < hacc[r][v]));
+                acc[r][v] = K(vsel)(lt, s, acc[r][v]);
+                pacc[r][v] = (lt & pk[v]) | (~lt & pacc[r][v]);
+                hacc[r][v] = (lt & hs) | (~lt & hacc[r][v]);
             }
         }
     }
@@ -325,8 +324,8 @@ static inline APSP_TGT void K(mkp)(const apsp_blk *cb, const apsp_blk *ab, const
         for (int v = 0; v < APSP_NV; v++) {
             K(vt) x = K(vclamp)(acc[r][v], &pacc[r][v], &hacc[r][v], hi);
             K(vstore)(c + r * ldc + v * APSP_LANES, x);
-            K(pstore)(pc + r * ldc + v * APSP_LANES, pacc[r][v]);
-            K(pstore)(hc + r * ldc + v * APSP_LANES, hacc[r][v]);
+            K(pstore)(pc + r * ldc + v * APSP_LANES, __builtin_convertvector(pacc[r][v], K(vp)));
+            K(pstore)(hc + r * ldc + v * APSP_LANES, __builtin_convertvector(hacc[r][v], K(vp)));
         }
 }
 
