@@ -214,10 +214,11 @@ cleanup:
 void apsp_cpu_state_end(apsp_run *run)
 {
     apsp_cpu_state *s = (apsp_cpu_state *)run->state;
-    if (!s) return;
-    krill_free(s->hops);
-    krill_free(s->scratch_mem);
-    krill_free(s);
+    if (s) {
+        krill_free(s->hops);
+        krill_free(s->scratch_mem);
+        krill_free(s);
+    }
     run->state = NULL;
 }
 

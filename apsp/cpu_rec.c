@@ -77,18 +77,18 @@ static void rec(const rec_ctx *r, int32_t o, int32_t s)
     if (s <= r->base) {
         const apsp_blk a = apsp_cpu_at(r->run, o, o);
         r->kern->fw(&a, s, r->run->clamp_hi);
-        return;
+    } else {
+        const int32_t s1 = ((s + r->base - 1) / r->base + 1) / 2 * r->base, s2 = s - s1;
+        const int32_t o2 = o + s1;
+        rec(r, o, s1);
+        product(r, 'c', o, o2, o, o, o, o2, s1, s2, s1);       /* M12 := M11 (x) M12 */
+        product(r, 'r', o2, o, o2, o, o, o, s2, s1, s1);       /* M21 := M21 (x) M11 */
+        product(r, 't', o2, o2, o2, o, o, o2, s2, s2, s1);     /* M22 := M21 (x) M12 */
+        rec(r, o2, s2);
+        product(r, 'c', o2, o, o2, o2, o2, o, s2, s1, s2);     /* M21 := M22 (x) M21 */
+        product(r, 'r', o, o2, o, o2, o2, o2, s1, s2, s2);     /* M12 := M12 (x) M22 */
+        product(r, 't', o, o, o, o2, o2, o, s1, s1, s2);       /* M11 := M12 (x) M21 */
     }
-    const int32_t s1 = ((s + r->base - 1) / r->base + 1) / 2 * r->base, s2 = s - s1;
-    const int32_t o2 = o + s1;
-    rec(r, o, s1);
-    product(r, 'c', o, o2, o, o, o, o2, s1, s2, s1);       /* M12 := M11 (x) M12 */
-    product(r, 'r', o2, o, o2, o, o, o, s2, s1, s1);       /* M21 := M21 (x) M11 */
-    product(r, 't', o2, o2, o2, o, o, o2, s2, s2, s1);     /* M22 := M21 (x) M12 */
-    rec(r, o2, s2);
-    product(r, 'c', o2, o, o2, o2, o2, o, s2, s1, s2);     /* M21 := M22 (x) M21 */
-    product(r, 'r', o, o2, o, o2, o2, o2, s1, s2, s2);     /* M12 := M12 (x) M22 */
-    product(r, 't', o, o, o, o2, o2, o, s1, s1, s2);       /* M11 := M12 (x) M21 */
 }
 
 /* cells of scratch per thread that rec on a block of side s with base `base` needs */
