@@ -12,6 +12,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <omp.h>
 
 #include "apsp/apsp_impl.h"
 
@@ -195,6 +196,65 @@ static void describe_cycle(const krill_apsp *r, int32_t v, char *text, size_t si
     if (used < size) snprintf(text + used, size - used, " %d", cycle[len - 1]);
 }
 
+/* ---- predecessors around cycles of weight 0 ----------------------------------------------
+ * Blocked FW with the strict rule can record, at a tie, a walk around a cycle of weight 0,
+ * and then P[i][.] loops. A loop in row i's predecessors needs such a cycle: P[i][v] = u
+ * leaves D[i][v] >= D[i][u] + w(u, v) (D only decreases later), and summing that around a
+ * loop gives a cycle weight <= 0, so = 0 without negative cycles. So when some arc u -> v,
+ * u != v, closes a cycle of weight 0 (D[v][u] + w(u, v) = 0; float and double within
+ * rounding), P is rebuilt: from every source, breadth first over the tight arcs (D[i][u] +
+ * w(u, v) = D[i][v]), which gives a tree of shortest paths. O(n m), only for such graphs. */
+static double tight_tol(const krill_apsp *r, double a, double b)
+{
+    double eps = r->weight == KRILL_APSP_INT32 ? 0.0 : r->weight == KRILL_APSP_FLOAT ? 1e-5 : 1e-12;
+    return eps * (fabs(a) + fabs(b));
+}
+
+static int closes_zero_cycle(const krill_csr *g, const krill_apsp *r)
+{
+    int found = 0;
+    for (int32_t u = 0; u < g->n_rows && !found; u++)
+        for (int64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1] && !found; e++) {
+            double back = dist_value(r, (int64_t)g->col[e] * r->n + u);
+            found = g->col[e] != u && isfinite(back) &&
+                    fabs(back + g->val[e]) <= tight_tol(r, back, g->val[e]);
+        }
+    return found;
+}
+
+static krill_status rebuild_pred(const krill_csr *g, krill_apsp *r, int threads)
+{
+    krill_status st = KRILL_OK;
+    const int32_t n = r->n;
+    int32_t *queue = NULL;
+    KRILL_ALLOC(queue, (size_t)threads * (size_t)n);
+#pragma omp parallel for schedule(dynamic, 16) num_threads(threads)
+    for (int32_t i = 0; i < n; i++) {
+        int32_t *q = queue + (size_t)omp_get_thread_num() * n, head = 0, tail = 0;
+        int32_t *p = r->pred + (int64_t)i * n;
+        for (int32_t v = 0; v < n; v++) p[v] = KRILL_APSP_NO_PRED;
+        p[i] = i;                          /* a mark while searching; NO_PRED at the end */
+        q[tail++] = i;
+        while (head < tail) {
+            int32_t u = q[head++];
+            double du = dist_value(r, (int64_t)i * n + u);
+            for (int64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++) {
+                int32_t v = g->col[e];
+                double dv = dist_value(r, (int64_t)i * n + v);
+                if (p[v] == KRILL_APSP_NO_PRED && isfinite(dv) &&
+                    fabs(du + g->val[e] - dv) <= tight_tol(r, du + g->val[e], dv)) {
+                    p[v] = u;
+                    q[tail++] = v;
+                }
+            }
+        }
+        p[i] = KRILL_APSP_NO_PRED;
+    }
+cleanup:
+    krill_free(queue);
+    return st;
+}
+
 /* ---- the driver ----------------------------------------------------------------------- */
 
 static krill_status run_rounds(apsp_run *run, const apsp_ops *ops, const apsp_device *dev,
@@ -327,6 +387,8 @@ krill_status krill_apsp_solve(krill_ctx *ctx, const krill_csr *graph, const kril
         if (o->progress) o->progress(1.0, o->progress_user);
     }
     inf->negative_cycle = negative_vertex(r);
+    if (inf->negative_cycle < 0 && r->pred && closes_zero_cycle(graph, r))
+        KRILL_TRY(rebuild_pred(graph, r, krill_ctx_threads(ctx)));
     if (inf->negative_cycle >= 0) {
         char cycle[512] = "";
         if (r->pred) describe_cycle(r, inf->negative_cycle, cycle, sizeof cycle);

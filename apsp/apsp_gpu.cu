@@ -428,12 +428,8 @@ k_minplus(mp_args g)
     const T *B = (const T *)g.b + c0;
     const int32_t *PB = WP ? g.pb + c0 : nullptr;
     const bool packed = WP && I32 && *(volatile int *)g.big == 0;    /* uniform per launch */
-    /* P in place (the rounds): only the elements that change are written, and P is not read;
-       P into other memory (fw-rec's scratch): all of it is read and written */
-    const bool full_p = WP && g.pcin != g.pcout;
-    uint32_t changed = 0;            /* with P: bit i * TN + j, element (i, j) changed */
     T v[TM][TN];
-    int32_t pv[WP ? TM : 1][WP ? TN : 1] = {};
+    int32_t pv[WP ? TM : 1][WP ? TN : 1];
     {
         const T *C = (const T *)g.cin + r0 * g.ldc + c0;
 #pragma unroll
@@ -443,8 +439,7 @@ k_minplus(mp_args g)
             for (int jg = 0; jg < TN / 4; jg++) {
                 const int col = jg * CS + tx * 4;
                 V4<T>::ld(C + row * g.ldc + col, &v[i][jg * 4]);
-                if (WP && full_p)
-                    V4<int32_t>::ld(g.pcin + (r0 + row) * g.ldc + c0 + col, &pv[i][jg * 4]);
+                if (WP) V4<int32_t>::ld(g.pcin + (r0 + row) * g.ldc + c0 + col, &pv[i][jg * 4]);
             }
             if (packed)
 #pragma unroll
@@ -482,7 +477,6 @@ k_minplus(mp_args g)
                         if (step) {
                             pv[i][j] = PBs[(step - 1) * BS + (j / 4) * CS + tx * 4 + j % 4];
                             v[i][j] = (T)(key & ~31);
-                            changed |= 1u << (i * TN + j);
                         }
                     }
             }
@@ -503,10 +497,7 @@ k_minplus(mp_args g)
                 for (int i = 0; i < TM; i++)
 #pragma unroll
                     for (int j = 0; j < TN; j++)
-                        if (W<T>::relax_p(a[i], b[j], v[i][j])) {
-                            pv[WP ? i : 0][WP ? j : 0] = pb[j];
-                            changed |= 1u << (i * TN + j);
-                        }
+                        if (W<T>::relax_p(a[i], b[j], v[i][j])) pv[WP ? i : 0][WP ? j : 0] = pb[j];
             }
         }
         if (ch + 1 < chunks) {         /* one shared stage: the next chunk waits in registers */
@@ -529,10 +520,7 @@ k_minplus(mp_args g)
             } else {
                 f = W<T>::fix(v[i][j], g.hi);
             }
-            if (WP && W<T>::is_inf(f)) {     /* INF had no predecessor before either */
-                pv[i][j] = KRILL_APSP_NO_PRED;
-                changed &= ~(1u << (i * TN + j));
-            }
+            if (WP && W<T>::is_inf(f)) pv[i][j] = KRILL_APSP_NO_PRED;
             if (WP && I32) big |= !W<T>::is_inf(f) && (f >= (T)APSP_PACK_R || f <= -(T)APSP_PACK_R);
             v[i][j] = f;
         }
@@ -540,13 +528,7 @@ k_minplus(mp_args g)
         for (int jg = 0; jg < TN / 4; jg++) {
             const int col = jg * CS + tx * 4;
             V4<T>::st(C + row * g.ldo + col, &v[i][jg * 4]);
-            int32_t *prow = WP ? g.pcout + (r0 + row) * g.ldo + c0 + col : nullptr;
-            if (WP && full_p)
-                V4<int32_t>::st(prow, &pv[i][jg * 4]);
-            else if (WP)
-#pragma unroll
-                for (int q = 0; q < 4; q++)
-                    if (changed & (1u << (i * TN + jg * 4 + q))) prow[q] = pv[i][jg * 4 + q];
+            if (WP) V4<int32_t>::st(g.pcout + (r0 + row) * g.ldo + c0 + col, &pv[i][jg * 4]);
         }
     }
     if (big) atomicOr(g.big, 1);
@@ -635,7 +617,7 @@ template <> struct cfg_a<double, true> {
     static constexpr int BM = 16, TM = 4, TN = 4, BK = APSP_GPU_BK;
 };
 template <typename T, bool WP> struct cfg_whole {
-    static constexpr int BM = 128, TM = 8, TN = (sizeof(T) == 8 || WP) ? 4 : 8, BK = APSP_GPU_BK;
+    static constexpr int BM = 128, TM = WP ? 16 : 8, TN = WP ? 4 : 8, BK = APSP_GPU_BK;
 };
 
 /* Launch a product over rows x cols of output (multiples of the block tile) with method A's
@@ -693,7 +675,7 @@ static krill_status gpu_pivot(apsp_run *run, int32_t k)
  * P*) -- the paths through the pivot block, which is what the k loop of k_fw_tile finds.
  * A product's output is also an operand, which is safe when one block computes a whole
  * tile: it reads its operand chunks before it writes (cfg_whole). So this serves int32 and
- * float without P; the others use k_fw_tile. */
+ * float; double (whose whole-tile blocks would not fit the registers) uses k_fw_tile. */
 template <typename T, bool WP>
 static krill_status panels_products(apsp_run *run, int32_t K)
 {
@@ -723,7 +705,7 @@ cleanup:
 template <typename T, bool WP>
 static krill_status panels_round(apsp_run *run, int32_t K)
 {
-    if constexpr (WP || sizeof(T) == 8)
+    if constexpr (sizeof(T) == 8)
         return launch_tile<T, WP>(run, K, 0);
     else
         return panels_products<T, WP>(run, K);

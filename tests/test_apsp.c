@@ -116,6 +116,22 @@ static void test_random(krill_ctx *ctx)
         }
 }
 
+/* Weights 0 and 1: cycles of weight 0 everywhere, where blocked FW's predecessors could
+ * loop; every path must still be a real path of length D, on every method and type. */
+static void test_zero_cycles(krill_ctx *ctx)
+{
+    krill_csr *g = at_random_graph(300, 4, 12, 0);
+    for (int64_t e = 0; e < g->nnz; e++) g->val[e] = (double)((int64_t)g->val[e] % 2);
+    for (int m = 0; m < N_METHODS; m++)
+        for (int t = 0; t < 3; t++) {
+            krill_apsp *r = at_solve(ctx, g, methods[m], weights[t], 1);
+            CHECK(r != NULL);
+            if (r) CHECK(at_certify(g, r, 0, 1, 0.0, "zero-weight cycles") == 0);
+            krill_apsp_destroy(&r);
+        }
+    krill_csr_destroy(&g);
+}
+
 /* Real weights: float and double results agree with the double oracle within rounding. */
 static void test_real_weights(krill_ctx *ctx)
 {
@@ -339,6 +355,7 @@ int main(void)
     test_one(ctx);
     test_random(ctx);
     test_real_weights(ctx);
+    test_zero_cycles(ctx);
     test_negative_cycle(ctx);
     test_errors(ctx);
     test_auto(ctx);

@@ -43,6 +43,20 @@ static void test_random(krill_ctx *gpu, krill_ctx *cpu)
         }
 }
 
+/* Weights 0 and 1 (cycles of weight 0 everywhere): every path real and of length D. */
+static void test_zero_cycles(krill_ctx *gpu)
+{
+    krill_csr *g = at_random_graph(600, 4, 13, 0);
+    for (int64_t e = 0; e < g->nnz; e++) g->val[e] = (double)((int64_t)g->val[e] % 2);
+    for (int m = 0; m < N_GPU; m++)
+        for (int t = 0; t < 3; t++) {
+            krill_apsp *r = at_solve(gpu, g, gpu_methods[m], weights[t], 1);
+            CHECK(r && at_certify(g, r, 0, 3, 0.0, "gpu zero-weight cycles") == 0);
+            krill_apsp_destroy(&r);
+        }
+    krill_csr_destroy(&g);
+}
+
 /* Real weights: within rounding of the CPU's double result. */
 static void test_real(krill_ctx *gpu, krill_ctx *cpu)
 {
@@ -197,6 +211,7 @@ int main(void)
     krill_ctx *both[2] = {gpu, cpu};
     test_random(gpu, cpu);
     test_real(gpu, cpu);
+    test_zero_cycles(gpu);
     test_negative_cycle(gpu);
     test_large(gpu, cpu);
     test_pack_fallback(gpu, cpu);
