@@ -27,7 +27,7 @@
 # Environment (defaults): BUILD_DIR (build), PYTHON (python3), THREADS (OpenMP's default),
 # RUNS (3), WARMUP (1), WEIGHTS (int32,float), METHODS (every method of the device),
 # SIZES (cpu 256,512,1024,2048; gpu 512,1024,2048,4096,8192,16384), MAX_SECONDS (cpu 15,
-# gpu 3), PER_CORE_SIZES (1024,2048), PEER_MAX_SECONDS (60), NX_MAX (1024), LARGE_SIZE
+# gpu 8), PER_CORE_SIZES (1024,2048), PEER_MAX_SECONDS (60), NX_MAX (1024), LARGE_SIZE
 # (32768; 0 skips), LARGE_METHODS (fw-a,fw-rec), STEP_LIMIT (1800 s), NO_INSTALL (0).
 set -u
 if [ $# -ne 1 ]; then
@@ -53,7 +53,7 @@ WEIGHTS=${WEIGHTS:-int32,float}
 LIMIT=${STEP_LIMIT:-1800}
 if [ "$DEVICE" = gpu ]; then
     SIZES=${SIZES:-512,1024,2048,4096,8192,16384}
-    MAX_SECONDS=${MAX_SECONDS:-3}
+    MAX_SECONDS=${MAX_SECONDS:-8}
 else
     SIZES=${SIZES:-256,512,1024,2048}
     MAX_SECONDS=${MAX_SECONDS:-15}
