@@ -9,9 +9,12 @@
  * every step but no store happens. One relaxation = one min(a + b, c):
  *   int32   __viaddmin_s32 (the DPX instruction VIADDMNMX on sm_90; IADD3 + IMNMX before)
  *   float   __fadd_rn then fminf (FADD + FMNMX)
- *   double  __dadd_rn then fmin (DADD + DMNMX)
+ *   double  __dadd_rn then a compare and select (DADD + DSETP.GEU + 2 FSEL): neither
+ *           sm_80 nor sm_90 has a double minimum instruction, and fmin(double) compiles
+ *           to DSETP.MIN + FSEL + SEL + a NaN fix-up with predicate spills
  * (checked with cuobjdump -sass for sm_80 and sm_90: the loop body is exactly these
- * instructions, one add-min per relaxation, no FFMA and no fused or dropped steps).
+ * instructions and the loop counter, no FFMA, no local memory, no fused or dropped
+ * steps).
  * The grid is one full wave: 256 threads a block, as many blocks per SM as the occupancy
  * calculator admits, on every SM. Timed with a CUDA event pair on the context's stream. */
 #include <math.h>
