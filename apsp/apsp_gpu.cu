@@ -688,13 +688,19 @@ static krill_status panels_products(apsp_run *run, int32_t K)
     g.kdim = APSP_GPU_TILE;
     g.hi = run->clamp_hi;
     g.big = big_flag(run);
+    int32_t *p = run->p;                             /* P beside D, same offsets */
     g.a = d + K * t * ld + K * t;                    /* row tiles: P* (x) D_K. */
     g.b = g.cin = g.cout = d + K * t * ld;
+    if (WP) g.pb = g.pcin = g.pcout = p + K * t * ld;
     g.skip_r = g.skip_r2 = g.skip_c2 = APSP_NO_SKIP;
     g.skip_c = K;
     KRILL_TRY((launch_product<T, WP, cfg_whole<T, WP>>(run, g, t, ld - t, 0)));
     g.a = g.cin = g.cout = d + K * t;                /* column tiles: D_.K (x) P* */
     g.b = d + K * t * ld + K * t;
+    if (WP) {
+        g.pcin = g.pcout = p + K * t;
+        g.pb = p + K * t * ld + K * t;
+    }
     g.skip_r = K;
     g.skip_c = APSP_NO_SKIP;
     KRILL_TRY((launch_product<T, WP, cfg_whole<T, WP>>(run, g, ld - t, t, 0)));
