@@ -351,9 +351,11 @@ krill_status krill_apsp_solve(krill_ctx *ctx, const krill_csr *graph, const kril
     r->elem = run.elem;
     KRILL_TRY(krill_alloc_n(&r->dist, (size_t)run.n * (size_t)run.n + 1, run.elem, 0,
                             "APSP result D"));
+    krill_advise_huge(r->dist, (size_t)run.n * (size_t)run.n * run.elem);
     if (o->paths)
         KRILL_TRY(krill_alloc_n((void **)&r->pred, (size_t)run.n * (size_t)run.n + 1,
                                 sizeof(int32_t), 0, "APSP result P"));
+    krill_advise_huge(r->pred, (size_t)run.n * (size_t)run.n * sizeof(int32_t));
     if (run.n > 0) {
         const int32_t rounds = ops->whole ? 0 : run.npad / run.tile;
         n_stamps = ops->whole ? 3 : 3 * rounds + 2;

@@ -42,8 +42,10 @@ static krill_status cpu_alloc(apsp_run *run, int paths, int stamps)
     KRILL_CALLOC(s, 1);
     run->device_state = s;
     KRILL_TRY(krill_alloc_n(&run->d, cells, run->elem, 0, "APSP distance matrix D"));
+    krill_advise_huge(run->d, cells * run->elem);
     if (paths) KRILL_TRY(krill_alloc_n((void **)&run->p, cells, sizeof(int32_t), 0,
                                        "APSP predecessor matrix P"));
+    krill_advise_huge(run->p, cells * sizeof(int32_t));
     KRILL_ALLOC(s->stamps, stamps > 0 ? stamps : 1);
     s->n_stamps = stamps;
 cleanup:

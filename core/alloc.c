@@ -1,7 +1,9 @@
 /* core/alloc.c - host allocation through one place, with the fault hook. */
+#define _DEFAULT_SOURCE            /* MADV_HUGEPAGE (Linux) in <sys/mman.h> */
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 
 #include "core/core_impl.h"
 #include "krill/io.h"
@@ -59,4 +61,20 @@ krill_status krill_alloc_n(void **p, size_t count, size_t size, int zero, const 
                            count, size, what);
     }
     return host_alloc(p, count * size, what, zero);
+}
+
+#define KRILL_HUGE_PAGE ((size_t)2 << 20)     /* x86-64 and AArch64 transparent huge pages */
+
+void krill_advise_huge(void *p, size_t bytes)
+{
+#if defined(MADV_HUGEPAGE)
+    /* a hint for the page-aligned inside of [p, p + bytes); ignored where unsupported */
+    uintptr_t lo = ((uintptr_t)p + KRILL_HUGE_PAGE - 1) & ~(uintptr_t)(KRILL_HUGE_PAGE - 1);
+    uintptr_t hi = ((uintptr_t)p + bytes) & ~(uintptr_t)(KRILL_HUGE_PAGE - 1);
+    if (p && bytes >= 2 * KRILL_HUGE_PAGE && hi > lo)
+        (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+#else
+    (void)p;
+    (void)bytes;
+#endif
 }

@@ -47,6 +47,9 @@ krill_status krill_calloc(void **p, size_t bytes, const char *what);   /* zeroed
 /* count * size bytes, failing cleanly (KRILL_ERR_ALLOC) when the product overflows. */
 krill_status krill_alloc_n(void **p, size_t count, size_t size, int zero, const char *what);
 void krill_free(void *p);                                              /* NULL-safe */
+/* Ask the kernel to back a large buffer with transparent huge pages (fewer page faults on
+ * first touch: 512 instead of 262144 for 1 GiB); a hint, a no-op where unsupported. */
+void krill_advise_huge(void *p, size_t bytes);
 
 /* Allocate `count` elements for pointer lvalue `ptr`; on failure jump to cleanup. */
 #define KRILL_ALLOC(ptr, count)                                                          \

@@ -28,10 +28,6 @@ extern "C" {
  * 1f 8b is decompressed with zlib (KRILL_ERR_UNSUPPORTED when built without it). */
 krill_status krill_io_load(const char *path, char **text, size_t *len);
 
-/* Ask the kernel to back a large buffer with transparent huge pages (fewer page faults on
- * first touch); a hint, a no-op where unsupported. */
-void mm_advise_huge(void *p, size_t bytes);
-
 /* ---- mm_lex.c -------------------------------------------------------------------------
  * Tokens are separated by blanks (space, tab, carriage return); a line ends at '\n'. A
  * lexer reads one token starting at *p, stops at the first blank, '\n' or `end`, and on

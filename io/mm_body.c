@@ -316,12 +316,12 @@ krill_status mm_parse_body(const char *name, const char *text, size_t len, const
      * parsing with an error at the first one. */
     e->count = total < h->values ? total : h->values;
     KRILL_ALLOC(e->val, e->count);
-    mm_advise_huge(e->val, (size_t)e->count * sizeof *e->val);
+    krill_advise_huge(e->val, (size_t)e->count * sizeof *e->val);
     if (!h->info.is_array) {
         KRILL_ALLOC(e->row, e->count);
         KRILL_ALLOC(e->col, e->count);
-        mm_advise_huge(e->row, (size_t)e->count * sizeof *e->row);
-        mm_advise_huge(e->col, (size_t)e->count * sizeof *e->col);
+        krill_advise_huge(e->row, (size_t)e->count * sizeof *e->row);
+        krill_advise_huge(e->col, (size_t)e->count * sizeof *e->col);
     }
     body_job job = {text, h, localeconv()->decimal_point[0], e};
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads) if (threads > 1)

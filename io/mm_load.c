@@ -23,20 +23,6 @@
 #define LOAD_CHUNK ((size_t)1 << 20)          /* growth step when the size is not known */
 #define PARALLEL_LOAD_MIN ((size_t)16 << 20)  /* smaller files: one read */
 #define LOAD_PIECE ((size_t)8 << 20)          /* bytes per pread in a parallel load */
-#define HUGE_PAGE ((size_t)2 << 20)           /* x86-64 and AArch64 transparent huge pages */
-
-void mm_advise_huge(void *p, size_t bytes)
-{
-#if defined(MADV_HUGEPAGE)
-    /* a hint for the page-aligned inside of [p, p + bytes); ignored where unsupported */
-    uintptr_t lo = ((uintptr_t)p + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
-    uintptr_t hi = ((uintptr_t)p + bytes) & ~(uintptr_t)(HUGE_PAGE - 1);
-    if (bytes >= 2 * HUGE_PAGE && hi > lo) (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
-#else
-    (void)p;
-    (void)bytes;
-#endif
-}
 
 /* Make room for `need` bytes plus a NUL in *buf (capacity *cap), at least doubling. */
 static krill_status ensure_capacity(char **buf, size_t *cap, size_t used, size_t need)
@@ -46,7 +32,7 @@ static krill_status ensure_capacity(char **buf, size_t *cap, size_t used, size_t
     if (need + 1 <= *cap) return KRILL_OK;
     size_t new_cap = *cap * 2 > need + 1 ? *cap * 2 : need + 1;
     KRILL_ALLOC(bigger, new_cap);
-    mm_advise_huge(bigger, new_cap);
+    krill_advise_huge(bigger, new_cap);
     if (used) memcpy(bigger, *buf, used);
     krill_free(*buf);
     *buf = bigger;
