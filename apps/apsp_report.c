@@ -47,25 +47,6 @@ void cli_apsp_format_dist(char *buf, size_t len, krill_apsp_weight weight, doubl
         snprintf(buf, len, "%.17g", value);
 }
 
-/* "12.3 MiB" */
-static void format_bytes(char *buf, size_t len, double bytes)
-{
-    static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
-    int u = 0;
-    while (bytes >= 1024.0 && u < 4) {
-        bytes /= 1024.0;
-        u++;
-    }
-    snprintf(buf, len, u ? "%.1f %s" : "%.0f %s", bytes, units[u]);
-}
-
-static void print_time(FILE *out, const char *label, double seconds, double total)
-{
-    fprintf(out, "          %-10s %11.3f ms", label, 1e3 * seconds);
-    if (total > 0.0) fprintf(out, "  %5.1f%%", 100.0 * seconds / total);
-    fprintf(out, "\n");
-}
-
 /* A blocked method that timed its tile kinds (the APSP paper's Table 4 split). */
 static int has_tile_times(const krill_apsp_info *info)
 {
@@ -102,17 +83,17 @@ static void print_times(FILE *out, const cli_apsp_report *r)
     const krill_apsp_info *t = &r->info;
     fprintf(out, "time      %s %.3f ms, solve:\n", r->generated ? "generate" : "read",
             1e3 * r->load_seconds);
-    print_time(out, "setup", t->t_setup, t->t_total);
-    print_time(out, "transfer", t->t_upload + t->t_download, t->t_total);
+    cli_print_time(out, 10, "setup", t->t_setup, t->t_total);
+    cli_print_time(out, 10, "transfer", t->t_upload + t->t_download, t->t_total);
     fprintf(out, "            upload %.3f ms, download %.3f ms\n", 1e3 * t->t_upload,
             1e3 * t->t_download);
-    print_time(out, "compute", t->t_compute, t->t_total);
+    cli_print_time(out, 10, "compute", t->t_compute, t->t_total);
     if (has_tile_times(t)) {
-        print_time(out, "  pivot", t->t_pivot, t->t_total);
-        print_time(out, "  panels", t->t_panels, t->t_total);
-        print_time(out, "  rest", t->t_rest, t->t_total);
+        cli_print_time(out, 10, "  pivot", t->t_pivot, t->t_total);
+        cli_print_time(out, 10, "  panels", t->t_panels, t->t_total);
+        cli_print_time(out, 10, "  rest", t->t_rest, t->t_total);
     }
-    print_time(out, "total", t->t_total, 0.0);
+    cli_print_time(out, 10, "total", t->t_total, 0.0);
 }
 
 void cli_apsp_human(FILE *out, const cli_apsp_report *r)
@@ -123,7 +104,7 @@ void cli_apsp_human(FILE *out, const cli_apsp_report *r)
     char bytes[32], dist[40];
     print_graph(out, r);
     fprintf(out, "method    %s (%s)\n", info->method, info->why);
-    format_bytes(bytes, sizeof bytes, info->bytes_needed);
+    cli_format_bytes(bytes, sizeof bytes, info->bytes_needed);
     if (info->tile > 0)
         fprintf(out, "          tile %d: D is %" PRId32 " x %" PRId32 " with padding, %s\n",
                 info->tile, info->n_padded, info->n_padded, bytes);

@@ -103,6 +103,12 @@ void cli_json_int(cli_json *json, const char *key, int64_t value);
 void cli_json_bool(cli_json *json, const char *key, int value);
 void cli_json_null(cli_json *json, const char *key);
 
+/* ---- small pieces of the human reports (json.c) ---------------------------------------- */
+void cli_format_bytes(char *buf, size_t len, double bytes);       /* "12.3 MiB" */
+/* "          LABEL   12.345 ms  12.3%" with the label padded to `width` (no share when
+ * total <= 0) */
+void cli_print_time(FILE *out, int width, const char *label, double seconds, double total);
+
 /* ---- the solve report (cmd_solve.c fills it, solve_report.c prints it) ------------------ */
 typedef struct cli_solve_report {
     const char *source;          /* file name or generator spec */

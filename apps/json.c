@@ -1,5 +1,6 @@
-/* apps/json.c - a tiny JSON writer for `krill solve --json`: one object, nested objects,
- * escaped strings, numbers that read back to the same double, null for non-finite. */
+/* apps/json.c - a tiny JSON writer for the commands' --json: one object, nested objects,
+ * escaped strings, numbers that read back to the same double, null for non-finite; and the
+ * small pieces the human reports share (byte counts, time lines). */
 #include <inttypes.h>
 #include <math.h>
 #include "cli_impl.h"
@@ -94,4 +95,24 @@ void cli_json_null(cli_json *json, const char *key)
 {
     begin_member(json, key);
     fputs("null", json->out);
+}
+
+/* ---- small pieces of the human reports ---------------------------------------------------- */
+
+void cli_format_bytes(char *buf, size_t len, double bytes)
+{
+    static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+    int u = 0;
+    while (bytes >= 1024.0 && u < 4) {
+        bytes /= 1024.0;
+        u++;
+    }
+    snprintf(buf, len, u ? "%.1f %s" : "%.0f %s", bytes, units[u]);
+}
+
+void cli_print_time(FILE *out, int width, const char *label, double seconds, double total)
+{
+    fprintf(out, "          %-*s %*.3f ms", width, label, width + 2, 1e3 * seconds);
+    if (total > 0.0) fprintf(out, "  %5.1f%%", 100.0 * seconds / total);
+    fprintf(out, "\n");
 }

@@ -40,30 +40,11 @@ void cli_progress_clear(cli_progress *progress)
     }
 }
 
-/* "12.3 MiB" */
-static void format_bytes(char *buf, size_t len, double bytes)
-{
-    static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
-    int u = 0;
-    while (bytes >= 1024.0 && u < 4) {
-        bytes /= 1024.0;
-        u++;
-    }
-    snprintf(buf, len, u ? "%.1f %s" : "%.0f %s", bytes, units[u]);
-}
-
-static void print_time(FILE *out, const char *label, double seconds, double total)
-{
-    fprintf(out, "          %-8s %10.3f ms", label, 1e3 * seconds);
-    if (total > 0.0) fprintf(out, "  %5.1f%%", 100.0 * seconds / total);
-    fprintf(out, "\n");
-}
-
 void cli_report_human(FILE *out, const cli_solve_report *r)
 {
     const krill_solve_times *t = &r->info.times;
     char bytes[32];
-    format_bytes(bytes, sizeof bytes, (double)r->stats.bytes);
+    cli_format_bytes(bytes, sizeof bytes, (double)r->stats.bytes);
     fprintf(out, "matrix    %s (%s)\n", r->source, r->source_note);
     fprintf(out, "          n %" PRId64 ", nnz %" PRId64 ", format %s", r->n, r->nnz, r->format);
     if (r->stats.variant[0]) fprintf(out, " (%s)", r->stats.variant);
@@ -96,12 +77,12 @@ void cli_report_human(FILE *out, const cli_solve_report *r)
     fprintf(out, "          solution hash %016" PRIx64 " (FNV-1a of x's bytes)\n", r->x_hash);
     fprintf(out, "time      load %.3f ms, build %.3f ms, solve:\n", 1e3 * r->load_seconds,
             1e3 * r->build_seconds);
-    print_time(out, "setup", t->setup, t->total);
-    print_time(out, "spmv", t->spmv, t->total);
-    print_time(out, "precond", t->precond, t->total);
-    print_time(out, "ortho", t->ortho, t->total);
-    print_time(out, "other", t->other, t->total);
-    print_time(out, "total", t->total, 0.0);
+    cli_print_time(out, 8, "setup", t->setup, t->total);
+    cli_print_time(out, 8, "spmv", t->spmv, t->total);
+    cli_print_time(out, 8, "precond", t->precond, t->total);
+    cli_print_time(out, 8, "ortho", t->ortho, t->total);
+    cli_print_time(out, 8, "other", t->other, t->total);
+    cli_print_time(out, 8, "total", t->total, 0.0);
     if (r->info.iterations > 0)
         fprintf(out, "          %.3f ms per iteration\n",
                 1e3 * t->total / (double)r->info.iterations);

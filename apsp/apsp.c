@@ -33,6 +33,18 @@ const char *krill_apsp_weight_name(krill_apsp_weight weight)
            : weight == KRILL_APSP_DOUBLE ? "double" : "unknown";
 }
 
+krill_status krill_apsp_weight_parse(const char *name, krill_apsp_weight *weight)
+{
+    krill_status st = KRILL_OK;
+    KRILL_REQUIRE(name != NULL && weight != NULL, "krill_apsp_weight_parse: NULL argument");
+    if (!strcmp(name, "int32")) *weight = KRILL_APSP_INT32;
+    else if (!strcmp(name, "float")) *weight = KRILL_APSP_FLOAT;
+    else if (!strcmp(name, "double")) *weight = KRILL_APSP_DOUBLE;
+    else st = krill_error(KRILL_ERR_ARG, "unknown weight type \"%s\" (int32, float or double)", name);
+cleanup:
+    return st;
+}
+
 /* ---- checks of the graph ------------------------------------------------------------ */
 
 /* Weights the type can hold; for int32 also the overflow rule of apsp_impl.h: the sum

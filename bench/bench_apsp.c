@@ -118,20 +118,6 @@ static void usage(FILE *f)
             "solve\ntime passes S), peak 0.5 s per weight type\n");
 }
 
-static int parse_weight(const char *text, krill_apsp_weight *w)
-{
-    int rc = 0;
-    if (strcmp(text, "int32") == 0)
-        *w = KRILL_APSP_INT32;
-    else if (strcmp(text, "float") == 0)
-        *w = KRILL_APSP_FLOAT;
-    else if (strcmp(text, "double") == 0)
-        *w = KRILL_APSP_DOUBLE;
-    else
-        rc = -1;
-    return rc;
-}
-
 static int parse_seconds(const char *option, const char *v, double *out)
 {
     char *end = NULL;
@@ -201,7 +187,8 @@ static int parse_args(int argc, char **argv, apsp_opts_b *o)
             o->n_weights = 0;
             while (rc == 0 && *p)
                 rc = o->n_weights < MAX_WEIGHTS && bench_list_next(&p, item, sizeof item) == 0
-                         ? parse_weight(item, &o->weights[o->n_weights++])
+                         ? (krill_apsp_weight_parse(item, &o->weights[o->n_weights++]) == KRILL_OK
+                                ? 0 : -1)
                          : -1;
         } else if (strcmp(a, "--max-seconds") == 0) {
             rc = parse_seconds(a, v, &o->max_seconds);

@@ -62,20 +62,6 @@ static void usage(FILE *f)
                "there is one,\nweights int32,float,double, S = 0.5 s per weight type\n");
 }
 
-static int parse_weight(const char *text, krill_apsp_weight *w)
-{
-    int rc = 0;
-    if (strcmp(text, "int32") == 0)
-        *w = KRILL_APSP_INT32;
-    else if (strcmp(text, "float") == 0)
-        *w = KRILL_APSP_FLOAT;
-    else if (strcmp(text, "double") == 0)
-        *w = KRILL_APSP_DOUBLE;
-    else
-        rc = -1;
-    return rc;
-}
-
 static int parse_args(int argc, char **argv, minplus_opts *o)
 {
     int rc = 0;
@@ -114,7 +100,7 @@ static int parse_args(int argc, char **argv, minplus_opts *o)
             o->n_weights = 0;
             while (rc == 0 && *p) {
                 if (o->n_weights >= MAX_WEIGHTS || bench_list_next(&p, item, sizeof item) != 0 ||
-                    parse_weight(item, &o->weights[o->n_weights]) != 0) {
+                    krill_apsp_weight_parse(item, &o->weights[o->n_weights]) != 0) {
                     fprintf(stderr, "bench_minplus: --weights: a list of int32, float, double; "
                             "got '%s'\n", v);
                     rc = -1;

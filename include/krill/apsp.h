@@ -124,6 +124,8 @@ krill_status krill_apsp_peak(krill_ctx *ctx, krill_apsp_weight weight, double se
                              double *relax_per_second);
 
 const char *krill_apsp_weight_name(krill_apsp_weight weight);   /* "int32", "float", "double" */
+/* The inverse: KRILL_ERR_ARG (naming the text) for anything but those three names. */
+krill_status krill_apsp_weight_parse(const char *name, krill_apsp_weight *weight);
 
 /* NULL-terminated method names, in the order of the list above ("auto" not included). */
 const char *const *krill_apsp_methods(void);
