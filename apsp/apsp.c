@@ -6,7 +6,7 @@
  * npad/t - 1: the pivot tile, the pivot row and column tiles, the rest, with a time stamp
  * after each so that every tile kind is timed (the APSP paper's Table 4) -- or call the
  * method's `whole`. It never knows a kernel: methods are apsp_ops tables (methods.c), the
- * device is an apsp_device (cpu_device.c, apsp_gpu.cu). Finally the n x n corner of D (and
+ * device is an apsp_device (cpu_device.c, gpu_device.cu). Finally the n x n corner of D (and
  * P) comes to host memory and the diagonal is searched for a negative cycle. */
 #include <float.h>
 #include <math.h>

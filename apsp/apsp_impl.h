@@ -5,7 +5,8 @@
  *                (the blocked rounds, timing per tile kind), negative cycles, paths
  *   methods.c    the method table: one apsp_method per method, with a CPU and a GPU
  *                apsp_ops (NULL where a device lacks the method)
- *   cpu_*.c      the CPU kernels (OpenMP); apsp_gpu.cu the GPU kernels (CUDA)
+ *   cpu_*.c      the CPU kernels (OpenMP); gpu_kernels.cuh the GPU kernels (CUDA),
+ *                gpu_methods.cu their launches, gpu_device.cu the GPU device layer
  *
  * The state of one solve is an apsp_run. D lives in the context's memory as an npad x npad
  * row-major matrix of the weight type, npad = n rounded up to the method's tile; padded
@@ -104,10 +105,10 @@ typedef struct apsp_device {
 
 extern const apsp_device apsp_cpu_device;     /* cpu_device.c */
 #ifdef KRILL_HAVE_CUDA
-extern const apsp_device apsp_gpu_device;     /* apsp_gpu.cu */
+extern const apsp_device apsp_gpu_device;     /* gpu_device.cu */
 #endif
 
-/* The methods' implementations (cpu_*.c, apsp_gpu.cu). */
+/* The methods' implementations (cpu_*.c, gpu_methods.cu). */
 extern const apsp_ops apsp_cpu_plain, apsp_cpu_fw_a, apsp_cpu_fw_b, apsp_cpu_fw_rec,
     apsp_cpu_dijkstra;
 #ifdef KRILL_HAVE_CUDA
