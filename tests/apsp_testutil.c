@@ -96,6 +96,10 @@ int at_compare(const krill_apsp *a, const krill_apsp *b, double rel_tol, const c
         fprintf(stderr, "%s: results of different shapes\n", what);
         return 1;
     }
+    if (rel_tol == 0.0 && krill_apsp_weight_type(a) == krill_apsp_weight_type(b) &&
+        !memcmp(krill_apsp_dist(a), krill_apsp_dist(b),
+                (size_t)n * (size_t)n * (krill_apsp_weight_type(a) == KRILL_APSP_DOUBLE ? 8 : 4)))
+        return 0;                   /* the same bytes: equal (the loop below says where not) */
     for (int64_t i = 0; i < n; i++)
         for (int64_t j = 0; j < n; j++) {
             double x = krill_apsp_dist_at(a, (int32_t)i, (int32_t)j);
