@@ -9,4 +9,5 @@ if(KRILL_HAVE_CUDA)
   target_link_libraries(bench_minplus PRIVATE CUDA::cudart)   # the SM clock attribute
 endif()
 krill_bench(bench_apsp bench_apsp.c)
+target_sources(bench_apsp PRIVATE ${CMAKE_CURRENT_LIST_DIR}/bench_apsp_report.c)
 target_link_libraries(bench_apsp PRIVATE krill_bench_common)

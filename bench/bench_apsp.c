@@ -58,42 +58,7 @@
 #include "krill/graph.h"
 #include "krill/io.h"
 
-#define MAX_SIZES 16
-#define MAX_METHODS 8
-#define MAX_WEIGHTS 3
-#define FIGURES 8               /* per solve: the times of krill_apsp_info, in this order */
-enum { F_COMPUTE, F_PIVOT, F_PANELS, F_REST, F_SETUP, F_UPLOAD, F_DOWNLOAD, F_TOTAL };
-
-typedef struct apsp_opts_b {
-    krill_device device;
-    int threads;
-    int sizes[MAX_SIZES], n_sizes;
-    char methods[MAX_METHODS][16];
-    int n_methods;
-    krill_apsp_weight weights[MAX_WEIGHTS];
-    int n_weights;
-    int runs, warmup, paths;
-    double max_seconds, peak_seconds;
-    const char *graph_dir, *dist_dir, *csv_path, *json_path;
-} apsp_opts_b;
-
-typedef enum point_status { P_OK, P_SKIPPED, P_FAILED, P_WRONG } point_status;
-
-typedef struct apsp_point {
-    int n;
-    int64_t arcs;
-    char method[16];
-    krill_apsp_weight weight;
-    point_status status;
-    char message[256];
-    int tile, n_padded;
-    double t[FIGURES];           /* medians, seconds */
-    double t_min, t_max;         /* of t_compute */
-    double relaxations, efficiency;
-    double t_paths, paths_ratio; /* --paths: t_compute with P (median), / t[F_COMPUTE] */
-    double max_diff;             /* against the reference method */
-    uint64_t checksum;
-} apsp_point;
+#include "bench/bench_apsp.h"
 
 /* One solve as bench_repeat's unit of work; keeps the last result for the checks. */
 typedef struct solve_job {
@@ -333,113 +298,6 @@ static double scaling_exponent(const char *method)
     return strcmp(method, "dijkstra") == 0 ? 2.0 : 3.0;
 }
 
-/* ---- output ------------------------------------------------------------------------------ */
-
-static const char *status_name(point_status s)
-{
-    return s == P_OK ? "ok" : s == P_SKIPPED ? "skipped" : s == P_FAILED ? "failed" : "wrong";
-}
-
-static void print_header(void)
-{
-    printf("%6s %-6s %-8s %4s %10s %10s %10s %9s %9s %10s %8s %8s %6s %10s %6s %s\n", "n",
-           "weight", "method", "t", "compute_ms", "min_ms", "max_ms", "pivot_ms", "panels_ms",
-           "rest_ms", "up_ms", "down_ms", "eff%", "paths_ms", "xpath", "check");
-}
-
-static void print_point(const apsp_point *p)
-{
-    if (p->status == P_SKIPPED || p->status == P_FAILED) {
-        printf("%6d %-6s %-8s %s: %s\n", p->n, krill_apsp_weight_name(p->weight), p->method,
-               p->status == P_SKIPPED ? "skipped" : "FAILED", p->message);
-        goto done;
-    }
-    printf("%6d %-6s %-8s %4d %10.3f %10.3f %10.3f %9.3f %9.3f %10.3f %8.3f %8.3f %6.1f", p->n,
-           krill_apsp_weight_name(p->weight), p->method, p->tile, p->t[F_COMPUTE] * 1e3,
-           p->t_min * 1e3, p->t_max * 1e3, p->t[F_PIVOT] * 1e3, p->t[F_PANELS] * 1e3,
-           p->t[F_REST] * 1e3, p->t[F_UPLOAD] * 1e3, p->t[F_DOWNLOAD] * 1e3,
-           p->efficiency * 100.0);
-    if (p->t_paths > 0.0)
-        printf(" %10.3f %6.2f", p->t_paths * 1e3, p->paths_ratio);
-    else
-        printf(" %10s %6s", "-", "-");
-    printf(" %s\n", p->status == P_OK ? "ok" : p->message);
-done:
-    return;
-}
-
-static int write_csv(const char *path, const apsp_point *pts, int n)
-{
-    FILE *f = fopen(path, "w");
-    int rc = -1;
-    if (!f) goto done;
-    fprintf(f, "n,arcs,weight,method,status,tile,n_padded,t_compute_s,t_compute_min_s,"
-               "t_compute_max_s,t_pivot_s,t_panels_s,t_rest_s,t_setup_s,t_upload_s,"
-               "t_download_s,t_total_s,relaxations,efficiency,t_paths_compute_s,paths_ratio,"
-               "max_diff,checksum,message\n");
-    for (int i = 0; i < n; i++) {
-        const apsp_point *p = &pts[i];
-        fprintf(f, "%d,%lld,%s,%s,%s,%d,%d", p->n, (long long)p->arcs,
-                krill_apsp_weight_name(p->weight), p->method, status_name(p->status), p->tile,
-                p->n_padded);
-        for (int k = 0; k < 3; k++)
-            fprintf(f, ",%.6e", k == 0 ? p->t[F_COMPUTE] : k == 1 ? p->t_min : p->t_max);
-        for (int k = F_PIVOT; k < FIGURES; k++) fprintf(f, ",%.6e", p->t[k]);
-        fprintf(f, ",%.6e,%.6e,%.6e,%.6e,%.6e,%016llx,\"%s\"\n", p->relaxations, p->efficiency,
-                p->t_paths, p->paths_ratio, p->max_diff, (unsigned long long)p->checksum,
-                p->message);
-    }
-    rc = fclose(f) == 0 ? 0 : -1;
-done:
-    return rc;
-}
-
-static int write_json(const char *path, const apsp_point *pts, int n, const apsp_opts_b *o,
-                      krill_ctx *ctx, const double *peak)
-{
-    static const char *const keys[FIGURES] = {"t_compute_s", "t_pivot_s", "t_panels_s",
-                                              "t_rest_s", "t_setup_s", "t_upload_s",
-                                              "t_download_s", "t_total_s"};
-    FILE *f = fopen(path, "w");
-    int rc = -1;
-    if (!f) goto done;
-    fprintf(f, "{\"device\": \"%s\", \"describe\": ",
-            o->device == KRILL_DEVICE_CUDA ? "gpu" : "cpu");
-    bench_json_string(f, krill_ctx_describe(ctx));
-    fprintf(f, ", \"threads\": %d, \"runs\": %d, \"warmup\": %d, ", krill_ctx_threads(ctx),
-            o->runs, o->warmup);
-    bench_json_number(f, "max_seconds", o->max_seconds, 0);
-    fprintf(f, "\"peak_relax_per_s\": {");
-    for (int w = 0; w < o->n_weights; w++) {
-        bench_json_number(f, krill_apsp_weight_name(o->weights[w]), peak[o->weights[w]],
-                          w + 1 == o->n_weights);
-    }
-    fprintf(f, "},\n\"results\": [\n");
-    for (int i = 0; i < n; i++) {
-        const apsp_point *p = &pts[i];
-        const int ok = p->status == P_OK;
-        fprintf(f, "  {\"n\": %d, \"arcs\": %lld, \"weight\": \"%s\", \"method\": \"%s\", "
-                   "\"status\": \"%s\", \"tile\": %d, \"n_padded\": %d, ",
-                p->n, (long long)p->arcs, krill_apsp_weight_name(p->weight), p->method,
-                status_name(p->status), p->tile, p->n_padded);
-        for (int k = 0; k < FIGURES; k++) bench_json_number(f, keys[k], ok ? p->t[k] : NAN, 0);
-        bench_json_number(f, "t_compute_min_s", ok ? p->t_min : NAN, 0);
-        bench_json_number(f, "t_compute_max_s", ok ? p->t_max : NAN, 0);
-        bench_json_number(f, "relaxations", p->relaxations, 0);
-        bench_json_number(f, "efficiency", ok ? p->efficiency : NAN, 0);
-        bench_json_number(f, "t_paths_compute_s", p->t_paths > 0.0 ? p->t_paths : NAN, 0);
-        bench_json_number(f, "paths_ratio", p->t_paths > 0.0 ? p->paths_ratio : NAN, 0);
-        bench_json_number(f, "max_diff", p->max_diff, 0);
-        fprintf(f, "\"checksum\": \"%016llx\", \"message\": ", (unsigned long long)p->checksum);
-        bench_json_string(f, p->message);
-        fprintf(f, "}%s\n", i + 1 < n ? "," : "");
-    }
-    fprintf(f, "]}\n");
-    rc = fclose(f) == 0 ? 0 : -1;
-done:
-    return rc;
-}
-
 /* ---- the sweep ------------------------------------------------------------------------ */
 
 static krill_status make_dir(const char *dir)
@@ -607,7 +465,7 @@ int main(int argc, char **argv)
            "after %d warm-up; max %.3g s a solve\n", krill_ctx_describe(ctx), o.runs, o.warmup,
            o.max_seconds);
     failures += measure_peaks(ctx, &o, "start", peak);
-    print_header();
+    apsp_print_header();
     for (int s = 0; s < o.n_sizes; s++) {
         const int n = o.sizes[s];
         krill_csr *g = NULL;
@@ -646,7 +504,7 @@ int main(int argc, char **argv)
                 }
                 if (p->status != P_SKIPPED) run_point(ctx, g, &o, peak, p, &ref, ref_method);
                 if (p->status == P_FAILED || p->status == P_WRONG) failures++;
-                print_point(p);
+                apsp_print_point(p);
                 fflush(stdout);
             }
             krill_apsp_destroy(&ref);
@@ -662,11 +520,11 @@ int main(int argc, char **argv)
                                 ? p->relaxations / p->t[F_COMPUTE] / peak[p->weight]
                                 : 0.0;
     }
-    if (o.csv_path && write_csv(o.csv_path, pts, n_pts) != 0) {
+    if (o.csv_path && apsp_write_csv(o.csv_path, pts, n_pts) != 0) {
         fprintf(stderr, "bench_apsp: cannot write %s\n", o.csv_path);
         failures++;
     }
-    if (o.json_path && write_json(o.json_path, pts, n_pts, &o, ctx, peak) != 0) {
+    if (o.json_path && apsp_write_json(o.json_path, pts, n_pts, &o, ctx, peak) != 0) {
         fprintf(stderr, "bench_apsp: cannot write %s\n", o.json_path);
         failures++;
     }
