@@ -264,6 +264,26 @@ static void test_auto(krill_ctx *ctx)
     krill_csr_destroy(&h);
 }
 
+/* The min-plus peak: positive for every type, arguments checked; weight names both ways. */
+static void test_peak(krill_ctx *ctx)
+{
+    double rate = 0;
+    for (int t = 0; t < 3; t++) {
+        krill_apsp_weight w;
+        CHECK_OK(krill_apsp_peak(ctx, weights[t], 0.01, &rate));
+        CHECK(rate > 1e6 && isfinite(rate));
+        CHECK_OK(krill_apsp_weight_parse(krill_apsp_weight_name(weights[t]), &w));
+        CHECK(w == weights[t]);
+    }
+    CHECK_STATUS(krill_apsp_peak(ctx, (krill_apsp_weight)7, 0.01, &rate), KRILL_ERR_ARG);
+    CHECK_STATUS(krill_apsp_peak(ctx, KRILL_APSP_INT32, -1.0, &rate), KRILL_ERR_ARG);
+    CHECK_STATUS(krill_apsp_peak(NULL, KRILL_APSP_INT32, 0.01, &rate), KRILL_ERR_ARG);
+    CHECK_STATUS(krill_apsp_peak(ctx, KRILL_APSP_INT32, 0.01, NULL), KRILL_ERR_ARG);
+    krill_apsp_weight w;
+    CHECK_STATUS(krill_apsp_weight_parse("int64", &w), KRILL_ERR_ARG);
+    CHECK(strstr(krill_last_error(), "int64") != NULL);
+}
+
 /* The k-th allocation fails, for every k: a clean status, no leak (ASan), then success. */
 static void test_faults(krill_ctx *ctx)
 {
@@ -360,6 +380,7 @@ int main(void)
     test_errors(ctx);
     test_auto(ctx);
     test_faults(ctx);
+    test_peak(ctx);
     test_threads();
     int graphs = tu_for_each_graph(each_graph, ctx);
     CHECK(graphs < 0 || graphs >= tu_testdata_expect(10, 2));

@@ -192,6 +192,11 @@ static void each_graph(const char *path, const char *name, void *user)
 
 static void test_memory(krill_ctx *gpu)
 {
+    double rate = 0;                  /* the GPU's min-plus peak: every type measurable */
+    for (int t = 0; t < 3; t++) {
+        CHECK_OK(krill_apsp_peak(gpu, weights[t], 0.02, &rate));
+        CHECK(rate > 1e9 && isfinite(rate));
+    }
     krill_csr *huge = NULL;
     krill_apsp *r = NULL;
     krill_apsp_opts o = KRILL_APSP_OPTS_INIT;
