@@ -62,10 +62,13 @@ static krill_status check_weights(apsp_run *run)
         double largest = 0.0;
         for (int64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1] && st == KRILL_OK; e++) {
             double w = g->val[e];
-            if (run->weight == KRILL_APSP_INT32 && (w != floor(w) || fabs(w) > APSP_I32_INF))
+            if (run->weight == KRILL_APSP_INT32 && w != floor(w))
                 st = krill_error(KRILL_ERR_ARG, "apsp: the weight %.17g of arc %d -> %d is "
-                                 "not an int32 value below %d: use float or double weights",
-                                 w, u, g->col[e], APSP_I32_INF);
+                                 "not an integer: use float or double weights", w, u, g->col[e]);
+            else if (run->weight == KRILL_APSP_INT32 && fabs(w) >= APSP_I32_INF)
+                st = krill_error(KRILL_ERR_UNSUPPORTED, "apsp: the weight %.17g of arc %d -> %d "
+                                 "is beyond the int32 limit %d: use float or double weights",
+                                 w, u, g->col[e], APSP_I32_INF - 1);
             else if (run->weight == KRILL_APSP_FLOAT && fabs(w) > FLT_MAX)
                 st = krill_error(KRILL_ERR_ARG, "apsp: the weight %.17g of arc %d -> %d "
                                  "overflows float: use double weights", w, u, g->col[e]);
@@ -74,6 +77,12 @@ static krill_status check_weights(apsp_run *run)
         bound += largest;
     }
     run->clamp_hi = run->has_negative ? APSP_I32_INF / 2 : APSP_I32_INF;
+    if (st == KRILL_OK && run->weight != KRILL_APSP_INT32 &&
+        !(bound <= (run->weight == KRILL_APSP_FLOAT ? FLT_MAX : DBL_MAX)))
+        st = krill_error(KRILL_ERR_UNSUPPORTED, "apsp: %s distances could overflow (the sum "
+                         "over vertices of the largest |weight| leaving each is %g)%s",
+                         krill_apsp_weight_name(run->weight), bound,
+                         run->weight == KRILL_APSP_FLOAT ? ": use double weights" : "");
     if (st == KRILL_OK && run->weight == KRILL_APSP_INT32 && bound >= run->clamp_hi)
         st = krill_error(KRILL_ERR_UNSUPPORTED, "apsp: int32 distances could reach %.0f "
                          "(the sum over vertices of the largest |weight| leaving each), "
@@ -169,7 +178,8 @@ static double dist_value(const krill_apsp *r, int64_t idx)
                                          : ((const double *)r->dist)[idx];
 }
 
-/* A vertex v with D[v][v] < 0 (or NaN, which only a negative cycle makes), else -1. */
+/* A vertex v with D[v][v] < 0 (or NaN, which only a negative cycle makes), else -1: v lies
+ * on a closed walk of negative weight, not necessarily on a negative cycle. */
 static int32_t negative_vertex(const krill_apsp *r)
 {
     int32_t found = -1;
@@ -180,32 +190,81 @@ static int32_t negative_vertex(const krill_apsp *r)
     return found;
 }
 
-/* The negative cycle through v's predecessors, as text: walk back n steps from v along
- * P[v][.] to land on the cycle, then once around it. "" when P does not close a cycle. */
-static void describe_cycle(const krill_apsp *r, int32_t v, char *text, size_t size)
+/* Bellman-Ford from v over the graph (doubles, independent of D's type): n passes; a vertex
+ * still improved in the last one leads, n parent steps back, onto a negative cycle, read off
+ * the parents. Fills cycle[0..min(len, max) - 1] in arc order and returns its length, or 0
+ * when the work, n m, passes APSP_CYCLE_WORK or memory is short (the caller then names v). */
+#define APSP_CYCLE_WORK 4e9
+
+static int32_t find_negative_cycle(const krill_csr *g, int32_t v, int32_t *cycle, int32_t max)
 {
-    const int32_t n = r->n, *p = r->pred + (int64_t)v * n;
-    int32_t u = v, start, len = 0;
-    text[0] = '\0';
-    for (int32_t s = 0; s < n && u >= 0; s++) u = p[u];
-    if (u < 0) return;
-    start = u;
-    int32_t cycle[16];
-    do {
-        if (len < 16) cycle[len] = u;
-        len++;
-        u = p[u];
-    } while (u >= 0 && u != start && len <= n);
-    if (u != start) return;
-    if (len > 16) {
-        snprintf(text, size, "; a cycle of %d vertices through %d", len, start);
-        return;
+    const int32_t n = g->n_rows;
+    double *dist = NULL;
+    int32_t *parent = NULL, last = -1, len = 0;
+    if ((double)n * (double)(g->nnz + 1) > APSP_CYCLE_WORK || krill_alloc_n((void **)&dist,
+        (size_t)n, sizeof *dist, 0, "cycle search") != KRILL_OK ||
+        krill_alloc_n((void **)&parent, (size_t)n, sizeof *parent, 0, "cycle search") != KRILL_OK)
+        goto cleanup;
+    for (int32_t u = 0; u < n; u++) {
+        dist[u] = INFINITY;
+        parent[u] = -1;
     }
-    /* cycle[] holds predecessors, so the arcs run from cycle[k] to cycle[k - 1] */
-    size_t used = (size_t)snprintf(text, size, "; the cycle:");
-    for (int32_t k = len - 1; k >= 0 && used < size; k--)
-        used += (size_t)snprintf(text + used, size - used, " %d ->", cycle[k]);
-    if (used < size) snprintf(text + used, size - used, " %d", cycle[len - 1]);
+    dist[v] = 0.0;
+    for (int32_t pass = 0; pass < n; pass++) {
+        last = -1;
+        for (int32_t u = 0; u < n; u++) {
+            if (isinf(dist[u])) continue;
+            for (int64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++)
+                if (dist[u] + g->val[e] < dist[g->col[e]]) {
+                    dist[g->col[e]] = dist[u] + g->val[e];
+                    parent[g->col[e]] = u;
+                    last = g->col[e];
+                }
+        }
+        if (last < 0) goto cleanup;                 /* settled: no cycle reachable from v */
+    }
+    for (int32_t s = 0; s < n; s++) last = parent[last];
+    int32_t u = last;
+    do {                                            /* parents run against the arcs */
+        len++;
+        u = parent[u];
+    } while (u != last && len <= n);
+    u = last;
+    for (int32_t k = len - 1; k >= 0; k--) {
+        if (k < max) cycle[k] = u;
+        u = parent[u];
+    }
+cleanup:
+    krill_free(dist);
+    krill_free(parent);
+    return len;
+}
+
+/* The error of a negative cycle: a vertex on one (and the cycle, up to 16 vertices), found
+ * from v, a vertex of a negative closed walk; v itself when the search is too costly. */
+static krill_status negative_cycle_error(const krill_csr *g, int32_t v, int32_t *named)
+{
+    int32_t cycle[16];
+    int32_t len = find_negative_cycle(g, v, cycle, 16);
+    char text[400] = "";
+    size_t used = 0;
+    if (len == 0) {
+        *named = v;
+        return krill_error(KRILL_ERR_NUMERIC, "apsp: the graph has a negative cycle (reachable "
+                           "from vertex %d, returning to it: D[%d][%d] < 0): shortest paths are "
+                           "undefined", v, v, v);
+    }
+    *named = cycle[0];
+    if (len <= 16) {
+        used = (size_t)snprintf(text, sizeof text, "; the cycle:");
+        for (int32_t k = 0; k < len && used < sizeof text; k++)
+            used += (size_t)snprintf(text + used, sizeof text - used, " %d ->", cycle[k]);
+        if (used < sizeof text) snprintf(text + used, sizeof text - used, " %d", cycle[0]);
+    } else {
+        snprintf(text, sizeof text, " (a cycle of %d vertices)", len);
+    }
+    return krill_error(KRILL_ERR_NUMERIC, "apsp: the graph has a negative cycle through vertex "
+                       "%d%s: shortest paths are undefined", cycle[0], text);
 }
 
 /* ---- predecessors around cycles of weight 0 ----------------------------------------------
@@ -345,6 +404,8 @@ krill_status krill_apsp_solve(krill_ctx *ctx, const krill_csr *graph, const kril
     KRILL_TRY(choose_method(&run, o->method, &method, inf->why, sizeof inf->why));
     ops = krill_on_gpu(ctx) ? method->gpu : method->cpu;
     snprintf(inf->method, sizeof inf->method, "%s", method->name);
+    KRILL_REQUIRE(!(ops->whole && ops->tile == 1 && o->tile > 1), "krill_apsp_solve: method "
+                  "%s has no tile (tile %d asked for)", method->name, o->tile);
     run.tile = o->tile > 0 ? o->tile : ops->tile;
     KRILL_REQUIRE(ops->granule ? run.tile % ops->granule == 0 : run.tile == ops->tile,
                   "krill_apsp_solve: tile %d is not %s %d (method %s on the %s)", run.tile,
@@ -401,16 +462,12 @@ krill_status krill_apsp_solve(krill_ctx *ctx, const krill_csr *graph, const kril
         if (o->progress) o->progress(1.0, o->progress_user);
     }
     inf->negative_cycle = negative_vertex(r);
-    if (inf->negative_cycle < 0 && r->pred && closes_zero_cycle(graph, r))
-        KRILL_TRY(rebuild_pred(graph, r, krill_ctx_threads(ctx)));
     if (inf->negative_cycle >= 0) {
-        char cycle[512] = "";
-        if (r->pred) describe_cycle(r, inf->negative_cycle, cycle, sizeof cycle);
-        st = krill_error(KRILL_ERR_NUMERIC, "apsp: the graph has a negative cycle through vertex "
-                         "%d (D[%d][%d] < 0): shortest paths are undefined%s",
-                         inf->negative_cycle, inf->negative_cycle, inf->negative_cycle, cycle);
+        st = negative_cycle_error(graph, inf->negative_cycle, &inf->negative_cycle);
         goto cleanup;
     }
+    if (r->pred && closes_zero_cycle(graph, r))
+        KRILL_TRY(rebuild_pred(graph, r, krill_ctx_threads(ctx)));
     *result = r;
     r = NULL;
 cleanup:
@@ -486,7 +543,7 @@ void krill_apsp_summary(const krill_apsp *r, int64_t *unreachable, double *max_f
                         uint64_t *checksum)
 {
     int64_t unreach = 0;
-    double largest = 0.0;
+    double largest = -INFINITY;        /* 0 when there is no finite pair i != j */
     uint64_t h = 14695981039346656037ull;
     const int64_t n = r ? r->n : 0;
     for (int64_t i = 0; i < n; i++)
@@ -502,6 +559,6 @@ void krill_apsp_summary(const krill_apsp *r, int64_t *unreachable, double *max_f
         h *= 1099511628211ull;
     }
     if (unreachable) *unreachable = unreach;
-    if (max_finite) *max_finite = largest;
+    if (max_finite) *max_finite = isinf(largest) ? 0.0 : largest;
     if (checksum) *checksum = h;
 }
