@@ -12,6 +12,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 #include "cli_impl.h"
 
@@ -169,7 +170,7 @@ static int join_path_values(int argc, char **argv, int *joined_argc, char ***joi
     ok = *joined && *strings;
     for (int i = 0; i < argc && ok; i++) {
         const int joinable = !strcmp(argv[i], "--path") && i + 2 < argc &&
-                             !strchr(argv[i + 1], ',') && is_integer_text(argv[i + 2]);
+                             is_integer_text(argv[i + 1]) && is_integer_text(argv[i + 2]);
         if (!strcmp(argv[i], "--")) {
             while (i < argc) (*joined)[n++] = argv[i++];
         } else if (joinable) {
@@ -212,10 +213,10 @@ static int parse_path_arg(apsp_args *args)
     return rc;
 }
 
-static int ends_with(const char *s, const char *suffix)
+static int ends_with(const char *s, const char *suffix)   /* ".npy" matches "D.NPY" too */
 {
     size_t n = strlen(s), m = strlen(suffix);
-    return n >= m && strcmp(s + n - m, suffix) == 0;
+    return n >= m && strcasecmp(s + n - m, suffix) == 0;
 }
 
 static int out_kind(const char *path)
@@ -260,6 +261,8 @@ static int parse_apsp_args(int argc, char **argv, apsp_args *args, const char **
     if (!args->ids_given) args->ids = KRILL_GRAPH_IDS_REMAP;
     if (rc != CLI_EXIT_OK || args->help) {
         /* done */
+    } else if (args->path_arg && (rc = parse_path_arg(args)) != CLI_EXIT_OK) {
+        /* parse_path_arg said why (first: a stray second value would read as a file) */
     } else if (args->graph_path && args->gen_spec) {
         rc = apsp_error(CLI_EXIT_USAGE, "give either a graph file or --gen SPEC, not both");
     } else if (!args->graph_path && !args->gen_spec) {
@@ -268,8 +271,6 @@ static int parse_apsp_args(int argc, char **argv, apsp_args *args, const char **
     } else if (args->gen_spec && (args->format || args->ids_given || args->undirected)) {
         rc = apsp_error(CLI_EXIT_USAGE, "%s applies to graph files, not to --gen",
                         args->format ? "--format" : args->ids_given ? "--ids" : "--undirected");
-    } else if (args->path_arg && (rc = parse_path_arg(args)) != CLI_EXIT_OK) {
-        /* parse_path_arg said why */
     } else if (args->out_path && out_kind(args->out_path) == OUT_OTHER) {
         rc = apsp_error(CLI_EXIT_USAGE, "--out %s: unknown extension (use .npy or .mtx)",
                         args->out_path);
