@@ -139,12 +139,13 @@ cleanup:
 
 /* ---- memory --------------------------------------------------------------------------- */
 
-static krill_status check_memory(apsp_run *run, const apsp_device *dev, int paths,
-                                 double *needed)
+static krill_status check_memory(apsp_run *run, const apsp_device *dev, const apsp_ops *ops,
+                                 int paths, double *needed)
 {
     krill_status st = KRILL_OK;
     double cells = (double)run->npad * (double)run->npad;
-    double dev_bytes = cells * ((double)run->elem + (paths ? 4.0 : 0.0));
+    double dev_bytes = cells * ((double)run->elem + (paths ? 4.0 : 0.0)) +
+                       (ops->extra_bytes ? ops->extra_bytes(run, paths) : 0.0);
     double host_bytes = (double)run->n * run->n * ((double)run->elem + (paths ? 4.0 : 0.0));
     double free_dev = 0.0, free_host = 0.0;
     *needed = dev_bytes;
@@ -152,15 +153,17 @@ static krill_status check_memory(apsp_run *run, const apsp_device *dev, int path
     KRILL_TRY(apsp_cpu_device.free_bytes(run, &free_host));
     if (krill_on_gpu(run->ctx)) {
         if (dev_bytes > free_dev)
-            st = krill_error(KRILL_ERR_DEVICE_ALLOC, "apsp: D%s of %d x %d (%s) need %.0f bytes "
-                             "of GPU memory, %.0f are free", paths ? " and P" : "", run->npad,
+            st = krill_error(KRILL_ERR_DEVICE_ALLOC, "apsp: D%s of %d x %d (%s) and the method's "
+                             "scratch need %.0f bytes of GPU memory, %.0f are free",
+                             paths ? " and P" : "", run->npad,
                              run->npad, krill_apsp_weight_name(run->weight), dev_bytes, free_dev);
     } else {
         host_bytes += dev_bytes;     /* the padded working copy and the result */
     }
     if (st == KRILL_OK && host_bytes > free_host)
-        st = krill_error(KRILL_ERR_ALLOC, "apsp: D%s of %d x %d (%s) need %.0f bytes of host "
-                         "memory, %.0f are available", paths ? " and P" : "", run->n, run->n,
+        st = krill_error(KRILL_ERR_ALLOC, "apsp: D%s of %d x %d (%s) and the method's scratch "
+                         "need %.0f bytes of host memory, %.0f are available",
+                         paths ? " and P" : "", run->n, run->n,
                          krill_apsp_weight_name(run->weight), host_bytes, free_host);
 cleanup:
     return st;
@@ -416,7 +419,7 @@ krill_status krill_apsp_solve(krill_ctx *ctx, const krill_csr *graph, const kril
     inf->n_padded = run.npad;
     inf->relaxations = method->fills_d ? (double)run.n * (double)graph->nnz
                                        : (double)run.n * run.n * run.n;
-    KRILL_TRY(check_memory(&run, dev, o->paths, &inf->bytes_needed));
+    KRILL_TRY(check_memory(&run, dev, ops, o->paths, &inf->bytes_needed));
 
     KRILL_CALLOC(r, 1);
     r->n = run.n;

@@ -68,6 +68,9 @@ typedef struct apsp_ops {
     krill_status (*rest)(apsp_run *run, int32_t k);
     krill_status (*whole)(apsp_run *run);
     void (*end)(apsp_run *run);                      /* NULL-safe state release */
+    /* bytes `begin` will take beside D (and P), for the memory check before anything is
+       allocated; NULL: none */
+    double (*extra_bytes)(const apsp_run *run, int paths);
 } apsp_ops;
 
 typedef struct apsp_method {

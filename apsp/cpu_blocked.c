@@ -183,6 +183,14 @@ const apsp_cpu_kern *apsp_cpu_kern_for(krill_apsp_weight weight)
 
 /* ---- the state ------------------------------------------------------------------------ */
 
+double apsp_cpu_state_bytes(const apsp_run *run, int paths, size_t scratch)
+{
+    const double cells = (double)run->npad * (double)run->npad;
+    const double cell_bytes = (double)run->elem + (paths ? 2.0 * sizeof(int32_t) : 0.0);
+    return apsp_cpu_threads(run) * (double)scratch * cell_bytes +
+           (paths ? cells * sizeof(int32_t) : 0.0);
+}
+
 krill_status apsp_cpu_state_begin(apsp_run *run, size_t scratch)
 {
     krill_status st = KRILL_OK;
@@ -270,11 +278,21 @@ static int32_t extent(const apsp_run *run, int32_t I)
     return left < run->tile ? left : run->tile;
 }
 
-static krill_status blocked_begin(apsp_run *run)
+static size_t blocked_scratch(const apsp_run *run)
 {
     const size_t tile = (size_t)run->tile * (size_t)run->tile;
     const size_t rec = apsp_cpu_rec_scratch(run->tile, PIVOT_BASE);
-    return apsp_cpu_state_begin(run, tile > rec ? tile : rec);
+    return tile > rec ? tile : rec;
+}
+
+static krill_status blocked_begin(apsp_run *run)
+{
+    return apsp_cpu_state_begin(run, blocked_scratch(run));
+}
+
+static double blocked_bytes(const apsp_run *run, int paths)
+{
+    return apsp_cpu_state_bytes(run, paths, blocked_scratch(run));
 }
 
 /* The pivot tile closed by the recursive algorithm (cpu_rec.c) down to PIVOT_BASE: the
@@ -343,6 +361,7 @@ const apsp_ops apsp_cpu_fw_a = {
     .panels = blocked_panels,
     .rest = fwa_rest,
     .end = apsp_cpu_state_end,
+    .extra_bytes = blocked_bytes,
 };
 
 const apsp_ops apsp_cpu_fw_b = {
@@ -353,4 +372,5 @@ const apsp_ops apsp_cpu_fw_b = {
     .panels = blocked_panels,
     .rest = fwb_rest,
     .end = apsp_cpu_state_end,
+    .extra_bytes = blocked_bytes,
 };

@@ -101,6 +101,8 @@ typedef struct apsp_cpu_state {
 } apsp_cpu_state;
 
 krill_status apsp_cpu_state_begin(apsp_run *run, size_t scratch);
+/* the bytes apsp_cpu_state_begin(run, scratch) takes, with or without P */
+double apsp_cpu_state_bytes(const apsp_run *run, int paths, size_t scratch);
 void apsp_cpu_state_end(apsp_run *run);
 /* D, P, H at (i, j) of the whole matrix */
 apsp_blk apsp_cpu_at(const apsp_run *run, int32_t i, int32_t j);

@@ -127,10 +127,16 @@ static krill_status rec_whole(apsp_run *run)
     return KRILL_OK;
 }
 
+static double rec_bytes(const apsp_run *run, int paths)
+{
+    return apsp_cpu_state_bytes(run, paths, apsp_cpu_rec_scratch(apsp_cpu_extent(run), run->tile));
+}
+
 const apsp_ops apsp_cpu_fw_rec = {
     .tile = REC_BASE,
     .granule = APSP_CPU_GRANULE,
     .begin = rec_begin,
     .whole = rec_whole,
     .end = apsp_cpu_state_end,
+    .extra_bytes = rec_bytes,
 };

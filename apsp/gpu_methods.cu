@@ -455,13 +455,20 @@ static void gpu_rec_end(apsp_run *run)
 
 static krill_status gpu_rec_whole(apsp_run *run) { return APSP_DISPATCH(run, rec_all, run); }
 
+/* fw-rec's scratch (gpu_rec_begin): the larger quadrant's square, for D and P */
+static double gpu_rec_bytes(const apsp_run *run, int paths)
+{
+    const double side = run->npad - (double)(run->npad / APSP_GPU_TILE / 2 * APSP_GPU_TILE);
+    return side * side * ((double)run->elem + (paths ? 4.0 : 0.0));
+}
+
 extern "C" {
-/* tile, granule, begin, pivot, panels, rest, whole, end */
-const apsp_ops apsp_gpu_plain = {1, 1, NULL, NULL, NULL, NULL, gpu_plain_whole, NULL};
+/* tile, granule, begin, pivot, panels, rest, whole, end, extra_bytes */
+const apsp_ops apsp_gpu_plain = {1, 1, NULL, NULL, NULL, NULL, gpu_plain_whole, NULL, NULL};
 const apsp_ops apsp_gpu_fw_a = {APSP_GPU_TILE, 0, la_begin, la_pivot, la_panels, la_rest,
-                                NULL, la_end};
+                                NULL, la_end, NULL};
 const apsp_ops apsp_gpu_fw_b = {APSP_GPU_TILE, 0, NULL, gpu_pivot, gpu_panels,
-                                gpu_rest_b, NULL, NULL};
+                                gpu_rest_b, NULL, NULL, NULL};
 const apsp_ops apsp_gpu_fw_rec = {APSP_GPU_TILE, 0, gpu_rec_begin, NULL, NULL,
-                                  NULL, gpu_rec_whole, gpu_rec_end};
+                                  NULL, gpu_rec_whole, gpu_rec_end, gpu_rec_bytes};
 }

@@ -50,8 +50,9 @@ typedef struct krill_apsp_opts {
                                     "dijkstra" */
     krill_apsp_weight weight;    /* INT32 */
     int paths;                   /* 1: also compute P (else P is never allocated) */
-    int tile;                    /* 0: the method's tile; else the blocked methods' t
-                                    (a multiple of the method's granule, see doc/apsp.md) */
+    int tile;                    /* 0: the method's tile; else the blocked methods' t: on
+                                    the CPU a multiple of 32 (fw-rec: its base size), on the
+                                    GPU 128 only; plain and dijkstra refuse a tile */
     krill_apsp_progress_fn progress;   /* NULL: none */
     void *progress_user;
 } krill_apsp_opts;
