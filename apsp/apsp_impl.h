@@ -127,6 +127,12 @@ krill_status apsp_gpu_peak_launch(krill_ctx *ctx, krill_apsp_weight weight, int6
                                   double *relaxations, double *seconds);
 #endif
 
+/* The CPU kernels' instruction set (cpu_blocked.c): the widest this CPU has of AVX-512
+ * (F, VL, BW, DQ) and AVX2, capped by $KRILL_APSP_CPU_ISA = avx2 | generic. The peak
+ * (peak.c) takes the same, so efficiency compares like with like. Values index tables. */
+enum { APSP_ISA_GENERIC = 0, APSP_ISA_AVX2 = 1, APSP_ISA_AVX512 = 2 };
+int apsp_cpu_isa(void);
+
 /* The int32 rule above for one sum (host and device code). */
 static inline int32_t apsp_i32_clamp(int32_t s, int32_t clamp_hi)
 {

@@ -147,7 +147,6 @@
                   {#sfx, fw_f32_##sfx, mm_f32_##sfx, mm2_f32_##sfx},       \
                   {#sfx, fw_f64_##sfx, mm_f64_##sfx, mm2_f64_##sfx}
 
-enum { ISA_GENERIC, ISA_AVX2, ISA_AVX512 };
 
 static const apsp_cpu_kern kern_table[][3] = {
     {KERN(generic)},
@@ -159,25 +158,25 @@ static const apsp_cpu_kern kern_table[][3] = {
 
 /* The instruction set: libgcc's CPU model is filled in before main, so this is a few loads
  * and bit tests, with no cached state for threads to race on. */
-static int cpu_isa(void)
+int apsp_cpu_isa(void)
 {
-    int isa = ISA_GENERIC;
+    int isa = APSP_ISA_GENERIC;
     const char *cap = getenv("KRILL_APSP_CPU_ISA");
 #if APSP_HAVE_X86
     if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
         __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq"))
-        isa = ISA_AVX512;
+        isa = APSP_ISA_AVX512;
     else if (__builtin_cpu_supports("avx2"))
-        isa = ISA_AVX2;
+        isa = APSP_ISA_AVX2;
 #endif
-    if (cap && !strcmp(cap, "generic")) isa = ISA_GENERIC;
-    if (cap && !strcmp(cap, "avx2") && isa > ISA_AVX2) isa = ISA_AVX2;
+    if (cap && !strcmp(cap, "generic")) isa = APSP_ISA_GENERIC;
+    if (cap && !strcmp(cap, "avx2") && isa > APSP_ISA_AVX2) isa = APSP_ISA_AVX2;
     return isa;
 }
 
 const apsp_cpu_kern *apsp_cpu_kern_for(krill_apsp_weight weight)
 {
-    return &kern_table[cpu_isa()][weight == KRILL_APSP_INT32 ? 0
+    return &kern_table[apsp_cpu_isa()][weight == KRILL_APSP_INT32 ? 0
                                   : weight == KRILL_APSP_FLOAT ? 1 : 2];
 }
 

@@ -141,11 +141,11 @@ static peak_cpu_kernel cpu_kernel(krill_apsp_weight weight)
                                            PEAK_ENTRY(peak_sse2_f64)};
     const char *cap = getenv("KRILL_APSP_CPU_ISA");
     const int generic_only = cap && strcmp(cap, "generic") == 0;
-    const int avx2_at_most = cap && strcmp(cap, "avx2") == 0;
+    const int isa = apsp_cpu_isa();            /* the blocked kernels' choice */
     __builtin_cpu_init();
-    if (!generic_only && !avx2_at_most && __builtin_cpu_supports("avx512f"))
+    if (isa == APSP_ISA_AVX512)
         k = avx512[weight];
-    else if (!generic_only && __builtin_cpu_supports("avx2"))
+    else if (isa == APSP_ISA_AVX2)
         k = avx2[weight];
     else if (weight != KRILL_APSP_INT32 ||
              (!generic_only && __builtin_cpu_supports("sse4.1")))
