@@ -281,25 +281,6 @@ static int parse_apsp_args(int argc, char **argv, apsp_args *args, const char **
     return rc;
 }
 
-/* What a reader would report, counted from a generated graph. */
-static void count_graph(const krill_csr *g, krill_graph_info *info)
-{
-    memset(info, 0, sizeof *info);
-    info->format = KRILL_GRAPH_AUTO;
-    info->n = g->n_rows;
-    info->arcs_read = info->arcs = g->nnz;
-    info->integer_weights = 1;
-    for (int32_t u = 0; u < g->n_rows; u++)
-        for (int64_t p = g->row_ptr[u]; p < g->row_ptr[u + 1]; p++) {
-            const double w = g->val[p];
-            info->self_loops += g->col[p] == u;
-            info->negative += w < 0.0;
-            info->integer_weights &= w == floor(w);
-            info->min_weight = p == 0 || w < info->min_weight ? w : info->min_weight;
-            info->max_weight = p == 0 || w > info->max_weight ? w : info->max_weight;
-        }
-}
-
 static int load_graph(const apsp_args *args, cli_apsp_report *report, krill_csr **graph)
 {
     int rc = CLI_EXIT_OK;
@@ -321,7 +302,10 @@ static int load_graph(const apsp_args *args, cli_apsp_report *report, krill_csr 
     } else {
         report->source = args->gen_spec;
         CLI_TRY(krill_graph_gen(args->gen_spec, graph));
-        count_graph(*graph, &report->graph);
+        memset(&report->graph, 0, sizeof report->graph);
+        report->graph.format = KRILL_GRAPH_AUTO;
+        report->graph.arcs_read = (*graph)->nnz;
+        krill_graph_describe(*graph, &report->graph);
     }
     report->load_seconds = cli_seconds() - t0;
 cleanup:

@@ -38,8 +38,7 @@ void graph_arcs_free(graph_arcs *a)
     memset(a, 0, sizeof *a);
 }
 
-/* Count what info reports about the arcs kept. */
-static void graph_stats(const krill_csr *g, krill_graph_info *info)
+void krill_graph_describe(const krill_csr *g, krill_graph_info *info)
 {
     int64_t loops = 0, negative = 0;
     int integer = 1;
@@ -128,7 +127,7 @@ krill_status graph_build(int32_t n, const graph_arcs *a, krill_csr **graph,
         g = exact;
         exact = NULL;
     }
-    if (info) graph_stats(g, info);
+    if (info) krill_graph_describe(g, info);
     *graph = g;
     g = NULL;
 cleanup:
@@ -270,7 +269,7 @@ static krill_status read_mtx(const char *name, const char *text, size_t len, kri
     if (h.info.is_array) {
         KRILL_TRY(mm_build_csr(name, &h, &e, &dense));
         info->arcs_read = dense->nnz;
-        graph_stats(dense, info);
+        krill_graph_describe(dense, info);
         *graph = dense;
         dense = NULL;
         goto cleanup;

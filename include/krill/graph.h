@@ -78,6 +78,10 @@ krill_status krill_graph_read_buffer(const char *name, const char *text, size_t 
                                      const krill_graph_opts *opts, krill_csr **graph,
                                      krill_graph_info *info);
 
+/* Fill info's n, arcs, self_loops, negative, integer_weights, min_weight and max_weight
+ * from an adjacency (a generated graph, say); the other fields are left as they are. */
+void krill_graph_describe(const krill_csr *graph, krill_graph_info *info);
+
 /* "dimacs", "metis", "edgelist", "mtx" ("auto" for AUTO). */
 const char *krill_graph_format_name(krill_graph_format format);
 
