@@ -279,15 +279,21 @@ static void test_errors(krill_ctx *ctx)
     krill_csr_destroy(&empty);
 }
 
-/* auto: Dijkstra on a sparse graph with weights >= 0, Floyd-Warshall with negative ones. */
+/* auto: Dijkstra on a sparse graph with weights >= 0, Floyd-Warshall on a denser one and
+ * with negative weights. */
 static void test_auto(krill_ctx *ctx)
 {
-    krill_csr *g = at_random_graph(2000, 4, 3, 0), *h = at_random_graph(300, 4, 3, 1);
+    krill_csr *g = at_random_graph(4000, 1, 3, 0), *h = at_random_graph(300, 4, 3, 1);
+    krill_csr *d = at_random_graph(600, 4, 3, 0);
     krill_apsp *r = NULL;
     krill_apsp_info info;
     CHECK_OK(krill_apsp_solve(ctx, g, NULL, &r, &info));
     CHECK(!strcmp(info.method, "dijkstra") && strstr(info.why, "sparse") != NULL);
     krill_apsp_destroy(&r);
+    CHECK_OK(krill_apsp_solve(ctx, d, NULL, &r, &info));
+    CHECK(!strcmp(info.method, "fw-a") && strstr(info.why, "dense") != NULL);
+    krill_apsp_destroy(&r);
+    krill_csr_destroy(&d);
     CHECK_OK(krill_apsp_solve(ctx, h, NULL, &r, &info));
     CHECK(!strcmp(info.method, "fw-a") && strstr(info.why, "negative") != NULL);
     CHECK(info.relaxations == 300.0 * 300 * 300 && info.t_compute > 0);
