@@ -216,8 +216,8 @@ def best(points, n, weight, methods=FW_METHODS):
     return min(cand, key=lambda p: p["t_compute_s"]) if cand else None
 
 
-def table1(apsp, out):
-    pts = apsp["results"]
+def method_grid(pts, out, cell):
+    """A table of n by (method, weight); cell(point or None) gives each entry."""
     methods = list(dict.fromkeys(p["method"] for p in pts))
     weights = list(dict.fromkeys(p["weight"] for p in pts))
     sizes = sorted(set(p["n"] for p in pts))
@@ -225,35 +225,24 @@ def table1(apsp, out):
     out.append("| n | " + " | ".join(f"{m} {w}" for w, m in cols) + " |")
     out.append("|---:|" + "---:|" * len(cols))
     for n in sizes:
-        cells = []
-        for w, m in cols:
-            p = next((p for p in pts if p["n"] == n and p["weight"] == w and p["method"] == m),
-                     None)
-            if p is None:
-                cells.append("")
-            elif p["status"] == "ok":
-                cells.append(fmt_ms(p["t_compute_s"]))
-            else:
-                cells.append(p["status"])
+        cells = [cell(next((p for p in pts if p["n"] == n and p["weight"] == w
+                            and p["method"] == m), None)) for w, m in cols]
         out.append(f"| {n} | " + " | ".join(cells) + " |")
+
+
+def table1(apsp, out):
+    def cell(p):
+        if p is None:
+            return ""
+        return fmt_ms(p["t_compute_s"]) if p["status"] == "ok" else p["status"]
+    method_grid(apsp["results"], out, cell)
 
 
 def table3(apsp, out):
-    pts = [p for p in apsp["results"] if p["method"] != "dijkstra"]
-    methods = list(dict.fromkeys(p["method"] for p in pts))
-    weights = list(dict.fromkeys(p["weight"] for p in pts))
-    sizes = sorted(set(p["n"] for p in pts))
-    cols = [(w, m) for w in weights for m in methods]
-    out.append("| n | " + " | ".join(f"{m} {w}" for w, m in cols) + " |")
-    out.append("|---:|" + "---:|" * len(cols))
-    for n in sizes:
-        cells = []
-        for w, m in cols:
-            p = next((p for p in pts if p["n"] == n and p["weight"] == w and p["method"] == m
-                      and p["status"] == "ok"), None)
-            cells.append(f"{p['efficiency'] * 100:.1f}" if p and p.get("efficiency") is not None
-                         else "")
-        out.append(f"| {n} | " + " | ".join(cells) + " |")
+    def cell(p):
+        ok = p is not None and p["status"] == "ok" and p.get("efficiency") is not None
+        return f"{p['efficiency'] * 100:.1f}" if ok else ""
+    method_grid([p for p in apsp["results"] if p["method"] != "dijkstra"], out, cell)
 
 
 def table4(apsp, out):
