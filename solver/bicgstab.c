@@ -59,7 +59,10 @@
  * [r p] and [t r0] are n x 2 matrices with leading dimension n. The host reads three small
  * groups of scalars per iteration (sigma and ||v||; ||s||, t's, t't; rho_new and ||r||):
  * three synchronizations on the GPU, where alpha, omega and beta are computed on the host
- * and written back with three small copies.
+ * and written back with three small copies. A sum of squares among them that over- or
+ * underflowed (v and t scale with A M^{-1}: ||A|| ~ 1e160 gives v'v ~ 1e320) is redone as a
+ * scaled norm, one more pass (krill_norm_from_ss); krill_solve has already scaled an
+ * extreme b.
  *
  * Workspace, allocated once: the 5-column block, [phat | shat] (n x 2, only with a
  * preconditioner), 16 doubles of context memory and of host memory, and the CPU reduction
@@ -216,7 +219,7 @@ static krill_status bicgstab_step(const krill_solve_problem *p, bicgstab_ws *ws,
     double *v = column(p, ws, COL_V), *r = column(p, ws, COL_R), *pv = column(p, ws, COL_P);
     double *t = column(p, ws, COL_T), *r0 = column(p, ws, COL_R0);
     double *phat = ws->z ? ws->z : pv, *shat = ws->z ? ws->z + n : r;
-    double alpha, omega, beta, snorm, tnorm, rho_new;
+    double alpha, omega, beta, vnorm, snorm, tnorm, rho_new;
 
     *end = STEP_NAN;
     *estimate = NAN;
@@ -225,8 +228,9 @@ static krill_status bicgstab_step(const krill_solve_problem *p, bicgstab_ws *ws,
     KRILL_TRY(spmv(p, phat, v));
     KRILL_TRY(krill_fused_cgs_pass(ctx, &ws->red, n, 1, r0, n, NULL, v, d + S_SIGMA, d + S_VV));
     KRILL_TRY(read_scalars(p, ws, S_SIGMA, 2));
-    if (!krill_is_finite(h[S_SIGMA]) || !krill_is_finite(h[S_VV])) goto cleanup;
-    if (fabs(h[S_SIGMA]) <= BICGSTAB_BREAKDOWN_TOL * ws->r0norm * sqrt(h[S_VV])) {
+    KRILL_TRY(krill_norm_from_ss(p, v, h[S_VV], d + S_VV, &vnorm));
+    if (!krill_is_finite(h[S_SIGMA]) || !krill_is_finite(vnorm)) goto cleanup;
+    if (fabs(h[S_SIGMA]) <= BICGSTAB_BREAKDOWN_TOL * ws->r0norm * vnorm) {
         *end = STEP_BREAKDOWN;           /* x and r unchanged */
         *estimate = ws->rnorm;
         goto cleanup;
@@ -243,10 +247,10 @@ static krill_status bicgstab_step(const krill_solve_problem *p, bicgstab_ws *ws,
     KRILL_TRY(spmv(p, shat, t));
     KRILL_TRY(krill_fused_cgs_pass(ctx, &ws->red, n, 1, r, n, NULL, t, d + S_TS, d + S_TT));
     KRILL_TRY(read_scalars(p, ws, S_SS, 3));
-    if (!all_finite3(h[S_SS], h[S_TS], h[S_TT])) goto cleanup;
-    snorm = sqrt(h[S_SS]);
-    tnorm = sqrt(h[S_TT]);
-    if (snorm <= p->tol || h[S_TT] == 0.0 ||
+    KRILL_TRY(krill_norm_from_ss(p, r, h[S_SS], d + S_SS, &snorm));
+    KRILL_TRY(krill_norm_from_ss(p, t, h[S_TT], d + S_TT, &tnorm));
+    if (!all_finite3(snorm, h[S_TS], tnorm)) goto cleanup;
+    if (snorm <= p->tol || tnorm == 0.0 ||
         fabs(h[S_TS]) <= BICGSTAB_BREAKDOWN_TOL * tnorm * snorm) {
         /* the half step converged, or omega ~ 0: x takes the half step, r = s */
         KRILL_TRY(krill_blas_axpy(ctx, n, alpha, phat, p->x));
@@ -255,7 +259,8 @@ static krill_status bicgstab_step(const krill_solve_problem *p, bicgstab_ws *ws,
         *end = snorm <= p->tol ? STEP_SMALL : STEP_BREAKDOWN;
         goto cleanup;
     }
-    omega = h[S_TS] / h[S_TT];
+    /* t't out of range (||t|| ~ ||A M^{-1}|| ||s||): the same quotient through ||t|| */
+    omega = krill_ss_in_range(h[S_TT]) ? h[S_TS] / h[S_TT] : h[S_TS] / tnorm / tnorm;
     if (!krill_is_finite(omega)) goto cleanup;
 
     /* x += alpha phat + omega shat; r = s - omega t, r0'r, r'r */
@@ -270,8 +275,8 @@ static krill_status bicgstab_step(const krill_solve_problem *p, bicgstab_ws *ws,
                                    d + S_RR));
     KRILL_TRY(read_scalars(p, ws, S_TR, 3));
     rho_new = h[S_RHO];
-    if (!krill_is_finite(rho_new) || !krill_is_finite(h[S_RR])) goto cleanup;
-    ws->rnorm = sqrt(h[S_RR]);
+    KRILL_TRY(krill_norm_from_ss(p, r, h[S_RR], d + S_RR, &ws->rnorm));
+    if (!krill_is_finite(rho_new) || !krill_is_finite(ws->rnorm)) goto cleanup;
     *estimate = ws->rnorm;
     if (ws->rnorm <= p->tol) {
         *end = STEP_SMALL;

@@ -150,7 +150,9 @@ cleanup:
     return st;
 }
 
-/* Orthogonalize w = V[:, j+1] against V[:, 0..j]: col[0..j] = h, *hn = ||w|| after. */
+/* Orthogonalize w = V[:, j+1] against V[:, 0..j]: col[0..j] = h, *hn = ||w|| after (from
+ * the fused ||w||^2, or recomputed where that over- or underflowed: w = A M^{-1} v_j scales
+ * with A, so ||A|| ~ 1e160 or 1e-170 reaches the limits of a sum of squares). */
 static krill_status orthogonalize(const krill_solve_problem *p, gmres_ws *ws, int j,
                                   double *col, double *hn)
 {
@@ -165,7 +167,6 @@ static krill_status orthogonalize(const krill_solve_problem *p, gmres_ws *ws, in
         KRILL_TRY(krill_fused_cgs_pass(ctx, &ws->red, n, j + 1, v, n, h2, w, NULL, dev));
         KRILL_TRY(krill_scalars_read(ctx, dev, ws->hread, 2 * j + 3));
         for (int i = 0; i <= j; i++) col[i] = ws->hread[1 + i] + ws->hread[2 + j + i];
-        *hn = sqrt(ws->hread[0]);
     } else {
         KRILL_TRY(krill_blas_dot(ctx, n, v, w, dev + 1));
         for (int i = 0; i < j; i++)
@@ -175,8 +176,8 @@ static krill_status orthogonalize(const krill_solve_problem *p, gmres_ws *ws, in
                                        NULL, dev));
         KRILL_TRY(krill_scalars_read(ctx, dev, ws->hread, j + 2));
         for (int i = 0; i <= j; i++) col[i] = ws->hread[1 + i];
-        *hn = sqrt(ws->hread[0]);
     }
+    KRILL_TRY(krill_norm_from_ss(p, w, ws->hread[0], dev, hn));
 cleanup:
     return st;
 }

@@ -1,6 +1,6 @@
 /* solver/solve.c - krill_solve: option defaults, argument checks, the right-hand side's norm
- * (b = 0 answers x = 0 at once), the history buffer and the timer, then GMRES / FGMRES, CG
- * or BiCGStab.
+ * (b = 0 answers x = 0 at once), the history buffer and the timer, the equilibration of an
+ * extreme b, then GMRES / FGMRES, CG or BiCGStab.
  *
  * Decisions:
  * - NaN or Inf in b, or in the initial residual b - A x0 (NaN/Inf in x0), is bad input:
@@ -62,9 +62,23 @@ krill_status krill_true_residual(const krill_solve_problem *p, double *r, double
                                  double *norm)
 {
     krill_status st = KRILL_OK;
-    KRILL_TRY(krill_blas_copy(p->ctx, p->n, p->b, r));
+    /* b' = bscale b is exact: bscale is a power of two */
+    if (p->bscale == 1.0) KRILL_TRY(krill_blas_copy(p->ctx, p->n, p->b, r));
+    else KRILL_TRY(krill_blas_axpby(p->ctx, p->n, p->bscale, p->b, 0.0, r));
     KRILL_TRY(krill_mat_spmv_raw(p->a, -1.0, p->x, 1.0, r));
     KRILL_TRY(krill_blas_nrm2(p->ctx, p->n, r, norm_dev));
+    KRILL_TRY(krill_scalars_read(p->ctx, norm_dev, norm, 1));
+cleanup:
+    return st;
+}
+
+krill_status krill_norm_from_ss(const krill_solve_problem *p, const double *x, double ss,
+                                double *norm_dev, double *norm)
+{
+    krill_status st = KRILL_OK;
+    *norm = sqrt(ss);
+    if (krill_ss_in_range(ss) || isnan(ss)) goto cleanup;
+    KRILL_TRY(krill_blas_nrm2(p->ctx, p->n, x, norm_dev));
     KRILL_TRY(krill_scalars_read(p->ctx, norm_dev, norm, 1));
 cleanup:
     return st;
@@ -146,6 +160,74 @@ cleanup:
     return st;
 }
 
+/* Equilibration. The solvers' sums of squares (r'r, BiCGStab's r0'r, and CG's p'Ap ~
+ * ||A|| ||r||^2) overflow or underflow when ||b|| is extreme although the system is
+ * well posed: diag(1e160, 2e160, 3e160) x = (1e160, 2e160, 3e160) has r'r ~ 1e321. When
+ * ||b|| lies outside [2^-BSCALE_BAND, 2^BSCALE_BAND), the solver runs on A x' = b' with
+ * b' = 2^-e b, x' = 2^-e x and e = ilogb(||b||), so 1 <= ||b'|| < 2. A power of two: the
+ * scaling and its undoing are exact (barring subnormals), and the iterates are those of
+ * the unscaled problem times 2^-e, bit for bit, wherever those stayed in range; the
+ * tolerance, the history, the monitor's values and the residual norm are converted. Inside
+ * the band nothing changes: no pass over x. The norms of vectors A M^{-1} v (GMRES's
+ * h_{j+1,j}, BiCGStab's ||v|| and ||t||) scale with A as well: krill_norm_from_ss handles
+ * those where they come. */
+#define BSCALE_BAND 64
+
+typedef struct scaled_monitor {
+    krill_monitor_fn fn;     /* the caller's monitor */
+    void *data;
+    double unscale;          /* 1 / bscale: residual norms back to b's units */
+} scaled_monitor;
+
+static int scaled_monitor_fn(int iteration, double residual_norm, void *user)
+{
+    const scaled_monitor *m = user;
+    return m->fn(iteration, residual_norm * m->unscale, m->data);
+}
+
+static krill_status run_solver(const krill_solve_problem *p, krill_solve_info *info)
+{
+    krill_status st = KRILL_OK;
+    if (p->opts.solver == KRILL_SOLVER_CG) KRILL_TRY(krill_cg_run(p, info));
+    else if (p->opts.solver == KRILL_SOLVER_BICGSTAB) KRILL_TRY(krill_bicgstab_run(p, info));
+    else KRILL_TRY(krill_gmres_run(p, info));
+cleanup:
+    return st;
+}
+
+/* The solve, on the scaled system when ||b|| is extreme (see above); x is back in b's
+ * units whatever happened. p->bnorm = ||b|| > 0 on entry. */
+static krill_status run_equilibrated(krill_solve_problem *p, krill_solve_info *info)
+{
+    krill_status st = KRILL_OK, unscale_st = KRILL_OK;
+    scaled_monitor mon;
+    int e = ilogb(p->bnorm), scaled = 0;
+    if (e < -1022) e = -1022;    /* ||b|| subnormal: 2^1022 is the largest power we use */
+    p->bscale = e >= -BSCALE_BAND && e < BSCALE_BAND ? 1.0 : ldexp(1.0, -e);
+    if (p->bscale != 1.0) {
+        p->bnorm *= p->bscale;
+        p->opts.atol *= p->bscale;
+        if (p->opts.monitor) {
+            mon.fn = p->opts.monitor;
+            mon.data = p->opts.monitor_data;
+            mon.unscale = 1.0 / p->bscale;
+            p->opts.monitor = scaled_monitor_fn;
+            p->opts.monitor_data = &mon;
+        }
+        KRILL_TRY(krill_blas_scal(p->ctx, p->n, p->bscale, p->x));
+        scaled = 1;
+    }
+    p->tol = p->opts.rtol * p->bnorm > p->opts.atol ? p->opts.rtol * p->bnorm : p->opts.atol;
+    st = run_solver(p, info);
+    if (st == KRILL_OK && scaled) {
+        for (int i = 0; i < info->history_len; i++) info->history[i] /= p->bscale;
+        info->resnorm /= p->bscale;
+    }
+cleanup:
+    if (scaled) unscale_st = krill_blas_scal(p->ctx, p->n, 1.0 / p->bscale, p->x);
+    return st != KRILL_OK ? st : unscale_st;
+}
+
 krill_status krill_solve(const krill_mat *a, const krill_pc *pc, const krill_vec *b,
                          krill_vec *x, const krill_solver_opts *opts, krill_solve_info *info)
 {
@@ -192,11 +274,7 @@ krill_status krill_solve(const krill_mat *a, const krill_pc *pc, const krill_vec
         KRILL_TRY(krill_timer_finish(&timer, &info->times));
         goto cleanup;
     }
-    p.tol = p.opts.rtol * p.bnorm > p.opts.atol ? p.opts.rtol * p.bnorm : p.opts.atol;
-
-    if (p.opts.solver == KRILL_SOLVER_CG) KRILL_TRY(krill_cg_run(&p, info));
-    else if (p.opts.solver == KRILL_SOLVER_BICGSTAB) KRILL_TRY(krill_bicgstab_run(&p, info));
-    else KRILL_TRY(krill_gmres_run(&p, info));
+    KRILL_TRY(run_equilibrated(&p, info));
 cleanup:
     if (p.ctx) krill_mem_free(p.ctx, bnorm_dev);
     if (timer_started) krill_timer_destroy(&timer);

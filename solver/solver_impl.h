@@ -32,12 +32,16 @@ typedef struct krill_solve_problem {
     krill_ctx *ctx;
     const struct krill_mat *a;
     const struct krill_pc *pc;   /* NULL = no preconditioner */
-    const double *b;             /* n, context memory */
-    double *x;                   /* n, context memory: initial guess in, solution out */
+    const double *b;             /* n, context memory: the caller's b */
+    double *x;                   /* n, context memory: initial guess in, solution out, both
+                                    times bscale while the solver runs */
     int64_t n;
-    double bnorm;                /* ||b||, finite and > 0 */
-    double tol;                  /* max(rtol * ||b||, atol) */
-    krill_solver_opts opts;      /* validated copy */
+    double bscale;               /* a power of two: the solver sees b' = bscale b and
+                                    x' = bscale x (krill_solve) */
+    double bnorm;                /* ||b'||, finite and > 0 */
+    double tol;                  /* max(rtol * ||b'||, atol') */
+    krill_solver_opts opts;      /* validated copy; atol and the monitor in b's units
+                                    scaled to b' */
     struct krill_phase_timer *timer;  /* started by krill_solve; the solver sets it up */
 } krill_solve_problem;
 
@@ -50,9 +54,17 @@ krill_status krill_bicgstab_run(const krill_solve_problem *p, krill_solve_info *
  * KRILL_REASON_NONE when it does not. */
 krill_reason krill_converged_reason(const krill_solve_problem *p, double resnorm);
 
-/* r = b - A x and its norm (read to the host: this waits for the device). */
+/* r = b' - A x' and its norm (read to the host: this waits for the device). */
 krill_status krill_true_residual(const krill_solve_problem *p, double *r, double *norm_dev,
                                  double *norm);
+/* ||x|| from ss = x'x, a plain sum that a fused pass computed: sqrt(ss), unless the sum over-
+ * or underflowed (||x|| above ~1e154 or below ~1e-145, where squares become Inf or
+ * subnormal); only then is the norm recomputed by krill_blas_nrm2 (one more pass), which
+ * scales: Blue's accumulators on the CPU and GPU, the exact Ozaki sum in reproducible mode.
+ * norm_dev: one double of context memory it may overwrite. NaN stays NaN. */
+static inline int krill_ss_in_range(double ss) { return ss >= 0x1p-960 && ss <= DBL_MAX; }
+krill_status krill_norm_from_ss(const krill_solve_problem *p, const double *x, double ss,
+                                double *norm_dev, double *norm);
 /* The same at the start of a solve: a non-finite norm (NaN/Inf in x0, or A x0 overflows) is
  * bad input (KRILL_ERR_NUMERIC, info->reason = DIVERGED_NAN); else info->history[0] = norm. */
 krill_status krill_initial_residual(const krill_solve_problem *p, double *r, double *norm_dev,

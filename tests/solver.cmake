@@ -15,3 +15,6 @@ krill_test(test_ilu test_ilu.c LABELS data)
 krill_test(test_gpu_ilu test_ilu.c LABELS gpu)
 target_compile_definitions(test_gpu_ilu PRIVATE ILU_TEST_GPU)
 krill_test(test_fgmres test_fgmres.c LABELS data)
+# extreme but finite scaling: diag(1e160 ...) and diag(1e-170 ...) in every solver, and
+# scaled real problems against the unscaled (solve.c's equilibration, krill_norm_from_ss)
+krill_test(test_scaling test_scaling.c LABELS data)
