@@ -60,9 +60,10 @@ krill_status krill_true_residual(const krill_solve_problem *p, double *r, double
 /* ||x|| from ss = x'x, a plain sum that a fused pass computed: sqrt(ss), unless the sum over-
  * or underflowed (||x|| above ~1e154 or below ~1e-145, where squares become Inf or
  * subnormal); only then is the norm recomputed by krill_blas_nrm2 (one more pass), which
- * scales: Blue's accumulators on the CPU and GPU, the exact Ozaki sum in reproducible mode.
+ * scales: by the largest magnitude on the CPU, Blue's accumulators on the GPU, the exact
+ * Ozaki sum in reproducible mode.
  * norm_dev: one double of context memory it may overwrite. NaN stays NaN. */
-static inline int krill_ss_in_range(double ss) { return ss >= 0x1p-960 && ss <= DBL_MAX; }
+static inline int krill_ss_in_range(double ss) { return ss >= 1e-289 && ss <= DBL_MAX; }
 krill_status krill_norm_from_ss(const krill_solve_problem *p, const double *x, double ss,
                                 double *norm_dev, double *norm);
 /* The same at the start of a solve: a non-finite norm (NaN/Inf in x0, or A x0 overflows) is
