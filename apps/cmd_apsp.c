@@ -247,7 +247,7 @@ static int parse_apsp_args(int argc, char **argv, apsp_args *args, const char **
         { .name = "--pred", .kind = CLI_STRING, .string = &args->pred_path },
         { .name = "--json", .kind = CLI_FLAG, .flag = &args->json },
         { .name = "--threads", .kind = CLI_INT, .integer = &args->threads, .min = 1,
-          .max = INT_MAX },
+          .max = KRILL_MAX_THREADS },
         { .name = "--format", .kind = CLI_CHOICE, .integer = &args->format,
           .choices = format_names },
         { .name = "--ids", .kind = CLI_CHOICE, .integer = &args->ids, .choices = ids_names },

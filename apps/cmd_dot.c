@@ -104,7 +104,7 @@ static int dot_parse(int argc, char **argv, dot_args *args, int *want_help)
         { .name = "--device", .kind = CLI_CHOICE, .integer = &args->device,
           .choices = dot_device_names },
         { .name = "--threads", .kind = CLI_INT, .integer = &args->threads, .min = 1,
-          .max = INT_MAX },
+          .max = KRILL_MAX_THREADS },
     };
     args->slices = -1;
     rc = cli_parse(argc, argv, options, sizeof options / sizeof options[0], NULL, 0,

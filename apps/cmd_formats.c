@@ -135,7 +135,7 @@ static int parse_formats_args(int argc, char **argv, formats_args *args)
         { .name = "--reorder", .kind = CLI_CHOICE, .integer = &args->reorder,
           .choices = reorder_names },
         { .name = "--threads", .kind = CLI_INT, .integer = &args->threads, .min = 1,
-          .max = int_max },
+          .max = KRILL_MAX_THREADS },
         { .name = "--warmup", .kind = CLI_INT, .integer = &args->warmup, .min = 0,
           .max = int_max },
         { .name = "--reps", .kind = CLI_INT, .integer = &args->reps, .min = 1,

@@ -138,7 +138,7 @@ static int parse_solve_args(int argc, char **argv, solve_args *args)
         { .name = "--repro", .kind = CLI_FLAG_INT, .flag = &args->repro,
           .integer = &args->repro_slices, .min = 0, .max = REPRO_MAX_SLICES },
         { .name = "--threads", .kind = CLI_INT, .integer = &args->threads, .min = 1,
-          .max = int_max },
+          .max = KRILL_MAX_THREADS },
         { .name = "--rtol", .kind = CLI_DOUBLE, .real = &args->opts.rtol, .min = 0,
           .max = INFINITY },
         { .name = "--atol", .kind = CLI_DOUBLE, .real = &args->opts.atol, .min = 0,

@@ -1,6 +1,8 @@
 /* core/ctx.c - execution contexts: CPU (OpenMP) or one CUDA device. */
 #include <omp.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "core/core_impl.h"
 #include "ozaki/ozaki_impl.h"
@@ -66,11 +68,50 @@ cleanup:
     return st;
 }
 
+/* A probe thread waits at the gate (a mutex its starter holds) until every probe thread
+ * has started, so that they all exist at once, as an OpenMP team's threads do. */
+static void *probe_wait(void *gate)
+{
+    pthread_mutex_lock(gate);
+    pthread_mutex_unlock(gate);
+    return NULL;
+}
+
+/* Start the threads - 1 threads that a team of `threads` adds to the caller, with default
+ * attributes as libgomp does, then join them. libgomp ends the process (exit status 1,
+ * "Thread creation failed") when the system refuses a team's thread; this finds a refused
+ * count first and reports how many threads did start. Threads that libgomp already keeps
+ * from earlier teams count against the limits too, so the check errs on the safe side. */
+static krill_status probe_threads(int threads)
+{
+    krill_status st = KRILL_OK;
+    pthread_mutex_t gate = PTHREAD_MUTEX_INITIALIZER;
+    pthread_t *ids = NULL;
+    int started = 0, err = 0;
+    KRILL_ALLOC(ids, threads);
+    pthread_mutex_lock(&gate);
+    while (started < threads - 1 && err == 0) {
+        err = pthread_create(&ids[started], NULL, probe_wait, &gate);
+        if (err == 0) started++;
+    }
+    pthread_mutex_unlock(&gate);
+    for (int k = 0; k < started; k++) pthread_join(ids[k], NULL);
+    if (err != 0)
+        st = krill_error(KRILL_ERR_ALLOC, "krill_ctx_create: threads = %d: the system started "
+                         "only %d of them (pthread_create: %s); ask for fewer threads, or raise "
+                         "the limits on processes and memory (ulimit -u, -s, -v)", threads,
+                         started + 1, strerror(err));
+cleanup:
+    krill_free(ids);
+    return st;
+}
+
 krill_status krill_ctx_create(const krill_ctx_opts *opts, krill_ctx **out)
 {
     krill_status st = KRILL_OK;
     krill_ctx_opts o = KRILL_CTX_OPTS_INIT;
     krill_ctx *ctx = NULL;
+    int threads = 0;
 
     KRILL_REQUIRE(out != NULL, "krill_ctx_create: ctx must not be NULL");
     *out = NULL;
@@ -78,10 +119,16 @@ krill_status krill_ctx_create(const krill_ctx_opts *opts, krill_ctx **out)
     KRILL_REQUIRE(o.device == KRILL_DEVICE_AUTO || o.device == KRILL_DEVICE_CPU ||
                   o.device == KRILL_DEVICE_CUDA, "krill_ctx_create: unknown device %d",
                   (int)o.device);
-    KRILL_REQUIRE(o.threads >= 0, "krill_ctx_create: threads = %d must be >= 0 (0 = default)",
-                  o.threads);
+    KRILL_REQUIRE(o.threads >= 0 && o.threads <= KRILL_MAX_THREADS,
+                  "krill_ctx_create: threads = %d must be in 0..%d (KRILL_MAX_THREADS; 0 = "
+                  "OpenMP's default)", o.threads, KRILL_MAX_THREADS);
+    threads = o.threads > 0 ? o.threads : omp_get_max_threads();
+    KRILL_REQUIRE(threads <= KRILL_MAX_THREADS, "krill_ctx_create: threads = 0 means OpenMP's "
+                  "default, here %d, more than KRILL_MAX_THREADS = %d (lower OMP_NUM_THREADS "
+                  "or ask for a count)", threads, KRILL_MAX_THREADS);
+    KRILL_TRY(probe_threads(threads));
     KRILL_CALLOC(ctx, 1);
-    ctx->threads = o.threads > 0 ? o.threads : omp_get_max_threads();
+    ctx->threads = threads;
     ctx->device = KRILL_DEVICE_CPU;
     if (o.device == KRILL_DEVICE_CUDA ||
         (o.device == KRILL_DEVICE_AUTO && krill_cuda_device_count() > 0))

@@ -21,9 +21,15 @@ typedef enum krill_device {
 
 typedef struct krill_ctx_opts {
     krill_device device;     /* AUTO, CPU or CUDA */
-    int threads;             /* CPU: OpenMP threads; 0 = OpenMP's default */
+    int threads;             /* CPU: OpenMP threads, 1..KRILL_MAX_THREADS; 0 = OpenMP's default
+                                (the host-side loops of a CUDA context use them too) */
     int device_id;           /* CUDA: device ordinal */
 } krill_ctx_opts;
+
+/* The most OpenMP threads a context may have (doc/decisions.md, "Core"): more than any
+ * shared-memory machine has, and far below the count at which starting the team overflows
+ * the calling thread's stack (libgomp keeps about 120 bytes a thread there). */
+#define KRILL_MAX_THREADS 4096
 
 /* Defaults: AUTO device, OpenMP's thread count, CUDA device 0. */
 #define KRILL_CTX_OPTS_INIT { KRILL_DEVICE_AUTO, 0, 0 }
@@ -31,7 +37,11 @@ typedef struct krill_ctx_opts {
 typedef struct krill_ctx krill_ctx;
 
 /* Create a context; opts == NULL means KRILL_CTX_OPTS_INIT. Asking for CUDA where there
- * is no usable GPU (or a build without CUDA) fails with KRILL_ERR_NO_DEVICE. */
+ * is no usable GPU (or a build without CUDA) fails with KRILL_ERR_NO_DEVICE. A thread count
+ * (asked for, or OpenMP's default) above KRILL_MAX_THREADS is KRILL_ERR_ARG. The threads
+ * are started once, as a check, before the context is made: a count the system cannot
+ * start (a limit on processes or memory) is KRILL_ERR_ALLOC with the count it could,
+ * where OpenMP would end the process. */
 krill_status krill_ctx_create(const krill_ctx_opts *opts, krill_ctx **ctx);
 void krill_ctx_destroy(krill_ctx **ctx);            /* NULL-safe; sets *ctx = NULL */
 

@@ -13,7 +13,8 @@ extern "C" {
 typedef enum krill_status {
     KRILL_OK = 0,
     KRILL_ERR_ARG,           /* an argument is invalid (NULL, wrong size, unknown name) */
-    KRILL_ERR_ALLOC,         /* host memory allocation failed */
+    KRILL_ERR_ALLOC,         /* host memory allocation failed (or the system refused to
+                                start a context's threads: krill_ctx_create) */
     KRILL_ERR_IO,            /* a file could not be opened, read or written */
     KRILL_ERR_PARSE,         /* a file is malformed; the message names file and line */
     KRILL_ERR_UNSUPPORTED,   /* valid input krill does not handle (complex, rectangular solve) */
