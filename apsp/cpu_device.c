@@ -2,9 +2,7 @@
  * built from the graph in parallel, time stamps from the host clock, and the n x n corner
  * copied out. Building D writes npad^2 elements once and scatters the m arcs. */
 #include <math.h>
-#include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "apsp/apsp_impl.h"
 
@@ -13,24 +11,11 @@ typedef struct cpu_state {
     int n_stamps;
 } cpu_state;
 
-/* MemAvailable from /proc/meminfo (bytes), else the free pages sysconf reports. */
+/* The host memory available (core's MemAvailable), in bytes. */
 static krill_status cpu_free_bytes(apsp_run *run, double *bytes)
 {
     (void)run;
-    double avail = -1.0;
-    FILE *f = fopen("/proc/meminfo", "r");
-    if (f) {
-        char line[256];
-        long long kb;
-        while (avail < 0 && fgets(line, sizeof line, f))
-            if (sscanf(line, "MemAvailable: %lld kB", &kb) == 1) avail = 1024.0 * (double)kb;
-        fclose(f);
-    }
-    if (avail < 0) {
-        long pages = sysconf(_SC_AVPHYS_PAGES), size = sysconf(_SC_PAGESIZE);
-        avail = pages > 0 && size > 0 ? (double)pages * (double)size : INFINITY;
-    }
-    *bytes = avail;
+    *bytes = (double)krill_host_mem_available();
     return KRILL_OK;
 }
 

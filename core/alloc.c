@@ -2,14 +2,17 @@
 #define _DEFAULT_SOURCE            /* MADV_HUGEPAGE (Linux) in <sys/mman.h> */
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "core/core_impl.h"
 #include "krill/io.h"
 
 static atomic_long alloc_calls;   /* allocations so far (host and device) */
 static atomic_long fail_at;       /* fail the allocation whose number is this; 0 = never */
+static atomic_size_t mem_limit;   /* krill_host_mem_limit's bytes; 0 = none */
 
 void krill_fault_alloc_after(long k)
 {
@@ -77,4 +80,37 @@ void krill_advise_huge(void *p, size_t bytes)
     (void)p;
     (void)bytes;
 #endif
+}
+
+size_t krill_host_mem_available(void)
+{
+    size_t avail = SIZE_MAX, limit = atomic_load(&mem_limit);
+    int found = 0;
+    FILE *f = fopen("/proc/meminfo", "r");
+    if (f) {
+        char line[256];
+        unsigned long long kb;
+        while (!found && fgets(line, sizeof line, f))
+            if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1) {
+                avail = kb > SIZE_MAX / 1024 ? SIZE_MAX : (size_t)kb * 1024;
+                found = 1;
+            }
+        fclose(f);
+    }
+    if (!found) {
+        long pages = sysconf(_SC_AVPHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+        if (pages > 0 && size > 0 && (size_t)pages <= SIZE_MAX / (size_t)size)
+            avail = (size_t)pages * (size_t)size;
+    }
+    return limit != 0 && limit < avail ? limit : avail;
+}
+
+void krill_host_mem_limit(size_t bytes) { atomic_store(&mem_limit, bytes); }
+
+krill_status krill_host_mem_check(size_t bytes, const char *what)
+{
+    size_t avail = krill_host_mem_available();
+    if (bytes <= avail) return KRILL_OK;
+    return krill_error(KRILL_ERR_ALLOC, "%s needs %zu bytes of host memory, %zu are available",
+                       what, bytes, avail);
 }

@@ -51,6 +51,20 @@ void krill_free(void *p);                                              /* NULL-s
  * first touch: 512 instead of 262144 for 1 GiB); a hint, a no-op where unsupported. */
 void krill_advise_huge(void *p, size_t bytes);
 
+/* ---- host memory available ------------------------------------------------------------
+ * Readers size their output from a file's header, which may claim far more than the file
+ * holds; before allocating for it they check the bytes against what the host can give
+ * without swapping or invoking the out-of-memory killer. */
+/* MemAvailable of /proc/meminfo in bytes, else the free pages sysconf reports, else
+ * SIZE_MAX (unknown); never more than the limit set with krill_host_mem_limit. */
+size_t krill_host_mem_available(void);
+/* Pretend at most `bytes` are available (0 = no limit): tests and fuzzers use it so that a
+ * header claiming gigabytes fails at once, whatever the machine has. */
+void krill_host_mem_limit(size_t bytes);
+/* KRILL_OK when `bytes` fit in krill_host_mem_available(); else KRILL_ERR_ALLOC with
+ * "WHAT needs N bytes of host memory, M are available". */
+krill_status krill_host_mem_check(size_t bytes, const char *what);
+
 /* Allocate `count` elements for pointer lvalue `ptr`; on failure jump to cleanup. */
 #define KRILL_ALLOC(ptr, count)                                                          \
     KRILL_TRY(krill_alloc_n((void **)&(ptr), (size_t)(count), sizeof *(ptr), 0, #ptr))
