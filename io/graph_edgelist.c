@@ -166,6 +166,7 @@ krill_status graph_read_edgelist(const char *name, const char *text, size_t len,
         for (int64_t k = 0; k < 2 * edges; k++) ends[k] -= lo;
     }
     info->n = (int32_t)n;
+    KRILL_TRY(graph_check_memory(name, lines, n, edges * per_edge));
     KRILL_TRY(graph_arcs_alloc(&arcs, edges * per_edge));
     for (int64_t k = 0; k < edges; k++) {
         int64_t c = arcs.count++;

@@ -138,6 +138,15 @@ cleanup:
     return st;
 }
 
+krill_status graph_check_memory(const char *name, int64_t line, int64_t n, int64_t arcs)
+{
+    char what[256];
+    snprintf(what, sizeof what, "%s:%lld: a graph of %lld vertices and %lld arcs", name,
+             (long long)line, (long long)n, (long long)arcs);
+    return krill_host_mem_check(((size_t)n + 1) * sizeof(int64_t) +
+                                (size_t)arcs * (sizeof(int32_t) + sizeof(double)), what);
+}
+
 /* ---- token helpers ------------------------------------------------------------------- */
 int64_t graph_count_lines(const char *text, size_t len)
 {
@@ -265,6 +274,7 @@ static krill_status read_mtx(const char *name, const char *text, size_t len, kri
     }
     const int32_t n = (int32_t)h.info.rows;
     info->n = n;
+    KRILL_TRY(graph_check_memory(name, h.size_line, n, 0));
     KRILL_TRY(mm_parse_body(name, text, len, &h, &e));
     if (h.info.is_array) {
         KRILL_TRY(mm_build_csr(name, &h, &e, &dense));
@@ -293,6 +303,7 @@ static krill_status read_mtx(const char *name, const char *text, size_t len, kri
     }
     info->arcs_read = arcs.count;
     mm_entries_free(&e);           /* lower the peak: the arcs hold everything now */
+    KRILL_TRY(graph_check_memory(name, h.size_line, n, arcs.count));
     KRILL_TRY(graph_build(n, &arcs, graph, info));
 cleanup:
     mm_entries_free(&e);

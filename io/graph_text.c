@@ -126,6 +126,7 @@ krill_status graph_read_dimacs(const char *name, const char *text, size_t len,
                          (long long)arcs.count, (long long)m, (long long)p_line);
         goto cleanup;
     }
+    KRILL_TRY(graph_check_memory(name, p_line, n, arcs.count));
     KRILL_TRY(graph_build((int32_t)n, &arcs, graph, info));
 cleanup:
     graph_arcs_free(&arcs);
@@ -284,6 +285,7 @@ krill_status graph_read_metis(const char *name, const char *text, size_t len,
                          (long long)entries, (long long)h.line);
         goto cleanup;
     }
+    KRILL_TRY(graph_check_memory(name, h.line, h.n, arcs.count));
     KRILL_TRY(graph_build((int32_t)h.n, &arcs, graph, info));
 cleanup:
     graph_arcs_free(&arcs);

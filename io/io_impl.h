@@ -13,6 +13,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include "core/core_impl.h"
 #include "krill/io.h"
@@ -90,10 +91,13 @@ static inline uint64_t mm_digits_value(uint64_t v, int n)
 #define MM_SWAR 0
 #endif
 
-/* An unsigned decimal integer of at most 18 digits (indices); inline: two per entry. */
+/* An unsigned decimal integer of at most 18 digits after its leading zeros (indices);
+ * inline: two per entry. */
 static inline mm_lex mm_lex_index(const char **pp, const char *end, int64_t *out)
 {
-    const char *p = *pp, *start = p;
+    const char *start = *pp, *p = start;
+    while (p < end && *p == '0') p++;  /* leading zeros: no value, no digit of the limit */
+    const char *digits = p;
     uint64_t v = 0;
     int run_ended = 0;
 #if MM_SWAR
@@ -107,7 +111,7 @@ static inline mm_lex mm_lex_index(const char **pp, const char *end, int64_t *out
     for (; !run_ended && p < end && (unsigned)(*p - '0') < 10u; p++)
         v = v * 10 + (uint64_t)(*p - '0');
     if (p == start || (p < end && !mm_is_sep(*p))) return MM_LEX_BAD;
-    if (p - start > 18) return MM_LEX_RANGE;
+    if (p - digits > 18) return MM_LEX_RANGE;
     *out = (int64_t)v;
     *pp = p;
     return MM_LEX_OK;
@@ -164,6 +168,13 @@ void mm_entries_free(mm_entries *e);
 /* Threads for a pass over `work` items: 1 below `serial_below`, else OpenMP's maximum. */
 int mm_threads_for(int64_t work, int64_t serial_below);
 
+/* ---- mm_read.c ------------------------------------------------------------------------
+ * KRILL_OK when `bytes` fit in the host memory available; else KRILL_ERR_ALLOC
+ * "NAME:LINE: reading the R x C matrix (WHAT) needs N bytes of host memory, M are
+ * available" (LINE: the size line). */
+krill_status mm_check_memory(const char *name, const mm_header *h, size_t bytes,
+                             const char *what);
+
 /* ---- mm_build.c -----------------------------------------------------------------------
  * The CSR of the parsed file: symmetric and skew-symmetric storage expanded to full,
  * rows sorted, duplicates summed in file order (so the sum has the same bits for every
@@ -198,6 +209,10 @@ void graph_arcs_free(graph_arcs *a);
  * self_loops, negative, integer_weights, min_weight and max_weight (info may be NULL). */
 krill_status graph_build(int32_t n, const graph_arcs *a, krill_csr **graph,
                          krill_graph_info *info);
+
+/* KRILL_OK when the adjacency of n vertices and `arcs` arcs fits in the host memory
+ * available; else KRILL_ERR_ALLOC "NAME:LINE: a graph of N vertices and M arcs needs ...". */
+krill_status graph_check_memory(const char *name, int64_t line, int64_t n, int64_t arcs);
 
 /* ---- the line scanner of the text formats ------------------------------------------ */
 typedef struct graph_src {

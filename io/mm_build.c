@@ -5,7 +5,10 @@
  * symmetric storage counts in row j), and slot  row_ptr[r] + sum_{t' < t} count[t'][r]
  * is where part t's first entry of row r goes. Scattering in order keeps each row in file
  * order for every P, so duplicates are later summed in file order: the same bits whatever
- * the thread count. Files written column by column (the usual order) come out with sorted
+ * the thread count. Parts cost a counter per row each, so there are several only while
+ * the rows do not outnumber the entries; a single part counts in the CSR's row offsets
+ * themselves: the work arrays grow with the entries read, never with the declared rows
+ * alone. Files written column by column (the usual order) come out with sorted
  * rows; a row that is not sorted is sorted by a stable merge sort. Only when duplicates
  * exist is the CSR compacted into a second, exact-size one.
  *
@@ -114,41 +117,50 @@ static krill_status check_sums(const char *name, const krill_csr *a)
     return KRILL_OK;
 }
 
-static krill_status build_coordinate(const char *name, const mm_header *h, const mm_entries *e,
-                                     krill_csr **out)
+/* Scatter the entries into a, whose row_ptr is all zero, with no array over the rows but
+ * row_ptr itself: counts in row_ptr[r + 1], a prefix sum makes row_ptr[r] row r's next
+ * slot, the scatter leaves it at row r's end, and a shift puts the offsets back. */
+static void scatter_serial(const mm_entries *e, int mirror, double mirror_sign, krill_csr *a)
 {
-    krill_status st = KRILL_OK;
-    krill_csr *a = NULL;
-    int64_t *slot = NULL;        /* parts x rows: counts, then each part's next slot */
-    const int32_t rows = (int32_t)h->info.rows, cols = (int32_t)h->info.cols;
+    int64_t *rp = a->row_ptr;
+    for (int64_t k = 0; k < e->count; k++) {
+        rp[e->row[k] + 1]++;
+        if (mirror && e->row[k] != e->col[k]) rp[e->col[k] + 1]++;
+    }
+    for (int32_t r = 0; r < a->n_rows; r++) rp[r + 1] += rp[r];
+    for (int64_t k = 0; k < e->count; k++) {
+        int64_t p = rp[e->row[k]]++;
+        a->col[p] = e->col[k];
+        a->val[p] = e->val[k];
+        if (mirror && e->row[k] != e->col[k]) {
+            p = rp[e->col[k]]++;
+            a->col[p] = e->row[k];
+            a->val[p] = mirror_sign * e->val[k];
+        }
+    }
+    for (int32_t r = a->n_rows; r > 0; r--) rp[r] = rp[r - 1];
+    rp[0] = 0;
+}
+
+/* The same with `parts` threads, each counting its contiguous share of the entries per row
+ * in slot (parts x rows, zeroed); slot then holds each part's next slot of each row. */
+static void scatter_parts(const mm_entries *e, int mirror, double mirror_sign, int parts,
+                          int64_t *slot, krill_csr *a)
+{
+    const int32_t rows = a->n_rows;
     const int64_t count = e->count;
-    const int mirror = h->info.symmetry != KRILL_MM_GENERAL;
-    const double mirror_sign = h->info.symmetry == KRILL_MM_SKEW_SYMMETRIC ? -1.0 : 1.0;
     const int32_t *row = e->row, *col = e->col;
     const double *val = e->val;
-    int threads = mm_threads_for(count, BUILD_PARALLEL_MIN);
-    /* each part keeps a count per row: worth it only while rows are not many more than
-     * entries (otherwise the counters cost more than the entries they sort) */
-    while (threads > 1 && (int64_t)threads * rows > 4 * count) threads--;
-    const int parts = threads;
     const size_t stride = (size_t)rows;
-    int64_t off_diagonal = 0;
-
-    KRILL_CALLOC(slot, (size_t)parts * stride);
-#pragma omp parallel for schedule(static, 1) num_threads(threads) if (threads > 1) \
-    reduction(+ : off_diagonal)
+#pragma omp parallel for schedule(static, 1) num_threads(parts)
     for (int t = 0; t < parts; t++) {
         int64_t *mine = slot + (size_t)t * stride;
         for (int64_t k = count * t / parts; k < count * (t + 1) / parts; k++) {
             mine[row[k]]++;
-            if (mirror && row[k] != col[k]) {
-                mine[col[k]]++;
-                off_diagonal++;
-            }
+            if (mirror && row[k] != col[k]) mine[col[k]]++;
         }
     }
-    KRILL_TRY(krill_csr_create(rows, cols, count + off_diagonal, &a));
-#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
+#pragma omp parallel for schedule(static) num_threads(parts)
     for (int32_t r = 0; r < rows; r++) {
         int64_t in_row = 0;
         for (int t = 0; t < parts; t++) {
@@ -159,7 +171,7 @@ static krill_status build_coordinate(const char *name, const mm_header *h, const
         a->row_ptr[r + 1] = in_row;
     }
     for (int32_t r = 0; r < rows; r++) a->row_ptr[r + 1] += a->row_ptr[r];
-#pragma omp parallel for schedule(static, 1) num_threads(threads) if (threads > 1)
+#pragma omp parallel for schedule(static, 1) num_threads(parts)
     for (int t = 0; t < parts; t++) {
         int64_t *mine = slot + (size_t)t * stride;
         for (int32_t r = 0; r < rows; r++) mine[r] += a->row_ptr[r];
@@ -174,8 +186,43 @@ static krill_status build_coordinate(const char *name, const mm_header *h, const
             }
         }
     }
-    krill_free(slot);
-    slot = NULL;
+}
+
+static krill_status build_coordinate(const char *name, const mm_header *h, const mm_entries *e,
+                                     krill_csr **out)
+{
+    krill_status st = KRILL_OK;
+    krill_csr *a = NULL;
+    int64_t *slot = NULL;        /* parts x rows: counts, then each part's next slot */
+    const int32_t rows = (int32_t)h->info.rows, cols = (int32_t)h->info.cols;
+    const int64_t count = e->count;
+    const int mirror = h->info.symmetry != KRILL_MM_GENERAL;
+    const double mirror_sign = h->info.symmetry == KRILL_MM_SKEW_SYMMETRIC ? -1.0 : 1.0;
+    int threads = mm_threads_for(count, BUILD_PARALLEL_MIN);
+    /* each part keeps a count per row: worth it only while rows are not many more than
+     * entries (otherwise the counters cost more than the entries they sort), so the work
+     * arrays grow with the entries, never with the rows alone */
+    while (threads > 1 && (int64_t)threads * rows > 4 * count) threads--;
+    const int parts = threads;
+    int64_t off_diagonal = 0;
+
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1) \
+    reduction(+ : off_diagonal)
+    for (int64_t k = 0; k < count; k++) off_diagonal += mirror && e->row[k] != e->col[k];
+    const int64_t nnz = count + off_diagonal;
+    const size_t bytes = ((size_t)rows + 1) * sizeof(int64_t) +
+                         (size_t)nnz * (sizeof(int32_t) + sizeof(double)) +
+                         (parts > 1 ? (size_t)parts * (size_t)rows * sizeof *slot : 0);
+    KRILL_TRY(mm_check_memory(name, h, bytes, "the CSR"));
+    KRILL_TRY(krill_csr_create(rows, cols, nnz, &a));
+    if (parts == 1) {
+        scatter_serial(e, mirror, mirror_sign, a);
+    } else {
+        KRILL_CALLOC(slot, (size_t)parts * (size_t)rows);
+        scatter_parts(e, mirror, mirror_sign, parts, slot, a);
+        krill_free(slot);
+        slot = NULL;
+    }
 
     int64_t dups = 0;
     KRILL_TRY(sort_rows(a, mm_threads_for(a->nnz, BUILD_PARALLEL_MIN), &dups));
@@ -216,13 +263,15 @@ static double array_entry(const mm_header *h, const double *v, int64_t i, int64_
     }
 }
 
-static krill_status build_array(const mm_header *h, const mm_entries *e, krill_csr **out)
+static krill_status build_array(const char *name, const mm_header *h, const mm_entries *e, krill_csr **out)
 {
     krill_status st = KRILL_OK;
     krill_csr *a = NULL;
     const int32_t rows = (int32_t)h->info.rows, cols = (int32_t)h->info.cols;
     const int64_t nnz = (int64_t)rows * cols;
     const int threads = mm_threads_for(nnz, BUILD_PARALLEL_MIN);
+    KRILL_TRY(mm_check_memory(name, h, ((size_t)rows + 1) * sizeof(int64_t) +
+                              (size_t)nnz * (sizeof(int32_t) + sizeof(double)), "the CSR"));
     KRILL_TRY(krill_csr_create(rows, cols, nnz, &a));
 #pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
     for (int32_t i = 0; i < rows; i++) {
@@ -243,5 +292,5 @@ cleanup:
 krill_status mm_build_csr(const char *name, const mm_header *h, const mm_entries *e,
                           krill_csr **csr)
 {
-    return h->info.is_array ? build_array(h, e, csr) : build_coordinate(name, h, e, csr);
+    return h->info.is_array ? build_array(name, h, e, csr) : build_coordinate(name, h, e, csr);
 }

@@ -36,7 +36,7 @@
 #define MAX_DIGITS 19              /* significant digits kept in w: 10^19 < 2^64 */
 #define CLINGER_MAX_Q 22           /* 10^22 is the largest power of ten exact in a double */
 #define TWO_POW_53 9007199254740992ull
-#define EXP_CLAMP 100000           /* exponents beyond this over/underflow all the same */
+#define EXP_CLAMP 100000           /* |q| beyond this over/underflows all the same */
 #define MANTISSA_BITS 53
 #define DROPPED_BITS 11            /* 64 - 53: bits of the top word below the mantissa */
 #define HALF 0x400u                /* 1 << (DROPPED_BITS - 1) */
@@ -86,7 +86,7 @@ static int spells_nonfinite(const char *p, const char *end)
 /* The digits at p: the first ones while fewer than MAX_DIGITS are kept go into *w, the
  * others are counted in *dropped (and *truncated notes a nonzero one). Returns the end. */
 static inline const char *take_digits(const char *p, const char *end, uint64_t *w, int *kept,
-                                      long *dropped, int *truncated)
+                                      int64_t *dropped, int *truncated)
 {
 #if MM_SWAR
     while (*kept + 8 <= MAX_DIGITS && end - p >= 8) {
@@ -206,7 +206,7 @@ mm_lex mm_lex_real(const char **pp, const char *end, char decimal_point, double 
 
     uint64_t w = 0;
     int kept = 0, truncated = 0;
-    long q = 0, dropped = 0;
+    int64_t q = 0, dropped = 0;           /* |q| <= the token's length: no overflow */
     const char *digits = p;
     while (p < end && *p == '0') p++;         /* leading zeros carry no information */
     p = take_digits(p, end, &w, &kept, &dropped, &truncated);
@@ -219,18 +219,22 @@ mm_lex mm_lex_real(const char **pp, const char *end, char decimal_point, double 
         const char *sig = p;
         dropped = 0;
         p = take_digits(p, end, &w, &kept, &dropped, &truncated);
-        q -= (long)(sig - frac) + (long)(p - sig) - dropped;
+        q -= (int64_t)(sig - frac) + (int64_t)(p - sig) - dropped;
         any_digit |= p > frac;
     }
     if (!any_digit) return MM_LEX_BAD;
     if (p < end && (*p == 'e' || *p == 'E')) {
         p++;
         int eneg = 0;
-        long ev = 0;
+        int64_t ev = 0;
+        /* the exponent is exact up to |q| + EXP_CLAMP, and stops growing past it: the
+         * mantissa's own q (its leading zeros, its digits) may need all of that to be
+         * compensated, and beyond it q + exponent is out of range either way */
+        const int64_t ev_max = (q < 0 ? -q : q) + EXP_CLAMP;
         if (p < end && (*p == '+' || *p == '-')) eneg = *p++ == '-';
         if (p == end || !is_digit(*p)) return MM_LEX_BAD;
         for (; p < end && is_digit(*p); p++)
-            if (ev < EXP_CLAMP) ev = ev * 10 + (*p - '0');
+            if (ev <= ev_max) ev = ev * 10 + (*p - '0');
         q += eneg ? -ev : ev;
     }
     if (p < end && !mm_is_sep(*p)) return MM_LEX_BAD;

@@ -5,7 +5,13 @@
  * compressed (.gz, when built with zlib). Symmetric storage is expanded to full,
  * duplicates are summed, rows sorted, indices become zero-based. `complex` and `hermitian`
  * files are refused with KRILL_ERR_UNSUPPORTED. Every malformed file gives
- * KRILL_ERR_PARSE with "FILE:LINE: what" in krill_last_error(), and no matrix. */
+ * KRILL_ERR_PARSE with "FILE:LINE: what" in krill_last_error(), and no matrix.
+ *
+ * Memory: the reader's work arrays grow with the entries the file holds, not with the sizes
+ * it declares; the one thing sized by the declared rows is the result's row offsets. Before
+ * allocating, a read compares what it needs with the host memory available (MemAvailable)
+ * and fails with KRILL_ERR_ALLOC and "FILE:LINE: ... needs N bytes of host memory, M are
+ * available" when it does not fit. */
 #ifndef KRILL_IO_H
 #define KRILL_IO_H
 
@@ -42,6 +48,19 @@ typedef struct krill_mm_info {
 
 /* Read a Matrix Market file into a new host CSR. info may be NULL. */
 krill_status krill_mm_read(const char *path, krill_csr **csr, krill_mm_info *info);
+
+/* Options of krill_mm_read_opts; KRILL_MM_OPTS_INIT reads as krill_mm_read does. */
+typedef struct krill_mm_opts {
+    int square;              /* 1: only a square matrix will do (a solver's case): a size line
+                                with rows != cols fails with KRILL_ERR_UNSUPPORTED before the
+                                data lines are read or anything is allocated for them */
+} krill_mm_opts;
+
+#define KRILL_MM_OPTS_INIT { 0 }
+
+/* krill_mm_read with options; opts may be NULL (KRILL_MM_OPTS_INIT). */
+krill_status krill_mm_read_opts(const char *path, const krill_mm_opts *opts, krill_csr **csr,
+                                krill_mm_info *info);
 
 /* Read from a memory buffer; `name` is used in error messages in place of a file name. */
 krill_status krill_mm_read_buffer(const char *name, const char *text, size_t len,
