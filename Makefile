@@ -1,14 +1,17 @@
 # Thin driver over CMake. The two commands of the README:
 #   make demo   build, then solve the embedded default problem (elasticity cantilever)
 #   make test   build, then run the whole test suite (GPU tests skip without a GPU)
+#   make fuzz   build the libFuzzer harnesses (clang) and run each FUZZ_SECONDS seconds
 BUILD ?= build
 BUILD_ASAN ?= build-asan
+BUILD_FUZZ ?= build-fuzz
+FUZZ_SECONDS ?= 60
 PREFIX ?= $(CURDIR)/install
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 GENERATOR := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 
-.PHONY: all build demo test test-gpu asan install bench-cpu bench-gpu clean
+.PHONY: all build demo test test-gpu asan fuzz install bench-cpu bench-gpu clean
 
 all: build
 
@@ -36,6 +39,15 @@ asan:
 	cmake --build $(BUILD_ASAN) -j $(JOBS)
 	cd $(BUILD_ASAN) && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j $(JOBS) -LE "install|slow"
 
+# Every reader under libFuzzer with ASan + UBSan (fuzz/, doc/reliability.md): clang only,
+# CUDA off; each harness runs FUZZ_SECONDS seconds from its seeds in fuzz/corpus/.
+fuzz:
+	cmake -S . -B $(BUILD_FUZZ) $(GENERATOR) -DCMAKE_C_COMPILER=clang \
+	      -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKRILL_FUZZ=ON -DKRILL_WITH_CUDA=OFF \
+	      -DKRILL_BUILD_TESTS=OFF -DKRILL_BUILD_BENCH=OFF $(CMAKE_FLAGS)
+	cmake --build $(BUILD_FUZZ) -j $(JOBS) --target krill_fuzz
+	fuzz/run.sh $(BUILD_FUZZ) $(FUZZ_SECONDS)
+
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
 
@@ -46,4 +58,4 @@ bench-gpu: build
 	bench/run_gpu.sh bench-results
 
 clean:
-	rm -rf $(BUILD) $(BUILD_ASAN)
+	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ)
