@@ -322,37 +322,65 @@ static inline int su_monitor_fn(int iteration, double residual_norm, void *user)
     return m->stop_at > 0 && iteration >= m->stop_at;
 }
 
-/* The k-th allocation of a solve of `spec` (b = A x_true, seed) fails, for every k the
- * solve makes (at least min_calls): each gives a clean allocation error and no history (ASan
- * sees any leak); then the same solve converges. pc_name NULL: no preconditioner. */
+/* A solve from x0 for the fault walk (tu_alloc_fault_walk). */
+typedef struct su_fault_solve {
+    su_system s;
+    const krill_pc *pc;
+    const krill_solver_opts *opts;
+    krill_solve_info info;
+    double *x0;              /* n, host */
+} su_fault_solve;
+
+static inline krill_status su_fault_solve_run(void *user)
+{
+    su_fault_solve *f = user;
+    if (krill_vec_upload(f->s.x, f->x0) != KRILL_OK) exit(1);
+    return krill_solve(f->s.a, f->pc, f->s.b, f->s.x, f->opts, &f->info);
+}
+
+/* A failed solve releases the history and leaves x as it was, bit for bit. */
+static inline int su_fault_solve_intact(void *user)
+{
+    su_fault_solve *f = user;
+    if (krill_vec_download(f->s.x, f->s.x_host) != KRILL_OK) exit(1);
+    return f->info.history == NULL &&
+           memcmp(f->s.x_host, f->x0, (size_t)f->s.n * sizeof(double)) == 0;
+}
+
+static inline void su_fault_solve_undo(void *user)
+{
+    su_fault_solve *f = user;
+    CHECK(f->info.reason == KRILL_CONVERGED_RTOL);
+    krill_solve_info_free(&f->info);
+}
+
+/* The k-th allocation of a solve of `spec` (b = A x_true, seed; x0 random) fails, for
+ * k = 1, 2, ... until the solve succeeds (it must converge), and at least min_calls of
+ * them: each gives a clean allocation error, no history and x0 untouched (ASan sees any
+ * leak). The context's reproducible mode applies. pc_name NULL: no preconditioner. */
 static inline void su_check_alloc_faults(krill_ctx *ctx, const char *spec, uint64_t seed,
                                          const char *pc_name, const krill_solver_opts *o,
                                          long min_calls)
 {
-    su_system s;
+    su_fault_solve f;
     krill_pc *pc = NULL;
-    krill_solve_info info;
-    long before, calls;
-    su_system_make(&s, ctx, su_gen(spec), NULL, seed);
-    if (pc_name) CHECK_OK(krill_pc_create(s.a, pc_name, &pc));
-    before = krill_alloc_calls();
-    CHECK_OK(su_solve(&s, pc, o, &info));
-    calls = krill_alloc_calls() - before;
-    krill_solve_info_free(&info);
-    CHECK(calls >= min_calls);
-    for (long k = 1; k <= calls; k++) {
-        CHECK_OK(krill_vec_fill(s.x, 0.0));
-        krill_fault_alloc_after(k);
-        krill_status st = krill_solve(s.a, pc, s.b, s.x, o, &info);
-        krill_fault_alloc_after(0);
-        CHECK(st == KRILL_ERR_ALLOC || st == KRILL_ERR_DEVICE_ALLOC);
-        CHECK(info.history == NULL);
-    }
-    CHECK_OK(su_solve(&s, pc, o, &info));   /* and everything still works */
-    CHECK(info.reason == KRILL_CONVERGED_RTOL);
-    krill_solve_info_free(&info);
+    char what[96];
+    tu_fault_call call = { what, su_fault_solve_run, su_fault_solve_intact,
+                           su_fault_solve_undo, &f, 0 };
+    snprintf(what, sizeof what, "krill_solve(%s, solver %d, pc %s%s)", spec, (int)o->solver,
+             pc_name ? pc_name : "none", krill_ctx_repro(ctx, NULL) ? ", reproducible" : "");
+    memset(&f, 0, sizeof f);
+    su_system_make(&f.s, ctx, su_gen(spec), NULL, seed);
+    if (pc_name) CHECK_OK(krill_pc_create(f.s.a, pc_name, &pc));
+    f.pc = pc;
+    f.opts = o;
+    f.x0 = malloc(((size_t)f.s.n + 1) * sizeof(double));
+    if (!f.x0) exit(1);
+    tu_random(f.x0, f.s.n, seed + 1);
+    CHECK(tu_alloc_fault_walk(&call) >= min_calls);
+    free(f.x0);
     krill_pc_destroy(&pc);
-    su_system_free(&s);
+    su_system_free(&f.s);
 }
 
 #endif

@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <sys/stat.h>
 
+#include "core/core_impl.h"
 #include "krill/io.h"
 
 int tu_failures = 0;
@@ -247,4 +248,52 @@ krill_csr *tu_arrow(int32_t n)
     free(ci);
     free(v);
     return a;
+}
+
+/* One run with allocation k failing (k = 0: none): 1 for a success (undone), 0 for a clean
+ * failure, -1 (reported) for anything else. */
+static int fault_run(const tu_fault_call *c, long k)
+{
+    krill_status st;
+    int intact;
+    krill_clear_error();
+    krill_fault_alloc_after(k);
+    st = c->run(c->user);
+    krill_fault_alloc_after(0);
+    if (st == KRILL_OK) {
+        if (c->undo) c->undo(c->user);
+        return 1;
+    }
+    intact = !c->intact || c->intact(c->user);
+    if ((st == KRILL_ERR_ALLOC || st == KRILL_ERR_DEVICE_ALLOC) && krill_last_error()[0] &&
+        intact)
+        return 0;
+    fprintf(stderr, "%s with allocation %ld failing: %s (%s)%s\n", c->what, k,
+            krill_status_string(st), krill_last_error(), intact ? "" : ", outputs changed");
+    return -1;
+}
+
+long tu_alloc_fault_walk(const tu_fault_call *c)
+{
+    /* far more allocations than any call here makes: beyond it, the call never succeeds */
+    long limit = 1000000, k = 0, failed = 0;
+    int r = 0, bad = 0;
+    if (c->survives) {
+        long before = krill_alloc_calls();
+        bad = fault_run(c, 0) != 1;
+        limit = krill_alloc_calls() - before;
+        if (bad) fprintf(stderr, "%s: failed without an injected fault\n", c->what);
+    }
+    while (!bad && k < limit && (c->survives || r != 1)) {
+        r = fault_run(c, ++k);
+        bad = r < 0;
+        failed += r == 0;
+    }
+    if (!bad && (failed == 0 || (!c->survives && r != 1)))
+        fprintf(stderr, "%s: %s\n", c->what,
+                failed == 0 ? "no allocation failure reached the caller" : "never succeeded");
+    printf("%s: %ld allocation failures walked\n", c->what, failed);
+    tu_checks++;
+    if (bad || failed == 0 || (!c->survives && r != 1)) tu_failures++;
+    return failed;
 }

@@ -102,6 +102,27 @@ void tu_random(double *x, int64_t n, uint64_t seed);
  * on allocation failure. */
 krill_csr *tu_arrow(int32_t n);
 
+/* ---- allocation faults ------------------------------------------------------------------
+ * The walk: run(user) with the k-th of its allocations failing (krill_fault_alloc_after),
+ * k = 1, 2, ... until it succeeds. Each failure must return KRILL_ERR_ALLOC or
+ * KRILL_ERR_DEVICE_ALLOC with a message, and intact(user) must then hold (the outputs NULL
+ * or unchanged; intact NULL: nothing to check). After the success undo(user) releases what
+ * the call made (NULL: nothing). What a failure leaks, ASan reports. Returns the failures
+ * walked, that is the allocations the call makes, and checks there was at least one.
+ * A call that survives some failures by design (auto:measure leaves out a candidate format
+ * that does not fit) sets `survives`: then a clean run counts its allocations first, and
+ * every k up to that count is walked, each a clean failure or a success (undone). */
+typedef struct tu_fault_call {
+    const char *what;                  /* names the call in failure messages */
+    krill_status (*run)(void *user);
+    int (*intact)(void *user);
+    void (*undo)(void *user);
+    void *user;
+    int survives;
+} tu_fault_call;
+
+long tu_alloc_fault_walk(const tu_fault_call *call);
+
 /* A GPU context, or exit 77 with a message when there is no usable GPU. */
 krill_ctx *tu_gpu_ctx_or_skip(void);
 krill_ctx *tu_cpu_ctx(int threads);
