@@ -2,9 +2,9 @@
  * diag(1e-170, 2e-170, 3e-170) (condition number 3; SPD), with b = A 1 (||b|| extreme: the
  * sums of squares of r overflow or underflow) and b = 1 (||b|| ~ 1, but A M^{-1} v extreme),
  * without and with Jacobi, in plain and reproducible mode; then real problems scaled by
- * 2^70 (just outside krill_solve's equilibration band: the scaled path), 2^-300 and 1e150
- * against the unscaled ones: the same iterations, and for powers of two the same history
- * times the factor and the same solution, bit for bit. */
+ * 2^70 (just outside krill_solve's equilibration band: the scaled path), 2^-300, 1e150,
+ * 1e300 and 1e-300 against the unscaled ones: the same iterations, and for powers of two
+ * the same history times the factor and the same solution, bit for bit. */
 #include <math.h>
 
 #include "core/core_impl.h"
@@ -137,19 +137,19 @@ static void scaled_run_free(scaled_run *run)
 }
 
 /* A power-of-two factor gives the same iterates exactly (the same iterations, history and
- * monitor values times f, the same x); 1e150 the same iterations within rounding's effect
- * (a few percent on these matrices). */
+ * monitor values times f, the same x); 1e150 and 1e+-300 the same iterations within
+ * rounding's effect (a few percent on these matrices). */
 static void check_scaled_problem(krill_ctx *ctx, const char *name, const krill_csr *csr,
                                  int solver)
 {
-    static const double factors[3] = { 0x1p70, 0x1p-300, 1e150 };
+    static const double factors[5] = { 0x1p70, 0x1p-300, 1e150, 1e300, 1e-300 };
     krill_solver_opts o;
     scaled_run ref, run;
     krill_solver_opts_default(&o);
     o.solver = solvers[solver];
     o.rtol = 1e-10;
     solve_scaled(ctx, csr, 1.0, &o, &ref);
-    for (int fi = 0; fi < 3; fi++) {
+    for (int fi = 0; fi < 5; fi++) {
         double f = factors[fi];
         int exact = frexp(f, &(int){ 0 }) == 0.5, same = 1;
         solve_scaled(ctx, csr, f, &o, &run);
