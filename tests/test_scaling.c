@@ -3,8 +3,9 @@
  * sums of squares of r overflow or underflow) and b = 1 (||b|| ~ 1, but A M^{-1} v extreme),
  * without and with Jacobi, in plain and reproducible mode; then real problems scaled by
  * 2^70 (just outside krill_solve's equilibration band: the scaled path), 2^-300, 1e150,
- * 1e300 and 1e-300 against the unscaled ones: the same iterations, and for powers of two
- * the same history times the factor and the same solution, bit for bit. */
+ * and so that their largest entry is 1e300 or their smallest 1e-300, against the unscaled
+ * ones: the same iterations, and for powers of two the same history times the factor and
+ * the same solution, bit for bit. */
 #include <math.h>
 
 #include "core/core_impl.h"
@@ -137,14 +138,21 @@ static void scaled_run_free(scaled_run *run)
 }
 
 /* A power-of-two factor gives the same iterates exactly (the same iterations, history and
- * monitor values times f, the same x); 1e150 and 1e+-300 the same iterations within
- * rounding's effect (a few percent on these matrices). */
+ * monitor values times f, the same x); the others the same iterations within rounding's
+ * effect (a few percent on these matrices). */
 static void check_scaled_problem(krill_ctx *ctx, const char *name, const krill_csr *csr,
                                  int solver)
 {
-    static const double factors[5] = { 0x1p70, 0x1p-300, 1e150, 1e300, 1e-300 };
+    double amax = 0.0, amin = INFINITY;
     krill_solver_opts o;
     scaled_run ref, run;
+    for (int64_t k = 0; k < csr->nnz; k++)
+        if (csr->val[k] != 0.0) {
+            amax = fmax(amax, fabs(csr->val[k]));
+            amin = fmin(amin, fabs(csr->val[k]));
+        }
+    /* the last two: the largest entry to 1e300, the smallest to 1e-300 */
+    const double factors[5] = { 0x1p70, 0x1p-300, 1e150, 1e300 / amax, 1e-300 / amin };
     krill_solver_opts_default(&o);
     o.solver = solvers[solver];
     o.rtol = 1e-10;
