@@ -24,13 +24,21 @@
 #define PARALLEL_LOAD_MIN ((size_t)16 << 20)  /* smaller files: one read */
 #define LOAD_PIECE ((size_t)8 << 20)          /* bytes per pread in a parallel load */
 
-/* Make room for `need` bytes plus a NUL in *buf (capacity *cap), at least doubling. */
-static krill_status ensure_capacity(char **buf, size_t *cap, size_t used, size_t need)
+/* Make room for `need` bytes plus a NUL in *buf (capacity *cap), at least doubling. A
+ * buffer of a megabyte or more must fit, with the old one it is copied from, in the host
+ * memory available: a small gzip file that inflates to gigabytes fails as "PATH: loading
+ * the file needs N bytes ...", not in the kernel's out-of-memory killer. */
+static krill_status ensure_capacity(const char *path, char **buf, size_t *cap, size_t used,
+                                    size_t need)
 {
     krill_status st = KRILL_OK;
-    char *bigger = NULL;
+    char *bigger = NULL, what[256];
     if (need + 1 <= *cap) return KRILL_OK;
     size_t new_cap = *cap * 2 > need + 1 ? *cap * 2 : need + 1;
+    if (new_cap >= LOAD_CHUNK) {
+        snprintf(what, sizeof what, "%s: loading the file (%zu bytes so far)", path, used);
+        KRILL_TRY(krill_host_mem_check(new_cap + *cap, what));
+    }
     KRILL_ALLOC(bigger, new_cap);
     krill_advise_huge(bigger, new_cap);
     if (used) memcpy(bigger, *buf, used);
@@ -83,7 +91,7 @@ static krill_status read_bytes(const char *path, char **data, size_t *len)
         goto cleanup;
     }
     const int regular = fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode);
-    KRILL_TRY(ensure_capacity(&buf, &cap, 0, regular ? (size_t)sb.st_size : LOAD_CHUNK));
+    KRILL_TRY(ensure_capacity(path, &buf, &cap, 0, regular ? (size_t)sb.st_size : LOAD_CHUNK));
     if (regular && (size_t)sb.st_size >= PARALLEL_LOAD_MIN) {
         KRILL_TRY(read_parallel(path, fileno(f), buf, (size_t)sb.st_size));
         used = (size_t)sb.st_size;  /* bytes appended since the stat are not read */
@@ -92,7 +100,7 @@ static krill_status read_bytes(const char *path, char **data, size_t *len)
             if (cap - 1 == used) {  /* full: grow only if there is more (no copy at EOF) */
                 char probe;
                 if (fread(&probe, 1, 1, f) == 0) break;
-                KRILL_TRY(ensure_capacity(&buf, &cap, used, used + LOAD_CHUNK));
+                KRILL_TRY(ensure_capacity(path, &buf, &cap, used, used + LOAD_CHUNK));
                 buf[used++] = probe;
             }
             size_t got = fread(buf + used, 1, cap - 1 - used, f);
@@ -142,14 +150,15 @@ static krill_status gunzip(const char *path, const unsigned char *z, size_t n, c
     z_stream zs;
     int zinit = 0;
     memset(&zs, 0, sizeof zs);
-    KRILL_TRY(ensure_capacity(&buf, &cap, 0, gzip_size_hint(z, n)));
+    KRILL_TRY(ensure_capacity(path, &buf, &cap, 0, gzip_size_hint(z, n)));
     if (inflateInit2(&zs, GZIP_WINDOW) != Z_OK) {
         st = krill_error(KRILL_ERR_ALLOC, "%s: zlib could not allocate its state", path);
         goto cleanup;
     }
     zinit = 1;
     for (;;) {
-        if (cap - 1 == used) KRILL_TRY(ensure_capacity(&buf, &cap, used, used + used / 2 + 1));
+        if (cap - 1 == used)
+            KRILL_TRY(ensure_capacity(path, &buf, &cap, used, used + used / 2 + 1));
         size_t in_room = n - in, out_room = cap - 1 - used;
         zs.next_in = (Bytef *)(uintptr_t)(z + in);   /* zlib does not write the input */
         zs.avail_in = (uInt)(in_room < UINT_MAX ? in_room : UINT_MAX);

@@ -12,6 +12,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#ifdef KRILL_HAVE_ZLIB
+#include <zlib.h>
+#endif
+
 #include "core/core_impl.h"
 #include "io/io_impl.h"
 #include "testutil.h"
@@ -159,6 +163,46 @@ static void test_square_option(void)
     krill_csr_destroy(&a);
 }
 
+#ifdef KRILL_HAVE_ZLIB
+/* A gzip bomb: 64 MiB of blanks in a 64 kB file, read with 16 MiB available, fails while
+ * inflating, not in the out-of-memory killer. */
+static void test_gzip_bomb(void)
+{
+    const size_t plain = 64 * MiB;
+    char *text = calloc(plain, 1);
+    uLongf zlen = compressBound(plain) + 64;
+    unsigned char *z = malloc(zlen);
+    z_stream zs;
+    krill_csr *a = NULL;
+    CHECK(text != NULL && z != NULL);
+    memset(text, ' ', plain);
+    const char *head = "%%MatrixMarket matrix coordinate real general\n1 1 1\n1 1 5\n";
+    memcpy(text, head, strlen(head));
+    memset(&zs, 0, sizeof zs);
+    CHECK(deflateInit2(&zs, 9, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) == Z_OK);
+    zs.next_in = (Bytef *)text;
+    zs.avail_in = (uInt)plain;
+    zs.next_out = z;
+    zs.avail_out = (uInt)zlen;
+    CHECK(deflate(&zs, Z_FINISH) == Z_STREAM_END);
+    deflateEnd(&zs);
+    snprintf(path_buf, sizeof path_buf, "/tmp/krill-edges-%ld-bomb.mtx.gz", (long)getpid());
+    FILE *f = fopen(path_buf, "wb");
+    CHECK(f && fwrite(z, 1, zs.total_out, f) == zs.total_out && fclose(f) == 0);
+    CHECK(zs.total_out < plain / 256);
+    krill_host_mem_limit(16 * MiB);
+    CHECK_STATUS(krill_mm_read(path_buf, &a, NULL), KRILL_ERR_ALLOC);
+    CHECK(a == NULL && message_has("bomb.mtx.gz: loading the file (", "bytes so far) needs",
+                                   "16777216 are available", NULL));
+    krill_host_mem_limit(0);
+    CHECK_OK(krill_mm_read(path_buf, &a, NULL));
+    CHECK(a && a->nnz == 1 && a->val[0] == 5.0);
+    krill_csr_destroy(&a);
+    free(text);
+    free(z);
+}
+#endif
+
 /* The graph readers: a header of 2^31 - 1 vertices needs 16 GiB of row offsets. (A METIS
  * file cannot claim more than it holds: it needs a line per vertex.) */
 static void test_graph_sizes(void)
@@ -255,6 +299,9 @@ int main(void)
     test_csr_too_large();
     test_work_by_entries();
     test_square_option();
+#ifdef KRILL_HAVE_ZLIB
+    test_gzip_bomb();
+#endif
     test_graph_sizes();
     test_numbers();
     return tu_finish("test_mm_edges");
