@@ -14,5 +14,6 @@
 #include "krill/order.h"
 #include "krill/graph.h"
 #include "krill/apsp.h"
+#include "krill/overlap.h"
 
 #endif

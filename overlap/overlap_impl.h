@@ -1,0 +1,146 @@
+/* overlap/overlap_impl.h - internals of the overlap scheduler (include/krill/overlap.h).
+ *
+ * Layers, arrows pointing down:
+ *   gemm.c        a client (out-of-core DGEMM): describes blocks, never touches lanes
+ *   exec.c        the executor: walks a plan's steps, packs and unpacks the pinned staging
+ *                 ring, issues each step on its lane through an overlap_backend
+ *   exec_cpu.c    the CPU backend: one thread per lane, memcpy for copies
+ *   gpu.cu        the GPU backend (one CUDA stream per lane, events for order and times),
+ *                 the GPU measurements of the model, the DGEMM client's cuBLAS kernel
+ *   timeline.c    the timeline's checks and its SVG picture
+ *   plan.c        the planner: block order, device placement, steps, predictions
+ *   model.c       the platform model: calibration on the CPU, the cache file
+ *
+ * A plan is a list of steps in issue order. A step is a send (one region host -> device),
+ * a kernel (one block), or a receive (one region device -> host). Every step names the
+ * earlier steps it must wait for: a kernel its sends; a receive its kernel; a send, or a
+ * kernel writing a region placed anew, the last users of the device bytes it overwrites.
+ * Steps on one lane also run in issue order. The executor therefore needs nothing but the
+ * steps: the planner has resolved every dependency into waits. */
+#ifndef KRILL_OVERLAP_IMPL_H
+#define KRILL_OVERLAP_IMPL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "core/core_impl.h"
+#include "krill/overlap.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define OVERLAP_ALIGN 256           /* device placement granule, bytes */
+
+typedef enum overlap_step_kind { OVERLAP_SEND = 0, OVERLAP_KERNEL = 1, OVERLAP_RECV = 2 } overlap_step_kind;
+
+typedef struct overlap_step {
+    int32_t kind;                /* overlap_step_kind; its lane is the same number */
+    int32_t block;               /* the block it belongs to */
+    int32_t region;              /* send/receive: the region; kernel: -1 */
+    int64_t offset;              /* send/receive: the region's device offset */
+    int64_t wait_first;          /* waits[wait_first .. wait_first + n_wait - 1]: steps that */
+    int32_t n_wait;              /*   must end before this one starts */
+    int64_t host_after;          /* send: a receive of the same region that must have reached
+                                    host memory before the region is packed; -1: none */
+    int64_t args_first;          /* kernel: args[args_first ..]: the device offsets of the
+                                    block's in regions, then its out regions */
+    double seconds;              /* the model's time of the step */
+} overlap_step;
+
+struct krill_overlap_plan {
+    krill_overlap_model model;
+    krill_overlap_plan_opts opts;
+    /* the problem, copied */
+    int32_t n_regions, n_blocks;
+    krill_overlap_region *regions;
+    int32_t *blk_in_first, *blk_out_first;   /* CSR of each block's in and out regions */
+    int32_t *blk_in, *blk_out;
+    double *blk_seconds;
+    krill_overlap_kernel kernel;
+    void *user;
+    /* the plan */
+    int32_t *order;              /* blocks in run order */
+    overlap_step *steps;
+    int64_t n_steps;
+    int64_t *waits;
+    int64_t *args;
+    int64_t arena_bytes;         /* device bytes the executor allocates */
+    int64_t slot_bytes;          /* bytes of one staging slot (the largest region) */
+    krill_overlap_plan_info info;
+};
+
+/* plan.c: the bytes of a region (rows x row_bytes) and its placement size. */
+static inline int64_t overlap_region_bytes(const krill_overlap_region *r)
+{
+    return (int64_t)(r->rows * r->row_bytes);
+}
+
+/* plan.c: predicted times of the steps as they would run (sequential: one at a time), on
+ * the plan's model; *elapsed the makespan. Used for the prediction and by the tests. */
+krill_status overlap_plan_simulate(const krill_overlap_plan *plan, int sequential,
+                                   double *elapsed);
+
+/* plan.c: the lower bound on given step times (the model's, or measured ones):
+ * max(S + kmin, F + K + D, F + k0 + R) with S, K, R the lanes' totals, F the first block's
+ * sends, k0 its kernel, D the last block's receives, kmin the shortest kernel. */
+double overlap_bound(const krill_overlap_plan *plan, const double *step_seconds);
+
+/* ---- the executor's backend ------------------------------------------------------------
+ * One instance per execution. A backend queues steps on lanes and reports their times; the
+ * waits of a step are steps already queued (the executor guarantees it). */
+typedef struct overlap_exec overlap_exec;
+
+typedef struct overlap_backend {
+    const char *name;
+    /* lanes, per-step completion records, the device arena (arena_bytes), and the staging
+       slots (n_send + n_recv of slot_bytes, pinned on a GPU) */
+    krill_status (*open)(overlap_exec *x);
+    /* queue step `s` (send: staging -> device; receive: device -> staging; kernel: the
+       problem's kernel) on its lane after its waits */
+    krill_status (*issue)(overlap_exec *x, int64_t s, void *host, void *const *in,
+                          void *const *out);
+    int (*done)(overlap_exec *x, int64_t s);                 /* 1 once step s has ended */
+    krill_status (*wait)(overlap_exec *x, int64_t s);        /* until step s has ended */
+    /* after drain: step s's start and end in seconds since the first step's start */
+    krill_status (*times)(overlap_exec *x, int64_t s, double *start, double *end);
+    krill_status (*drain)(overlap_exec *x);                  /* wait for every queued step */
+    void (*close)(overlap_exec *x);                          /* free all (after drain) */
+} overlap_backend;
+
+struct overlap_exec {
+    krill_ctx *ctx;
+    const krill_overlap_plan *plan;
+    const overlap_backend *backend;
+    char *arena;                 /* device memory: arena_bytes */
+    void **send_slot, **recv_slot;   /* staging buffers */
+    int n_send, n_recv;
+    void *state;                 /* the backend's own */
+};
+
+extern const overlap_backend overlap_cpu_backend;      /* exec_cpu.c */
+#ifdef KRILL_HAVE_CUDA
+extern const overlap_backend overlap_gpu_backend;      /* gpu.cu */
+/* gpu.cu: the driver version of ctx's GPU into model->driver_version */
+krill_status overlap_gpu_identify(const krill_ctx *ctx, krill_overlap_model *model);
+/* gpu.cu: measure ctx's GPU into model (its identity already filled) */
+krill_status overlap_gpu_calibrate(krill_ctx *ctx, krill_overlap_model *model);
+/* gpu.cu: free device memory of ctx's GPU */
+krill_status overlap_gpu_free_memory(krill_ctx *ctx, double *bytes);
+/* gpu.cu: the cuBLAS block kernel and its timing on zeroed scratch */
+krill_status overlap_gpu_dgemm_block(krill_ctx *ctx, void *stream, int64_t bh, int64_t m,
+                                     int64_t bw, const double *a, const double *b, double *c);
+krill_status overlap_gpu_time_dgemm(krill_ctx *ctx, int64_t bh, int64_t m, int64_t bw,
+                                    double *seconds);
+#endif
+
+/* model.c: the model of ctx's device, no cache (calibrate's measurement) */
+krill_status overlap_measure(krill_ctx *ctx, krill_overlap_model *model);
+
+/* exec.c: copy a region between host memory (pitched) and a packed buffer, with the
+ * context's threads when it is large. to_packed: host -> buffer. */
+void overlap_pack(const krill_overlap_region *r, void *packed, int to_packed, int threads);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,158 @@
+/* tests/test_gpu_overlap.c - the overlap scheduler on a GPU: the model (measured, cached),
+ * the DGEMM client pipelined equal bit for bit to the sequential run of the same blocks
+ * and, within the rounding bound, to one whole cuBLAS DGEMM (the unsplit plan) and to the
+ * CPU; every timeline consistent; the memory budget respected (out-of-core: a budget far
+ * below the operands); a kernel that fails; allocation faults. Skips without a GPU. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "overlap/overlap_impl.h"
+#include "testutil.h"
+
+static void fill_random(double *x, int64_t n, unsigned seed)
+{
+    for (int64_t i = 0; i < n; i++) {
+        seed = seed * 1103515245u + 12345u;
+        x[i] = (double)((seed >> 8) % 2001) / 1000.0 - 1.0;
+    }
+}
+
+typedef struct run_result {
+    krill_status st;
+    krill_overlap_gemm_report rep;
+} run_result;
+
+static run_result gemm(krill_ctx *ctx, int64_t h, int64_t m, int64_t w, const double *a,
+                       const double *b, double *c, int64_t side, double memory,
+                       krill_overlap_mode mode, krill_overlap_timeline *tl)
+{
+    run_result r;
+    krill_overlap_gemm_opts o;
+    krill_overlap_gemm_opts_default(&o);
+    o.block = side;
+    o.plan.memory = memory;
+    o.plan.mode = mode;
+    o.timeline = tl;
+    r.st = krill_overlap_dgemm(ctx, h, m, w, a, m, b, w, c, w, &o, &r.rep);
+    return r;
+}
+
+static void test_gemm(krill_ctx *gpu, krill_ctx *cpu)
+{
+    const int64_t h = 1500, m = 700, w = 1300;
+    double *a = malloc(sizeof(double) * h * m), *b = malloc(sizeof(double) * m * w);
+    double *c_pipe = malloc(sizeof(double) * h * w), *c_seq = malloc(sizeof(double) * h * w);
+    double *c_whole = malloc(sizeof(double) * h * w), *c_cpu = malloc(sizeof(double) * h * w);
+    double max_diff = 0, max_diff_cpu = 0;
+    krill_overlap_timeline tl;
+    run_result r;
+    fill_random(a, h * m, 11);
+    fill_random(b, m * w, 12);
+    /* unsplit: one whole cuBLAS DGEMM */
+    r = gemm(gpu, h, m, w, a, b, c_whole, h, 0, KRILL_OVERLAP_AUTO, NULL);
+    CHECK_OK(r.st);
+    CHECK(r.rep.plan.n_blocks == 1);
+    r = gemm(cpu, h, m, w, a, b, c_cpu, 0, 0, KRILL_OVERLAP_AUTO, NULL);
+    CHECK_OK(r.st);
+    /* out of core: 256-row blocks in a 12 MB budget (the operands take 27 MB) */
+    for (int trial = 0; trial < 2; trial++) {
+        const double memory = trial == 0 ? 12e6 : 0;
+        r = gemm(gpu, h, m, w, a, b, c_pipe, 256, memory, KRILL_OVERLAP_PIPELINED, &tl);
+        CHECK_OK(r.st);
+        if (r.st == KRILL_OK) {
+            CHECK_OK(krill_overlap_timeline_check(NULL, &tl));
+            CHECK(tl.efficiency > 0 && tl.efficiency <= 1 + 1e-9);
+            if (memory > 0) CHECK(r.rep.plan.device_bytes <= memory);
+            krill_overlap_timeline_free(&tl);
+        }
+        r = gemm(gpu, h, m, w, a, b, c_seq, 256, memory, KRILL_OVERLAP_SEQUENTIAL, NULL);
+        CHECK_OK(r.st);
+        CHECK(memcmp(c_pipe, c_seq, sizeof(double) * h * w) == 0);
+    }
+    /* |C - C_whole| <= 2 m eps sum_k |a_ik| |b_kj| <= 2 m eps m (entries in [-1, 1]) */
+    for (int64_t k = 0; k < h * w; k++) {
+        max_diff = fmax(max_diff, fabs(c_pipe[k] - c_whole[k]));
+        max_diff_cpu = fmax(max_diff_cpu, fabs(c_pipe[k] - c_cpu[k]));
+    }
+    CHECK(max_diff <= 2.0 * m * m * 2.3e-16);
+    CHECK(max_diff_cpu <= 2.0 * m * m * 2.3e-16);
+    /* the planner's own side, on the device's default memory */
+    r = gemm(gpu, h, m, w, a, b, c_pipe, 0, 0, KRILL_OVERLAP_AUTO, NULL);
+    CHECK_OK(r.st);
+    /* too little memory for one block: refused before anything runs */
+    r = gemm(gpu, h, m, w, a, b, c_pipe, 256, 1e5, KRILL_OVERLAP_AUTO, NULL);
+    CHECK_STATUS(r.st, KRILL_ERR_DEVICE_ALLOC);
+    free(a);
+    free(b);
+    free(c_pipe);
+    free(c_seq);
+    free(c_whole);
+    free(c_cpu);
+}
+
+/* A problem whose third kernel fails: drained, reported with its block. */
+static krill_status failing_kernel(void *user, int32_t block, void *stream, void *const *in,
+                                   void *const *out)
+{
+    (void)user, (void)stream, (void)in, (void)out;
+    return block == 2 ? krill_error(KRILL_ERR_NUMERIC, "no luck") : KRILL_OK;
+}
+
+static void test_failure(krill_ctx *gpu)
+{
+    static double data[4][512];
+    krill_overlap_region r[4];
+    krill_overlap_block b[4];
+    int32_t io[4];
+    krill_overlap_model model;
+    krill_overlap_plan_opts o;
+    krill_overlap_plan *plan = NULL;
+    krill_overlap_timeline tl;
+    for (int k = 0; k < 4; k++) {
+        r[k] = (krill_overlap_region){data[k], sizeof data[k], 1, sizeof data[k]};
+        io[k] = k;
+        b[k] = (krill_overlap_block){&io[k], &io[k], NULL, 1, 1, 0, 1e-6};
+    }
+    krill_overlap_problem pb = {r, b, 4, 4, failing_kernel, NULL};
+    krill_overlap_plan_opts_default(&o);
+    o.memory = 1e6;
+    CHECK_OK(krill_overlap_calibrate(gpu, 0, &model));
+    CHECK(model.device >= 0 && model.h2d_bandwidth > 1e9 && model.d2h_bandwidth > 1e9);
+    CHECK(model.launch_latency > 0 && model.launch_latency < 1e-3);
+    CHECK_OK(krill_overlap_plan_create(&model, &pb, &o, &plan));
+    CHECK_STATUS(krill_overlap_execute(gpu, plan, &tl), KRILL_ERR_NUMERIC);
+    CHECK(strstr(krill_last_error(), "block 2") != NULL);
+    krill_overlap_plan_destroy(&plan);
+}
+
+static void test_faults(krill_ctx *gpu)
+{
+    const int64_t h = 300, m = 200, w = 100;
+    double *a = calloc((size_t)(h * m), sizeof(double)), *b = calloc((size_t)(m * w), sizeof(double));
+    double *c = malloc(sizeof(double) * h * w);
+    int failed = 0;
+    for (long k = 1; k < 2000; k++) {
+        run_result r;
+        krill_fault_alloc_after(k);
+        r = gemm(gpu, h, m, w, a, b, c, 64, 1e6, KRILL_OVERLAP_AUTO, NULL);
+        krill_fault_alloc_after(0);
+        if (r.st == KRILL_OK) break;
+        failed++;
+        CHECK(r.st == KRILL_ERR_ALLOC || r.st == KRILL_ERR_DEVICE_ALLOC);
+    }
+    CHECK(failed > 10);
+    free(a);
+    free(b);
+    free(c);
+}
+
+int main(void)
+{
+    krill_ctx *gpu = tu_gpu_ctx_or_skip(), *cpu = tu_cpu_ctx(0);
+    test_failure(gpu);
+    test_gemm(gpu, cpu);
+    test_faults(gpu);
+    krill_ctx_destroy(&gpu);
+    krill_ctx_destroy(&cpu);
+    return tu_finish("test_gpu_overlap");
+}

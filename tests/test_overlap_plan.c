@@ -1,0 +1,280 @@
+/* tests/test_overlap_plan.c - the overlap planner on synthetic models and problems: the
+ * block order (section 4.1's rule, dependencies, cycles), placement within the memory
+ * budget, the prediction arithmetic against hand-computed schedules, the lower bound, the
+ * fall-back to the sequential schedule, malformed problems and allocation faults. Nothing
+ * runs: regions point at a dummy byte. */
+#include <math.h>
+#include <string.h>
+#include "overlap/overlap_impl.h"
+#include "testutil.h"
+
+static char dummy;
+
+static krill_status no_kernel(void *user, int32_t block, void *stream, void *const *in,
+                              void *const *out)
+{
+    (void)user, (void)block, (void)stream, (void)in, (void)out;
+    return KRILL_OK;
+}
+
+/* A model with round numbers: 1 GB/s each way, no latency, free host copies. */
+static krill_overlap_model unit_model(void)
+{
+    krill_overlap_model m;
+    memset(&m, 0, sizeof m);
+    m.device = -1;
+    m.h2d_bandwidth = m.d2h_bandwidth = 1e9;
+    m.copies_overlap = m.copy_kernel_overlap = 1;
+    return m;
+}
+
+/* A GEMM-shaped problem: nbi A panels of `abytes`, nbj B panels of `bbytes`, nbi x nbj C
+ * blocks of `cbytes`, kernel `k` seconds each. */
+typedef struct shaped {
+    krill_overlap_region regions[64];
+    krill_overlap_block blocks[64];
+    int32_t lists[64][3];
+    krill_overlap_problem pb;
+} shaped;
+
+static void gemm_shaped(shaped *s, int nbi, int nbj, size_t abytes, size_t bbytes, size_t cbytes,
+                        double k)
+{
+    int nr = 0;
+    memset(s, 0, sizeof *s);
+    for (int i = 0; i < nbi; i++) s->regions[nr++] = (krill_overlap_region){&dummy, abytes, 1, abytes};
+    for (int j = 0; j < nbj; j++) s->regions[nr++] = (krill_overlap_region){&dummy, bbytes, 1, bbytes};
+    for (int b = 0; b < nbi * nbj; b++) {
+        s->regions[nr] = (krill_overlap_region){&dummy, cbytes, 1, cbytes};
+        s->lists[b][0] = b / nbj;
+        s->lists[b][1] = nbi + b % nbj;
+        s->lists[b][2] = nr++;
+        s->blocks[b] = (krill_overlap_block){s->lists[b], s->lists[b] + 2, NULL, 2, 1, 0, k};
+    }
+    s->pb = (krill_overlap_problem){s->regions, s->blocks, nr, nbi * nbj, no_kernel, NULL};
+}
+
+static krill_overlap_plan_opts opts_with(double memory, krill_overlap_mode mode)
+{
+    krill_overlap_plan_opts o;
+    krill_overlap_plan_opts_default(&o);
+    o.memory = memory;
+    o.mode = mode;
+    return o;
+}
+
+/* Section 4.1: the next region sent is the one that completes the most blocks per byte. */
+static void test_order_rule(void)
+{
+    shaped s;
+    krill_overlap_model m = unit_model();
+    krill_overlap_plan_opts o = opts_with(1e12, KRILL_OVERLAP_PIPELINED);
+    krill_overlap_plan *p = NULL;
+    krill_overlap_plan_info info;
+    /* A panels 4x the B panels: after block (0,0), B panels come first (0,1), (0,2) ... */
+    gemm_shaped(&s, 3, 3, 4096, 1024, 256, 1e-6);
+    CHECK_OK(krill_overlap_plan_create(&m, &s.pb, &o, &p));
+    if (p) {
+        const int32_t *order = krill_overlap_plan_order(p);
+        CHECK(order[0] == 0);
+        CHECK(order[1] == 1 && order[2] == 2);          /* B1, then B2: 1 block per 1 KiB */
+        CHECK(order[3] == 3 && order[4] == 4 && order[5] == 5);   /* A1 completes 3 blocks */
+        krill_overlap_plan_info_get(p, &info);
+        CHECK(info.sends == 6);                          /* every panel sent once */
+        CHECK(info.recvs == 9);
+        CHECK(info.send_bytes == 3 * 4096 + 3 * 1024);
+        CHECK(info.device_bytes <= o.memory);
+        krill_overlap_plan_destroy(&p);
+    }
+    /* B panels 4x the A panels: the order goes down the first column of blocks first */
+    gemm_shaped(&s, 3, 3, 1024, 4096, 256, 1e-6);
+    CHECK_OK(krill_overlap_plan_create(&m, &s.pb, &o, &p));
+    if (p) {
+        const int32_t *order = krill_overlap_plan_order(p);
+        CHECK(order[0] == 0 && order[1] == 3 && order[2] == 6);
+        krill_overlap_plan_destroy(&p);
+    }
+}
+
+/* A tight budget: fewer regions resident, some panels sent again, never over the budget;
+ * a budget below one block's regions is refused naming the block. */
+static void test_budget(void)
+{
+    shaped s;
+    krill_overlap_model m = unit_model();
+    krill_overlap_plan *p = NULL;
+    krill_overlap_plan_info info;
+    gemm_shaped(&s, 4, 4, 4096, 4096, 4096, 1e-6);
+    for (double mem = 3 * 4096; mem <= 40 * 4096; mem += 4096) {
+        krill_overlap_plan_opts o = opts_with(mem, KRILL_OVERLAP_AUTO);
+        CHECK_OK(krill_overlap_plan_create(&m, &s.pb, &o, &p));
+        if (!p) continue;
+        krill_overlap_plan_info_get(p, &info);
+        CHECK(info.device_bytes <= mem);
+        CHECK(info.sends >= 8 && info.recvs == 16);
+        if (mem >= 24 * 4096) CHECK(info.sends == 8);   /* all panels and C blocks fit */
+        krill_overlap_plan_destroy(&p);
+    }
+    {
+        krill_overlap_plan_opts o = opts_with(2 * 4096, KRILL_OVERLAP_AUTO);
+        CHECK_STATUS(krill_overlap_plan_create(&m, &s.pb, &o, &p), KRILL_ERR_DEVICE_ALLOC);
+        CHECK(strstr(krill_last_error(), "block 0") != NULL);
+        CHECK(p == NULL);
+    }
+}
+
+/* `after` is respected, a cycle is refused. */
+static void test_dependencies(void)
+{
+    krill_overlap_region r[6];
+    krill_overlap_block b[6];
+    int32_t io[6][2], after[6][2];
+    krill_overlap_model m = unit_model();
+    krill_overlap_plan_opts o = opts_with(1e9, KRILL_OVERLAP_AUTO);
+    krill_overlap_plan *p = NULL;
+    for (int k = 0; k < 6; k++) {
+        r[k] = (krill_overlap_region){&dummy, 64, 1, 64};
+        io[k][0] = k;
+        /* block k runs after k + 1 (a reversed chain), and block 0 after 5 */
+        after[k][0] = k + 1 < 6 ? k + 1 : 0;
+        b[k] = (krill_overlap_block){io[k], io[k], after[k], 1, 1, k + 1 < 6 ? 1 : 0, 1e-6};
+    }
+    {
+        krill_overlap_problem pb = {r, b, 6, 6, no_kernel, NULL};
+        CHECK_OK(krill_overlap_plan_create(&m, &pb, &o, &p));
+        if (p) {
+            const int32_t *order = krill_overlap_plan_order(p);
+            for (int k = 0; k < 6; k++) CHECK(order[k] == 5 - k);
+            krill_overlap_plan_destroy(&p);
+        }
+        b[5].n_after = 1;                                 /* 5 after 0: a cycle */
+        CHECK_STATUS(krill_overlap_plan_create(&m, &pb, &o, &p), KRILL_ERR_ARG);
+        CHECK(strstr(krill_last_error(), "cycle") != NULL);
+    }
+}
+
+/* Three independent blocks, each send, kernel and receive taking t: pipelined 5t (fill t,
+ * three kernels, drain t), sequential 9t, bound 5t. Then the host copy and latency terms. */
+static void test_prediction(void)
+{
+    const double t = 1e-3;
+    krill_overlap_region r[6];
+    krill_overlap_block b[3];
+    int32_t io[3][2];
+    krill_overlap_model m = unit_model();
+    krill_overlap_plan_opts o = opts_with(1e9, KRILL_OVERLAP_AUTO);
+    krill_overlap_plan *p = NULL;
+    krill_overlap_plan_info info;
+    for (int k = 0; k < 3; k++) {
+        r[2 * k] = r[2 * k + 1] = (krill_overlap_region){&dummy, 1000000, 1, 1000000};  /* 1 ms */
+        io[k][0] = 2 * k;
+        io[k][1] = 2 * k + 1;
+        b[k] = (krill_overlap_block){&io[k][0], &io[k][1], NULL, 1, 1, 0, t};
+    }
+    {
+        krill_overlap_problem pb = {r, b, 6, 3, no_kernel, NULL};
+        CHECK_OK(krill_overlap_plan_create(&m, &pb, &o, &p));
+        krill_overlap_plan_info_get(p, &info);
+        CHECK_CLOSE(info.predicted_pipelined, 5 * t, 1e-12);
+        CHECK_CLOSE(info.predicted_sequential, 9 * t, 1e-12);
+        CHECK_CLOSE(info.bound, 5 * t, 1e-12);
+        CHECK(!info.sequential);
+        CHECK_CLOSE(info.send_seconds, 3 * t, 1e-12);
+        krill_overlap_plan_destroy(&p);
+
+        /* one slot each way, a 0.5 ms host copy per region, 0.1 ms latency per copy:
+           send 1.1, kernel 1, receive 1.1 (ms); pack 0.5 before each send, unpack 0.5
+           after each receive, and a slot is reused only after its send ended / its
+           content was unpacked. Hand schedule (ms):
+             pack0 0-0.5  S0 0.5-1.6  K0 1.6-2.6  R0 2.6-3.7  unpack 3.7-4.2
+             pack1 1.6-2.1 (slot free at 1.6)  S1 2.1-3.2  K1 3.2-4.2  R1 4.2-5.3 (slot
+             free at 4.2)  unpack 5.3-5.8
+             pack2 3.2-3.7  S2 3.7-4.8  K2 4.8-5.8  R2 5.8-6.9 (slot free 5.8)  unpack -7.4 */
+        m.h2d_latency = m.d2h_latency = 1e-4;
+        m.host_copy_bandwidth = 2e9;
+        o.send_slots = o.recv_slots = 1;
+        CHECK_OK(krill_overlap_plan_create(&m, &pb, &o, &p));
+        krill_overlap_plan_info_get(p, &info);
+        CHECK_CLOSE(info.predicted_pipelined, 7.4e-3, 1e-9);
+        /* sequential: 3 x (0.5 + 1.1 + 1 + 1.1 + 0.5) */
+        CHECK_CLOSE(info.predicted_sequential, 3 * 4.2e-3, 1e-9);
+        krill_overlap_plan_destroy(&p);
+
+        /* copies that cannot overlap kernels: no gain, so AUTO runs sequentially */
+        m = unit_model();
+        m.copy_kernel_overlap = 0;
+        o = opts_with(1e9, KRILL_OVERLAP_AUTO);
+        CHECK_OK(krill_overlap_plan_create(&m, &pb, &o, &p));
+        krill_overlap_plan_info_get(p, &info);
+        CHECK(info.sequential);
+        CHECK_CLOSE(info.predicted, 9 * t, 1e-12);
+        krill_overlap_plan_destroy(&p);
+        o.mode = KRILL_OVERLAP_PIPELINED;                /* the mode overrides */
+        CHECK_OK(krill_overlap_plan_create(&m, &pb, &o, &p));
+        krill_overlap_plan_info_get(p, &info);
+        CHECK(!info.sequential);
+        krill_overlap_plan_destroy(&p);
+    }
+}
+
+static void test_malformed(void)
+{
+    shaped s;
+    krill_overlap_model m = unit_model();
+    krill_overlap_plan_opts o = opts_with(1e9, KRILL_OVERLAP_AUTO);
+    krill_overlap_plan *p = NULL;
+    gemm_shaped(&s, 2, 2, 64, 64, 64, 1e-6);
+    s.lists[1][0] = 99;                                  /* region out of range */
+    CHECK_STATUS(krill_overlap_plan_create(&m, &s.pb, &o, &p), KRILL_ERR_ARG);
+    CHECK(strstr(krill_last_error(), "block 1") != NULL);
+    s.lists[1][0] = 3;                                   /* the same region twice */
+    CHECK_STATUS(krill_overlap_plan_create(&m, &s.pb, &o, &p), KRILL_ERR_ARG);
+    s.lists[1][0] = 0;
+    s.regions[0].pitch = 1;                              /* pitch < row_bytes */
+    CHECK_STATUS(krill_overlap_plan_create(&m, &s.pb, &o, &p), KRILL_ERR_ARG);
+    s.regions[0].pitch = 64;
+    s.blocks[2].seconds = NAN;
+    CHECK_STATUS(krill_overlap_plan_create(&m, &s.pb, &o, &p), KRILL_ERR_ARG);
+    s.blocks[2].seconds = 0;
+    o.memory = 0;
+    CHECK_STATUS(krill_overlap_plan_create(&m, &s.pb, &o, &p), KRILL_ERR_ARG);
+    o.memory = 1e9;
+    m.h2d_bandwidth = 0;
+    CHECK_STATUS(krill_overlap_plan_create(&m, &s.pb, &o, &p), KRILL_ERR_ARG);
+    m = unit_model();
+    CHECK_STATUS(krill_overlap_plan_create(&m, NULL, &o, &p), KRILL_ERR_ARG);
+    CHECK(p == NULL);
+}
+
+static void test_faults(void)
+{
+    shaped s;
+    krill_overlap_model m = unit_model();
+    krill_overlap_plan_opts o = opts_with(10 * 4096, KRILL_OVERLAP_AUTO);
+    krill_overlap_plan *p = NULL;
+    int failed = 0;
+    krill_status st;
+    gemm_shaped(&s, 3, 3, 4096, 4096, 4096, 1e-6);
+    for (long k = 1; k < 1000; k++) {
+        krill_fault_alloc_after(k);
+        st = krill_overlap_plan_create(&m, &s.pb, &o, &p);
+        krill_fault_alloc_after(0);
+        if (st == KRILL_OK) break;
+        failed++;
+        CHECK(st == KRILL_ERR_ALLOC && p == NULL);
+    }
+    CHECK(failed > 10 && p != NULL);
+    krill_overlap_plan_destroy(&p);
+    krill_overlap_plan_destroy(&p);                      /* NULL-safe */
+}
+
+int main(void)
+{
+    test_order_rule();
+    test_budget();
+    test_dependencies();
+    test_prediction();
+    test_malformed();
+    test_faults();
+    return tu_finish("test_overlap_plan");
+}
