@@ -322,6 +322,34 @@ static inline int su_monitor_fn(int iteration, double residual_norm, void *user)
     return m->stop_at > 0 && iteration >= m->stop_at;
 }
 
+/* krill_pc_create for the fault walk: a failure leaves no preconditioner. */
+typedef struct su_fault_pc {
+    const krill_mat *a;
+    const char *name;
+    krill_pc *pc;
+} su_fault_pc;
+
+static inline krill_status su_fault_pc_run(void *user)
+{
+    su_fault_pc *f = user;
+    return krill_pc_create(f->a, f->name, &f->pc);
+}
+
+static inline int su_fault_pc_null(void *user) { return ((su_fault_pc *)user)->pc == NULL; }
+
+static inline void su_fault_pc_undo(void *user) { krill_pc_destroy(&((su_fault_pc *)user)->pc); }
+
+/* Every allocation of krill_pc_create(a, name) failing in turn (at least min_calls): a
+ * clean error and no preconditioner, then the build succeeds. */
+static inline void su_check_pc_faults(const krill_mat *a, const char *name, long min_calls)
+{
+    char what[64];
+    su_fault_pc f = { a, name, NULL };
+    tu_fault_call call = { what, su_fault_pc_run, su_fault_pc_null, su_fault_pc_undo, &f, 0 };
+    snprintf(what, sizeof what, "krill_pc_create(%s)", name);
+    CHECK(tu_alloc_fault_walk(&call) >= min_calls);
+}
+
 /* A solve from x0 for the fault walk (tu_alloc_fault_walk). */
 typedef struct su_fault_solve {
     su_system s;

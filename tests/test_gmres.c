@@ -400,32 +400,10 @@ static void test_arguments(krill_ctx *ctx)
 
 static void test_faults(krill_ctx *ctx)
 {
-    su_system s;
-    krill_pc *pc = NULL;
-    su_system_make(&s, ctx, su_gen("convdiff3d:6,1"), NULL, 25);
-    CHECK_OK(krill_pc_create(s.a, "jacobi", &pc));
     for (int ortho = KRILL_ORTHO_CGS2; ortho <= KRILL_ORTHO_MGS; ortho++) {
         krill_solver_opts o = gmres_opts((krill_ortho)ortho, 8, 1e-8);
-        krill_solve_info info;
-        long before = krill_alloc_calls(), calls;
-        CHECK_OK(su_solve(&s, pc, &o, &info));
-        calls = krill_alloc_calls() - before;
-        krill_solve_info_free(&info);
-        CHECK(calls >= 8);
-        for (long k = 1; k <= calls; k++) {
-            CHECK_OK(krill_vec_fill(s.x, 0.0));
-            krill_fault_alloc_after(k);
-            krill_status st = krill_solve(s.a, pc, s.b, s.x, &o, &info);
-            krill_fault_alloc_after(0);
-            CHECK(st == KRILL_ERR_ALLOC || st == KRILL_ERR_DEVICE_ALLOC);
-            CHECK(info.history == NULL);
-        }
-        CHECK_OK(su_solve(&s, pc, &o, &info));
-        CHECK(info.reason == KRILL_CONVERGED_RTOL);
-        krill_solve_info_free(&info);
+        su_check_alloc_faults(ctx, "convdiff3d:6,1", 25, "jacobi", &o, 8);
     }
-    krill_pc_destroy(&pc);
-    su_system_free(&s);
 }
 
 /* A monitor's stop request at an iteration where the cycle also ends for another reason

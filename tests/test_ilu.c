@@ -802,23 +802,7 @@ static void test_faults(krill_ctx *ctx)
     krill_csr *a = su_gen("poisson3d:4");
     krill_mat *m = NULL;
     CHECK_OK(krill_mat_create(ctx, a, NULL, &m));
-    for (int kind = 0; kind < 2; kind++) {
-        int failures = 0;
-        for (long k = 1; k < 200; k++) {
-            krill_pc *pc = NULL;
-            krill_status st;
-            krill_fault_alloc_after(k);
-            st = krill_pc_create(m, kinds[kind], &pc);
-            krill_fault_alloc_after(0);
-            if (st == KRILL_OK) {
-                krill_pc_destroy(&pc);
-                break;
-            }
-            failures++;
-            CHECK(pc == NULL && (st == KRILL_ERR_ALLOC || st == KRILL_ERR_DEVICE_ALLOC));
-        }
-        CHECK(failures > 8);
-    }
+    for (int kind = 0; kind < 2; kind++) su_check_pc_faults(m, kinds[kind], 9);
     krill_mat_destroy(&m);
     krill_csr_destroy(&a);
 }

@@ -189,21 +189,8 @@ static void test_faults(krill_ctx *ctx)
 {
     krill_csr *csr = su_gen("poisson3d:5");
     krill_mat *a = NULL;
-    krill_pc *pc = NULL;
-    long before, calls;
     CHECK_OK(krill_mat_create(ctx, csr, NULL, &a));
-    before = krill_alloc_calls();
-    CHECK_OK(krill_pc_create(a, "jacobi", &pc));
-    calls = krill_alloc_calls() - before;
-    krill_pc_destroy(&pc);
-    CHECK(calls >= 2);
-    for (long k = 1; k <= calls; k++) {
-        krill_fault_alloc_after(k);
-        krill_status st = krill_pc_create(a, "jacobi", &pc);
-        krill_fault_alloc_after(0);
-        CHECK(st == KRILL_ERR_ALLOC || st == KRILL_ERR_DEVICE_ALLOC);
-        CHECK(pc == NULL);
-    }
+    su_check_pc_faults(a, "jacobi", 2);
     krill_mat_destroy(&a);
     krill_csr_destroy(&csr);
 }
