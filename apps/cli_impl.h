@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "krill.h"
+#include "io/io_impl.h"   /* krill_outfile */
 
 /* ---- exit codes ------------------------------------------------------------------------ */
 enum {
@@ -35,6 +36,28 @@ int cli_error(int exit_code, const char *fmt, ...)
             goto cleanup;                                                                \
         }                                                                                \
     } while (0)
+
+/* ---- outputs (output.c) ----------------------------------------------------------------
+ * A file named by an option is written whole or not at all (io/outfile.c): a temporary file
+ * in its folder is renamed over it once every write has succeeded, so a failure (a full
+ * disk, an I/O error) leaves no partial file and an older file of that name as it was.
+ * Failures print "krill: OPTION PATH: cannot create|write failed: REASON" and return
+ * CLI_EXIT_USAGE, as cli_fail does for KRILL_ERR_IO (doc/decisions.md). */
+int cli_output_open(krill_outfile *out, const char *option, const char *path);
+/* commit = 1: check, flush and put the file in place; 0: discard it (the caller failed). */
+int cli_output_close(krill_outfile *out, const char *option, int commit);
+/* Standard output as an output (`--json -`): closing it flushes and checks it. */
+void cli_output_stdout(krill_outfile *out);
+
+/* A standard stream that is closed when krill starts (`krill ... >&-`) is opened read-only
+ * on /dev/null, so that writes to it fail and are reported, and an output file cannot take
+ * its descriptor. */
+void cli_guard_std_streams(void);
+/* Flush and close standard output after the command ran with exit code `rc`: a failed
+ * write (a full disk, a closed pipe with SIGPIPE ignored) turns an exit code 0 or 1 into
+ * CLI_EXIT_USAGE with "krill: standard output: write failed: REASON" (codes 2 and 3 stay:
+ * their message is out already). */
+int cli_close_stdout(int rc);
 
 /* ---- subcommands ----------------------------------------------------------------------- */
 typedef struct cli_command {

@@ -111,7 +111,8 @@ static void apsp_usage(FILE *out)
             "vertex k is the (k+1)-th smallest id of the file.\n"
             "\n"
             "exit codes: 0 done, 2 bad usage or bad input (a malformed file, a negative cycle),\n"
-            "            3 krill or the device failed (e.g. out of memory)\n",
+            "            or an output could not be written, 3 krill or the device failed (e.g.\n"
+            "            out of memory)\n",
             MTX_MAX_N, KRILL_APSP_INT32_INF, KRILL_APSP_NO_PRED);
 }
 
@@ -332,43 +333,35 @@ static int check_against_graph(const apsp_args *args, int32_t n)
 }
 
 /* D as Matrix Market `array` (column-major: the file lists column v from row 0 down, so
- * that a reader gets D[u][v] at row u+1, column v+1). A failed write removes the file. */
+ * that a reader gets D[u][v] at row u+1, column v+1), written whole or not at all. */
 static int write_dist_mtx(const char *path, const krill_apsp *result)
 {
     const int32_t n = krill_apsp_n(result);
     const krill_apsp_weight weight = krill_apsp_weight_type(result);
     const void *d = krill_apsp_dist(result);
     char value[40];
-    int ok = 1, rc = CLI_EXIT_OK;
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        rc = apsp_error(CLI_EXIT_USAGE, "--out %s: cannot create: %s", path, strerror(errno));
-        goto cleanup;
-    }
-    ok = fprintf(f, "%%%%MatrixMarket matrix array %s general\n"
-                 "%% krill apsp: entry (u+1, v+1) = the length of a shortest path u -> v "
-                 "(krill's vertices are 0-based)\n"
-                 "%% unreachable: %s\n%" PRId32 " %" PRId32 "\n",
-                 weight == KRILL_APSP_INT32 ? "integer" : "real",
-                 weight == KRILL_APSP_INT32 ? "1073741823 (KRILL_APSP_INT32_INF)" : "inf",
-                 n, n) > 0;
-    for (int64_t v = 0; v < n && ok; v++)
-        for (int64_t u = 0; u < n && ok; u++) {
+    krill_outfile out;
+    int rc = cli_output_open(&out, "--out", path);
+    if (rc != CLI_EXIT_OK) goto cleanup;
+    fprintf(out.f, "%%%%MatrixMarket matrix array %s general\n"
+            "%% krill apsp: entry (u+1, v+1) = the length of a shortest path u -> v "
+            "(krill's vertices are 0-based)\n"
+            "%% unreachable: %s\n%" PRId32 " %" PRId32 "\n",
+            weight == KRILL_APSP_INT32 ? "integer" : "real",
+            weight == KRILL_APSP_INT32 ? "1073741823 (KRILL_APSP_INT32_INF)" : "inf", n, n);
+    for (int64_t v = 0; v < n && !ferror(out.f); v++)
+        for (int64_t u = 0; u < n; u++) {
             const int64_t k = u * n + v;
             if (weight == KRILL_APSP_INT32) {
-                ok = fprintf(f, "%" PRId32 "\n", ((const int32_t *)d)[k]) > 0;
+                fprintf(out.f, "%" PRId32 "\n", ((const int32_t *)d)[k]);
             } else {
                 cli_apsp_format_dist(value, sizeof value, weight,
                                      weight == KRILL_APSP_FLOAT ? (double)((const float *)d)[k]
                                                                 : ((const double *)d)[k]);
-                ok = fprintf(f, "%s\n", value) > 0;
+                fprintf(out.f, "%s\n", value);
             }
         }
-    ok = fclose(f) == 0 && ok;
-    if (!ok) {
-        rc = apsp_error(CLI_EXIT_USAGE, "--out %s: write failed: %s", path, strerror(errno));
-        remove(path);
-    }
+    rc = cli_output_close(&out, "--out", 1);
 cleanup:
     return rc;
 }

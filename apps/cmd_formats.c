@@ -87,8 +87,9 @@ static void formats_usage(FILE *out)
             "(2 per run), N_non isolated entries, K_v and K_c their most in one row. JSON and\n"
             "CSV also give each format's own stats (zero where a format has no such quantity).\n"
             "\n"
-            "exit codes: 0 done, 2 bad usage or bad input, 3 krill or the device failed\n"
-            "            (an SpMV failed, or a format's y is off by more than rounding)\n",
+            "exit codes: 0 done, 2 bad usage or bad input, or an output could not be written,\n"
+            "            3 krill or the device failed (an SpMV failed, or a format's y is off by\n"
+            "            more than rounding)\n",
             DEFAULT_WARMUP, DEFAULT_REPS);
 }
 
@@ -106,7 +107,7 @@ typedef struct formats_args {
 
 /* Where the outputs go; stdout is shared, so at most one of them may be "-". */
 typedef struct formats_outputs {
-    FILE *json, *csv, *plot;
+    krill_outfile json, csv, plot;   /* .f == NULL: not asked for */
     int table;                   /* print the table on stdout */
 } formats_outputs;
 
@@ -166,28 +167,14 @@ done:
     return rc;
 }
 
-/* Open `path` for writing ("-" = stdout) into *f; the message names the option and file. */
-static int open_output(const char *option, const char *path, FILE **f)
+/* Open `path` for writing ("-" = stdout) into *out; nothing when path is NULL. */
+static int open_output(const char *option, const char *path, krill_outfile *out)
 {
     int rc = CLI_EXIT_OK;
-    *f = NULL;
-    if (!path) goto done;
-    *f = strcmp(path, "-") ? fopen(path, "w") : stdout;
-    if (!*f) rc = cli_error(CLI_EXIT_USAGE, "%s %s: cannot open for writing", option, path);
-done:
-    return rc;
-}
-
-/* Flush and close an output (stdout is flushed, not closed); a write error is reported. */
-static int close_output(const char *path, FILE **f)
-{
-    int rc = CLI_EXIT_OK;
-    if (*f) {
-        int failed = ferror(*f);
-        failed |= *f == stdout ? fflush(*f) != 0 : fclose(*f) != 0;
-        if (failed) rc = cli_error(CLI_EXIT_USAGE, "%s: write failed", path);
-        *f = NULL;
-    }
+    if (path && !strcmp(path, "-"))
+        cli_output_stdout(out);
+    else if (path)
+        rc = cli_output_open(out, option, path);
     return rc;
 }
 
@@ -196,16 +183,17 @@ static int open_outputs(const formats_args *args, formats_outputs *out)
     int rc = open_output("--json", args->json_path, &out->json);
     if (rc == CLI_EXIT_OK) rc = open_output("--csv", args->csv_path, &out->csv);
     if (rc == CLI_EXIT_OK) rc = open_output("--plot", args->plot_path, &out->plot);
-    out->table = !args->quiet && out->json != stdout && out->csv != stdout &&
-                 out->plot != stdout;
+    out->table = !args->quiet && out->json.f != stdout && out->csv.f != stdout &&
+                 out->plot.f != stdout;
     return rc;
 }
 
-static int close_outputs(const formats_args *args, formats_outputs *out)
+/* Put the written outputs in place (commit) or discard them; the first failure's code. */
+static int close_outputs(formats_outputs *out, int commit)
 {
-    int rc_json = close_output(args->json_path, &out->json);
-    int rc_csv = close_output(args->csv_path, &out->csv);
-    int rc_plot = close_output(args->plot_path, &out->plot);
+    int rc_json = cli_output_close(&out->json, "--json", commit);
+    int rc_csv = cli_output_close(&out->csv, "--csv", commit);
+    int rc_plot = cli_output_close(&out->plot, "--plot", commit);
     return rc_json != CLI_EXIT_OK ? rc_json : rc_csv != CLI_EXIT_OK ? rc_csv : rc_plot;
 }
 
@@ -524,15 +512,16 @@ static int report_bad_rows(const cli_formats_report *report)
 static int formats_run(int argc, char **argv)
 {
     formats_args args;
-    formats_outputs out = { 0 };
+    formats_outputs out;
     cli_formats_report report;
     krill_ctx_opts ctx_opts = KRILL_CTX_OPTS_INIT;
     krill_ctx *ctx = NULL;
     krill_csr *csr = NULL;
     format_list *list = NULL;
     char missing[512] = "";
-    int bad_rows = 0, close_rc = CLI_EXIT_OK;
+    int bad_rows = 0, close_rc = CLI_EXIT_OK, written = 0;
     memset(&report, 0, sizeof report);
+    memset(&out, 0, sizeof out);
     int rc = parse_formats_args(argc, argv, &args);
     if (rc != CLI_EXIT_OK || args.help) {
         if (rc == CLI_EXIT_OK) formats_usage(stdout);
@@ -571,12 +560,13 @@ static int formats_run(int argc, char **argv)
         if (missing[0])
             printf("not on %s: %s\n", report.on_gpu ? "the GPU" : "the CPU", missing);
     }
-    if (out.json) cli_formats_json(out.json, &report);
-    if (out.csv) cli_formats_csv(out.csv, &report);
-    if (out.plot) cli_formats_svg(out.plot, &report);
+    if (out.json.f) cli_formats_json(out.json.f, &report);
+    if (out.csv.f) cli_formats_csv(out.csv.f, &report);
+    if (out.plot.f) cli_formats_svg(out.plot.f, &report);
+    written = 1;
     if (bad_rows > 0) rc = report_bad_rows(&report);
 cleanup:
-    close_rc = close_outputs(&args, &out);
+    close_rc = close_outputs(&out, written);
     if (rc == CLI_EXIT_OK) rc = close_rc;
     free(report.rows);
     free(list);

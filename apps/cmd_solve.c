@@ -84,8 +84,8 @@ static void solve_usage(FILE *out)
             "  --monitor           print one line per iteration on stderr\n"
             "  --quiet             no summary and no progress line (the exit code tells)\n"
             "\n"
-            "exit codes: 0 converged, 1 not converged, 2 bad usage or bad input,\n"
-            "            3 krill or the device failed\n");
+            "exit codes: 0 converged, 1 not converged, 2 bad usage or bad input, or an output\n"
+            "            could not be written, 3 krill or the device failed\n");
 }
 
 typedef struct solve_args {
@@ -334,16 +334,14 @@ static void error_vs_ones(const double *x, int64_t n, cli_solve_report *report)
 /* CSV: one header line, then one line per history entry ([0] = the initial residual). */
 static int write_history(const char *path, const krill_solve_info *info)
 {
-    int rc = CLI_EXIT_OK;
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        rc = cli_error(CLI_EXIT_USAGE, "%s: cannot open for writing", path);
-    } else {
+    krill_outfile out;
+    int rc = cli_output_open(&out, "--history", path);
+    if (rc == CLI_EXIT_OK) {
         double bnorm = info->bnorm > 0.0 ? info->bnorm : 1.0;
-        fprintf(f, "iteration,residual_norm,relative_residual\n");
+        fprintf(out.f, "iteration,residual_norm,relative_residual\n");
         for (int k = 0; k < info->history_len; k++)
-            fprintf(f, "%d,%.17g,%.17g\n", k, info->history[k], info->history[k] / bnorm);
-        if (fclose(f) != 0) rc = cli_error(CLI_EXIT_USAGE, "%s: write failed", path);
+            fprintf(out.f, "%d,%.17g,%.17g\n", k, info->history[k], info->history[k] / bnorm);
+        rc = cli_output_close(&out, "--history", 1);
     }
     return rc;
 }

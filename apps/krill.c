@@ -40,7 +40,8 @@ static void usage(FILE *out)
             "  krill --version   print the version\n"
             "\n"
             "exit codes: 0 success (solve: converged), 1 solve did not converge,\n"
-            "            2 bad usage or bad input, 3 krill or the device failed\n");
+            "            2 bad usage or bad input, or an output could not be written,\n"
+            "            3 krill or the device failed\n");
 }
 
 int cli_fail(krill_status st)
@@ -100,6 +101,7 @@ int main(int argc, char **argv)
 {
     int rc = CLI_EXIT_USAGE;
     const cli_command *cmd = argc > 1 ? find_command(argv[1]) : NULL;
+    cli_guard_std_streams();
     if (argc < 2) {
         usage(stderr);
     } else if (cmd) {
@@ -113,5 +115,5 @@ int main(int argc, char **argv)
     } else {
         fprintf(stderr, "krill: unknown command '%s' (see krill --help)\n", argv[1]);
     }
-    return rc;
+    return cli_close_stdout(rc);
 }

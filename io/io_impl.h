@@ -279,6 +279,31 @@ krill_status graph_read_edgelist(const char *name, const char *text, size_t len,
                                  krill_graph_ids ids, int undirected, krill_csr **graph,
                                  krill_graph_info *info);
 
+/* ---- outfile.c: output files written whole or not at all -------------------------------
+ * krill_outfile_open writes to a temporary file in the target's folder
+ * (".krill-PID-SERIAL.tmp", with the permissions of the file it replaces, or those of a new
+ * file); krill_outfile_close(out, 1) checks that every write succeeded, flushes, fsyncs,
+ * closes and renames it over the target, so the target is either untouched or complete. A
+ * symbolic link to a regular file replaces the file it points to. A target that exists and
+ * is not a regular file (a device such as /dev/full or /dev/stdout, a FIFO) is written in
+ * place. The matrix writers, the .npy writer and the `krill` command's outputs use it. */
+typedef struct krill_outfile {
+    FILE *f;                 /* where to write; NULL once closed */
+    const char *name;        /* the path (or stream name) given, for messages */
+    char *target;            /* the file that the temporary one replaces; NULL: in place */
+    char *tmp;               /* the temporary file; NULL: in place */
+    int borrowed;            /* f is the caller's stream: flushed and checked, not closed */
+} krill_outfile;
+
+/* Open `path` for writing; KRILL_ERR_IO "PATH: cannot create: REASON" on failure. */
+krill_status krill_outfile_open(krill_outfile *out, const char *path);
+/* Write to the caller's open stream (e.g. stdout) under `name`: closing only checks it. */
+void krill_outfile_stream(krill_outfile *out, FILE *f, const char *name);
+/* commit = 1: the stream's error flag, fflush, fsync, fclose and rename must all succeed,
+ * else KRILL_ERR_IO "NAME: write failed: REASON" and the temporary file is removed.
+ * commit = 0 (the caller failed): close and remove the temporary file, KRILL_OK. */
+krill_status krill_outfile_close(krill_outfile *out, int commit);
+
 #ifdef __cplusplus
 }
 #endif

@@ -5,14 +5,16 @@
  * Values are printed with %.17g: 17 significant digits tell every two doubles apart, and
  * the reader rounds correctly, so reading the file back gives the same bits (negative zero
  * and subnormals included). Lines are formatted in parallel, one block of lines per thread,
- * and written in order. Non-finite values are refused: the reader would refuse them. A
- * failed write removes the partial file. */
+ * and written in order. Non-finite values are refused: the reader would refuse them. The
+ * file is written whole or not at all (outfile.c): a failed write leaves no partial file,
+ * and a file of that name that existed is left as it was. */
 #include <errno.h>
 #include <locale.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 #ifdef KRILL_HAVE_ZLIB
+#include <unistd.h>
 #include <zlib.h>
 #endif
 
@@ -23,11 +25,9 @@
 #define VALUE_LEN 32      /* room for one %.17g value and its NUL */
 
 typedef struct mm_sink {
-    const char *path;
-    int open;
-    FILE *f;                     /* plain file, or */
+    krill_outfile out;           /* the file, written whole or not at all */
 #ifdef KRILL_HAVE_ZLIB
-    gzFile gz;                   /* gzip stream when the path ends in .gz */
+    gzFile gz;                   /* a gzip stream into it when the path ends in .gz */
 #endif
 } mm_sink;
 
@@ -44,26 +44,32 @@ static int ends_with(const char *s, const char *suffix)
     return n >= m && strcmp(s + n - m, suffix) == 0;
 }
 
+/* Open the output file; for a .gz path, a gzip stream on a duplicate of its descriptor. */
 static krill_status sink_open(mm_sink *s, const char *path)
 {
     krill_status st = KRILL_OK;
     const int gz = ends_with(path, ".gz");
     memset(s, 0, sizeof *s);
-    s->path = path;
-    if (!gz) {
-        s->f = fopen(path, "wb");
-        s->open = s->f != NULL;
-    } else {
-#ifdef KRILL_HAVE_ZLIB
-        s->gz = gzopen(path, "wb");
-        s->open = s->gz != NULL;
-#else
+#ifndef KRILL_HAVE_ZLIB
+    if (gz) {
         st = krill_error(KRILL_ERR_UNSUPPORTED, "%s: cannot write a .gz file: krill was built "
                          "without zlib", path);
-#endif
+        goto cleanup;
     }
-    if (st == KRILL_OK && !s->open)
-        st = krill_error(KRILL_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
+#endif
+    KRILL_TRY(krill_outfile_open(&s->out, path));
+#ifdef KRILL_HAVE_ZLIB
+    if (gz) {
+        const int fd = dup(fileno(s->out.f));
+        s->gz = fd >= 0 ? gzdopen(fd, "wb") : NULL;
+        if (!s->gz) {
+            st = krill_error(KRILL_ERR_IO, "%s: cannot start the gzip stream: %s", path,
+                             strerror(errno));
+            if (fd >= 0) close(fd);
+        }
+    }
+#endif
+cleanup:
     return st;
 }
 
@@ -75,27 +81,26 @@ static krill_status sink_write(mm_sink *s, const char *buf, size_t n)
         ok = n == 0 || gzwrite(s->gz, buf, (unsigned)n) == (int)n;
     else
 #endif
-        ok = fwrite(buf, 1, n, s->f) == n;
+        ok = fwrite(buf, 1, n, s->out.f) == n;
     return ok ? KRILL_OK
-              : krill_error(KRILL_ERR_IO, "%s: write failed: %s", s->path, strerror(errno));
+              : krill_error(KRILL_ERR_IO, "%s: write failed: %s", s->out.name, strerror(errno));
 }
 
-/* Close the sink; when the write failed (`failed`) or closing fails, remove the file. */
+/* Close the sink: the gzip stream first (it writes its last block), then the file, which
+ * replaces the target only when nothing failed (`failed`: an earlier write did). */
 static krill_status sink_close(mm_sink *s, int failed)
 {
-    krill_status st = KRILL_OK;
-    int ok = 1;
-    if (!s->open) return KRILL_OK;
+    krill_status st = KRILL_OK, closed = KRILL_OK;
 #ifdef KRILL_HAVE_ZLIB
-    if (s->gz) ok = gzclose(s->gz) == Z_OK;
-#endif
-    if (s->f) ok = fclose(s->f) == 0;
-    s->open = 0;
-    if (!ok && !failed)
-        st = krill_error(KRILL_ERR_IO, "%s: write failed on close: %s", s->path,
+    if (s->gz && gzclose(s->gz) != Z_OK && !failed) {
+        st = krill_error(KRILL_ERR_IO, "%s: write failed: %s", s->out.name,
                          strerror(errno));
-    if (failed || !ok) remove(s->path);
-    return st;
+        failed = 1;
+    }
+    s->gz = NULL;
+#endif
+    closed = krill_outfile_close(&s->out, !failed);
+    return st != KRILL_OK ? st : closed;
 }
 
 /* Decimal digits of v >= 0 at out; returns the count. */
@@ -178,7 +183,7 @@ static krill_status write_file(const char *path, const char *header, const mm_li
             KRILL_TRY(sink_write(&sink, buf + t * block_bytes, used[t]));
     }
 cleanup:
-    if (sink.open) {
+    if (sink.out.f) {
         krill_status closed = sink_close(&sink, st != KRILL_OK);
         if (st == KRILL_OK) st = closed;
     }

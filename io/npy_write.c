@@ -3,12 +3,11 @@
  * The file is: the magic "\x93NUMPY", the version bytes 1 and 0, the header length as a
  * little-endian uint16, the header (a Python dict literal, padded with blanks and ended by
  * '\n' so that the data start at a multiple of 64 bytes), then the elements in C order,
- * little endian. numpy.load(path) returns a rows x cols array of the dtype. A failed write
- * removes the partial file (a regular file only: never a device such as /dev/full). */
+ * little endian. numpy.load(path) returns a rows x cols array of the dtype. The file is
+ * written whole or not at all (outfile.c): a failed write leaves no partial file. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "io/io_impl.h"
 
@@ -60,12 +59,10 @@ krill_status krill_npy_write(const char *path, const char *dtype, int64_t rows, 
                              const void *data)
 {
     krill_status st = KRILL_OK;
-    FILE *f = NULL;
+    krill_outfile out = { 0 };
     char header[160];
     unsigned char preamble[NPY_PREAMBLE] = { 0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, 0, 0 };
     size_t elem = 0, count = 0, len = 0, padded = 0;
-    int written = 0, regular = 0;
-    struct stat sb;
     KRILL_REQUIRE(path && path[0], "krill_npy_write: no path");
     KRILL_REQUIRE(dtype, "krill_npy_write: %s: no dtype", path);
     elem = npy_elem_size(dtype);
@@ -94,23 +91,15 @@ krill_status krill_npy_write(const char *path, const char *dtype, int64_t rows, 
     preamble[8] = (unsigned char)(padded & 0xff);
     preamble[9] = (unsigned char)(padded >> 8);
 
-    f = fopen(path, "wb");
-    if (!f) {
-        st = krill_error(KRILL_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
-        goto cleanup;
-    }
-    regular = fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode);
-    written = fwrite(preamble, 1, sizeof preamble, f) == sizeof preamble &&
-              fwrite(header, 1, padded, f) == padded &&
-              write_data(f, (const unsigned char *)data, count, elem);
-    if (!written)
+    KRILL_TRY(krill_outfile_open(&out, path));
+    if (!(fwrite(preamble, 1, sizeof preamble, out.f) == sizeof preamble &&
+          fwrite(header, 1, padded, out.f) == padded &&
+          write_data(out.f, (const unsigned char *)data, count, elem)))
         st = krill_error(KRILL_ERR_IO, "%s: write failed: %s", path, strerror(errno));
 cleanup:
-    if (f) {
-        if (fclose(f) != 0 && st == KRILL_OK)
-            st = krill_error(KRILL_ERR_IO, "%s: write failed on close: %s", path,
-                             strerror(errno));
-        if (st != KRILL_OK && regular) remove(path);
+    if (out.f) {
+        krill_status closed = krill_outfile_close(&out, st == KRILL_OK);
+        if (st == KRILL_OK) st = closed;
     }
     return st;
 }

@@ -213,7 +213,8 @@ set_tests_properties(cli_apsp_gpu PROPERTIES LABELS "cli;gpu" SKIP_RETURN_CODE 7
                      ENVIRONMENT "${KRILL_CLI_ENV}")
 
 # Hostile thread counts and outputs that cannot be written (issue 17): cli/reliability.sh.
-foreach(scenario threads_limit threads_refused)
+foreach(scenario threads_limit threads_refused stdout_full stdout_closed files_full
+                 files_unwritable)
   add_test(NAME cli_reliability_${scenario} COMMAND bash ${KRILL_CLI_DIR}/reliability.sh
            $<TARGET_FILE:krill_cli> ${scenario})
   set_tests_properties(cli_reliability_${scenario} PROPERTIES LABELS cli SKIP_RETURN_CODE 77
