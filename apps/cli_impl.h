@@ -73,6 +73,7 @@ extern const cli_command cli_info_command;
 extern const cli_command cli_formats_command;
 extern const cli_command cli_dot_command;
 extern const cli_command cli_apsp_command;
+extern const cli_command cli_overlap_command;
 
 /* ---- option parsing --------------------------------------------------------------------
  * Options are written "--name VALUE" or "--name=VALUE"; "--" ends the options. Every

@@ -11,6 +11,7 @@ static const cli_command *const commands[] = {
     &cli_formats_command,
     &cli_dot_command,
     &cli_apsp_command,
+    &cli_overlap_command,
 };
 enum { N_COMMANDS = sizeof commands / sizeof commands[0] };
 

@@ -201,7 +201,8 @@ typedef struct krill_overlap_gemm_opts {
 typedef struct krill_overlap_gemm_report {
     int64_t block;               /* the side of C's blocks used (h and w clamp it) */
     krill_overlap_plan_info plan;
-    double seconds;              /* the executor's measured time */
+    double seconds;              /* wall time of the execution, staging allocation included
+                                    (the timeline's elapsed excludes it) */
     double efficiency;           /* the timeline's bound / seconds */
 } krill_overlap_gemm_report;
 
