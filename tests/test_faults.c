@@ -185,7 +185,10 @@ typedef struct pc_call {
     int64_t n;
 } pc_call;
 
-static krill_status run_pc_update(void *user) { return krill_pc_update_values(((pc_call *)user)->pc); }
+static krill_status run_pc_update(void *user)
+{
+    return krill_pc_update_values(((pc_call *)user)->pc);
+}
 
 static int pc_applies_as_before(void *user)
 {
