@@ -1,5 +1,7 @@
 /* bench/bench_cuda.cu - CUDA events for bench_clock (bench_common.c): an event pair recorded
- * on the context's stream measures the device time of the work queued between them. */
+ * on the context's stream measures the device time of the work queued between them; and
+ * the cuBLASXt peer of bench_overlap. */
+#include <cublasXt.h>
 #include <cuda_runtime.h>
 
 #include "bench/bench_cuda.h"
@@ -54,4 +56,34 @@ extern "C" void bench_cuda_events_destroy(void *start, void *stop)
 {
     if (start) cudaEventDestroy(static_cast<cudaEvent_t>(start));
     if (stop) cudaEventDestroy(static_cast<cudaEvent_t>(stop));
+}
+
+/* Row-major C = A B is column-major C^T = B^T A^T: cublasXtDgemm with the operands swapped
+ * (host pointers; cuBLASXt tiles, pins and streams them itself). */
+extern "C" krill_status bench_cuda_xt_dgemm(int device, int64_t h, int64_t m, int64_t w,
+                                            const double *a, const double *b, double *c,
+                                            int block_dim, double *seconds)
+{
+    krill_status st = KRILL_OK;
+    cublasXtHandle_t xt = nullptr;
+    int devices[1] = {device};
+    const double one = 1.0, zero = 0.0;
+    double t0;
+    cublasStatus_t cs = cublasXtCreate(&xt);
+    if (cs == CUBLAS_STATUS_SUCCESS) cs = cublasXtDeviceSelect(xt, 1, devices);
+    if (cs == CUBLAS_STATUS_SUCCESS) cs = cublasXtSetBlockDim(xt, block_dim);
+    if (cs != CUBLAS_STATUS_SUCCESS) {
+        st = krill_error(KRILL_ERR_DEVICE, "cublasXt setup: %s", cublasGetStatusString(cs));
+        goto cleanup;
+    }
+    t0 = krill_wtime();
+    cs = cublasXtDgemm(xt, CUBLAS_OP_N, CUBLAS_OP_N, (size_t)w, (size_t)h, (size_t)m, &one, b,
+                       (size_t)w, a, (size_t)m, &zero, c, (size_t)w);
+    if (cs == CUBLAS_STATUS_SUCCESS) KRILL_TRY(check(cudaDeviceSynchronize(), "cudaDeviceSynchronize"));
+    *seconds = krill_wtime() - t0;
+    if (cs != CUBLAS_STATUS_SUCCESS)
+        st = krill_error(KRILL_ERR_DEVICE, "cublasXtDgemm: %s", cublasGetStatusString(cs));
+cleanup:
+    if (xt) cublasXtDestroy(xt);
+    return st;
 }

@@ -16,6 +16,12 @@ krill_status bench_cuda_event_record(void *event, void *stream);
 krill_status bench_cuda_event_elapsed(void *start, void *stop, double *seconds);
 void bench_cuda_events_destroy(void *start, void *stop);   /* NULL-safe */
 
+/* The out-of-core DGEMM peer (bench_overlap): C = A B, row-major A (h x m), B (m x w),
+ * C (h x w) in host memory, by cublasXtDgemm on `device` with blocks of `block_dim`;
+ * *seconds: the host clock around the (synchronous) call. */
+krill_status bench_cuda_xt_dgemm(int device, int64_t h, int64_t m, int64_t w, const double *a,
+                                 const double *b, double *c, int block_dim, double *seconds);
+
 #ifdef __cplusplus
 }
 #endif

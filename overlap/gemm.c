@@ -12,6 +12,7 @@
  * data, so choosing costs no transfers. On the CPU the block kernel computes each element
  * as the sum of its m products in order of k (no FMA contraction), so C does not depend on
  * the block side and equals the unsplit product bit for bit. */
+#include <math.h>
 #include <string.h>
 #include "overlap/overlap_impl.h"
 
@@ -21,7 +22,6 @@ typedef struct gemm_job {
     const double *a, *b;
     double *c;
     int64_t lda, ldb, ldc;
-    double cpu_rate;             /* CPU kernel flop/s (measured once) */
     /* the description for one side */
     krill_overlap_region *regions;
     krill_overlap_block *blocks;
@@ -69,30 +69,29 @@ static krill_status gemm_kernel(void *user, int32_t block, void *stream, void *c
     return KRILL_OK;
 }
 
-/* Predicted kernel seconds of a bh x m x bw block. */
+/* Predicted kernel seconds of a bh x m x bw block. On the CPU: the kernel timed (best of
+ * 3) on zeroed scratch of min(bh, 64) x min(m, 64) x bw, scaled by the rows and the depth
+ * left out (the time is linear in both; bw, which sets the cache behaviour, is kept). */
 static krill_status kernel_seconds(gemm_job *g, int64_t bh, int64_t bw, double *seconds)
 {
     krill_status st = KRILL_OK;
-    double *scratch = NULL;
+    double *scratch = NULL, best = INFINITY;
+    const int64_t ph = bh < 64 ? bh : 64, pm = g->m < 64 ? g->m : 64;
 #ifdef KRILL_HAVE_CUDA
     if (krill_on_gpu(g->ctx)) {
         KRILL_TRY(overlap_gpu_time_dgemm(g->ctx, bh, g->m, bw, seconds));
         goto cleanup;
     }
 #endif
-    if (g->cpu_rate == 0) {      /* a 64 x 256 x 256 probe, best of 3 */
-        const int64_t ph = 64, pm = 256, pw = 256;
-        KRILL_CALLOC(scratch, (size_t)(ph * pm + pm * pw + ph * pw));
-        for (int rep = 0; rep < 3; rep++) {
-            double t = krill_wtime(), rate;
-            cpu_dgemm_block(ph, pm, pw, scratch, scratch + ph * pm, scratch + ph * pm + pm * pw,
-                            g->ctx->threads);
-            t = krill_wtime() - t;
-            rate = 2.0 * ph * pm * pw / (t > 1e-9 ? t : 1e-9);
-            if (rate > g->cpu_rate) g->cpu_rate = rate;
-        }
+    KRILL_CALLOC(scratch, (size_t)(ph * pm + pm * bw + ph * bw));
+    for (int rep = 0; rep < 3; rep++) {
+        double t = krill_wtime();
+        cpu_dgemm_block(ph, pm, bw, scratch, scratch + ph * pm, scratch + ph * pm + pm * bw,
+                        g->ctx->threads);
+        t = krill_wtime() - t;
+        if (t < best) best = t;
     }
-    *seconds = 2.0 * (double)bh * (double)g->m * (double)bw / g->cpu_rate;
+    *seconds = best * ((double)bh / (double)ph) * ((double)g->m / (double)pm);
 cleanup:
     krill_free(scratch);
     return st;
@@ -238,7 +237,7 @@ krill_status krill_overlap_dgemm(krill_ctx *ctx, int64_t h, int64_t m, int64_t w
                   "%lld, %lld, %lld", (long long)h, (long long)m, (long long)w, (long long)lda,
                   (long long)ldb, (long long)ldc);
     KRILL_REQUIRE(o.block >= 0, "krill_overlap_dgemm: block %lld < 0", (long long)o.block);
-    g = (gemm_job){ctx, h, m, w, 0, 0, 0, a, b, c, lda, ldb, ldc, 0, NULL, NULL, NULL};
+    g = (gemm_job){ctx, h, m, w, 0, 0, 0, a, b, c, lda, ldb, ldc, NULL, NULL, NULL};
     if (o.plan.memory == 0) KRILL_TRY(krill_overlap_default_memory(ctx, &o.plan.memory));
     KRILL_TRY(krill_overlap_calibrate(ctx, 0, &model));
     KRILL_TRY(choose(&g, &model, &o.plan, o.block, &plan));

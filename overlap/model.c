@@ -9,14 +9,16 @@
  * its arena, on one lane thread each: h2d and d2h are single-thread memcpy rates of a
  * 64 MiB copy (best of 3), the latency the time of a 256-byte copy (median of 101), the
  * host copy rate that of the staging pack with the context's threads. The lanes are
- * threads, so they overlap as far as the cores allow; launch latency is 0 (a lane thread
- * calls the kernel directly). GPU measurements are in model_gpu.cu. */
+ * threads: they overlap the kernel (which takes the context's threads) only when two cores
+ * are left for the copy lanes, and the model says so; launch latency is 0 (a lane thread
+ * calls the kernel directly). GPU measurements are in gpu.cu. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <omp.h>
 #include "overlap/overlap_impl.h"
 
 /* Best bytes/s of copying `bytes` (memcpy, or the staging pack with `threads` when > 0). */
@@ -61,8 +63,8 @@ static krill_status measure_cpu(krill_ctx *ctx, krill_overlap_model *m)
     }
     qsort(small, 101, sizeof *small, compare_doubles);
     m->h2d_latency = m->d2h_latency = small[50];
-    m->copies_overlap = 1;
-    m->copy_kernel_overlap = 1;
+    /* the copy lanes run beside the kernel's threads only on cores the kernel leaves free */
+    m->copies_overlap = m->copy_kernel_overlap = omp_get_num_procs() >= ctx->threads + 2;
     m->launch_latency = 0;
 cleanup:
     krill_free(a);

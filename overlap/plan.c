@@ -550,7 +550,9 @@ cleanup:
  * host, one pack at a time, once the slot's previous send has ended; a receive needs a slot
  * whose previous content has been unpacked (unpacks run beside packs: the executor does
  * them when it would otherwise wait). Sequential: each step, packing and unpacking
- * included, starts when the previous one has ended. */
+ * included, starts when the previous one has ended; so does every step of the CPU
+ * executor (threads for lanes) when its model says copies do not overlap kernels, as its
+ * packing then competes for the kernel's cores too. */
 static int sim_lane(const krill_overlap_model *m, int kind)
 {
     return !m->copy_kernel_overlap ? 0 : (!m->copies_overlap && kind == OVERLAP_RECV) ? 0 : kind;
@@ -564,6 +566,9 @@ krill_status overlap_plan_simulate(const krill_overlap_plan *p, int sequential, 
     double *end = NULL, *unpacked = NULL, *send_free = NULL, *recv_free = NULL;
     double lane_free[KRILL_OVERLAP_LANES] = {0, 0, 0}, host_free = 0, last = 0, total = 0;
     int64_t n_sent = 0, n_recv = 0;
+    /* the CPU executor's lanes and packing share the cores its kernel uses unless the
+       model says copies overlap kernels: then nothing overlaps */
+    if (m->device < 0 && !m->copy_kernel_overlap) sequential = 1;
     KRILL_ALLOC(end, (size_t)p->n_steps + 1);
     KRILL_ALLOC(unpacked, (size_t)p->n_steps + 1);
     KRILL_CALLOC(send_free, (size_t)p->opts.send_slots);

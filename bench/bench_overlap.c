@@ -1,0 +1,239 @@
+/* bench/bench_overlap.c - the overlap scheduler's DGEMM experiment (Tables 2 and 3 of
+ * Homma & Suda) and its out-of-core shapes, with cuBLASXt run beside it on the GPU.
+ *
+ *   bench_overlap [--device cpu|gpu] [--shapes paper|large|H:M:W[@MEM],...] [--runs R]
+ *                 [--xt-blocks 1024,2048,...] [--json FILE]
+ *
+ * Per shape (A is H x M, B is M x W, double, row-major in pageable host memory; @MEM caps
+ * the device memory the plan may use, forcing the out-of-core path):
+ *   sequential  the unsplit run (send A and B, one DGEMM, receive C), or when it does not
+ *               fit, the planner's blocks run one step at a time; its lanes' busy times are
+ *               the table's SEND, KERNEL and RECV
+ *   scheduled   the planner's choice (block side, pipelined or sequential)
+ *   bound       max(SEND + kmin, fill + KERNEL + drain, fill + k0 + RECV) on the scheduled
+ *               run's measured steps; efficiency = bound / scheduled
+ *   cuBLASXt    cublasXtDgemm on the same host arrays, the best of its block sizes (tuned as
+ *               its users would), host clock around the call
+ * Times are medians of R runs after one warm-up: the scheduler's from CUDA events (first
+ * step start to last step end) and its wall time (staging allocation and host packing
+ * included, which is what cuBLASXt's host-clock time includes too). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench/bench_common.h"
+#ifdef KRILL_HAVE_CUDA
+#include "bench/bench_cuda.h"
+#endif
+#include "krill/overlap.h"
+
+#define MAX_SHAPES 32
+#define MAX_XT 8
+
+static const char *const paper_shapes =
+    "512:512:16384,16384:512:512,8192:8192:256,256:256:8192,256:16384:256,512:16384:512,"
+    "2048:2048:2048,4192:4192:4192,16384:4096:32,16384:8192:32,8192:32:8192,16384:32:16384";
+/* in core, then out of core by a cap, then larger than an 80 GB device */
+static const char *const large_shapes =
+    "16384:16384:16384,32768:32768:32768@8G,57344:57344:57344";
+
+typedef struct shape {
+    int64_t h, m, w;
+    double memory;               /* 0: the device's */
+} shape;
+
+typedef struct dgemm_job {
+    krill_ctx *ctx;
+    shape s;
+    const double *a, *b;
+    double *c;
+    int64_t block;
+    krill_overlap_mode mode;
+    krill_overlap_gemm_report rep;
+    int xt_dim;
+} dgemm_job;
+
+/* figures: 0 events, 1 wall, 2-4 lanes' busy, 5 bound, 6 efficiency */
+enum { F_EVENTS, F_WALL, F_SEND, F_KERNEL, F_RECV, F_BOUND, F_EFF, N_FIGURES };
+
+static krill_status run_dgemm(void *user, double *f)
+{
+    krill_status st = KRILL_OK;
+    dgemm_job *j = (dgemm_job *)user;
+    krill_overlap_gemm_opts o;
+    krill_overlap_timeline tl;
+    memset(&tl, 0, sizeof tl);
+    krill_overlap_gemm_opts_default(&o);
+    o.block = j->block;
+    o.plan.mode = j->mode;
+    o.plan.memory = j->s.memory;
+    o.timeline = &tl;
+    st = krill_overlap_dgemm(j->ctx, j->s.h, j->s.m, j->s.w, j->a, j->s.m, j->b, j->s.w, j->c,
+                             j->s.w, &o, &j->rep);
+    if (st == KRILL_OK) {
+        f[F_EVENTS] = tl.elapsed;
+        f[F_WALL] = j->rep.seconds;
+        f[F_SEND] = tl.busy[KRILL_OVERLAP_LANE_H2D];
+        f[F_KERNEL] = tl.busy[KRILL_OVERLAP_LANE_KERNEL];
+        f[F_RECV] = tl.busy[KRILL_OVERLAP_LANE_D2H];
+        f[F_BOUND] = tl.bound;
+        f[F_EFF] = tl.efficiency;
+    }
+    krill_overlap_timeline_free(&tl);
+    return st;
+}
+
+#ifdef KRILL_HAVE_CUDA
+static krill_status run_xt(void *user, double *f)
+{
+    dgemm_job *j = (dgemm_job *)user;
+    return bench_cuda_xt_dgemm(0, j->s.h, j->s.m, j->s.w, j->a, j->b, j->c, j->xt_dim, f);
+}
+#endif
+
+static int parse_shapes(const char *text, shape *out, int *n)
+{
+    const char *p = !strcmp(text, "paper") ? paper_shapes : !strcmp(text, "large") ? large_shapes : text;
+    char item[96];
+    *n = 0;
+    while (bench_list_next(&p, item, sizeof item) == 0) {
+        long long h, m, w;
+        char mem[32] = "", *end = NULL;
+        shape s = {0, 0, 0, 0};
+        int k = sscanf(item, "%lld:%lld:%lld@%31s", &h, &m, &w, mem);
+        if (k < 3 || h < 1 || m < 1 || w < 1 || *n == MAX_SHAPES) return -1;
+        s.h = h, s.m = m, s.w = w;
+        if (k == 4) {
+            s.memory = strtod(mem, &end);
+            if (*end == 'G') s.memory *= 1073741824.0;
+            else if (*end == 'M') s.memory *= 1048576.0;
+            else if (*end) return -1;
+        }
+        out[(*n)++] = s;
+    }
+    return *n > 0 ? 0 : -1;
+}
+
+int main(int argc, char **argv)
+{
+    krill_device device = KRILL_DEVICE_CPU;
+    const char *shapes_text = "paper", *json_path = NULL, *xt_text = "1024,2048,4096,8192";
+    int runs = 3, xt_dims[MAX_XT], n_xt = 0, n_shapes = 0, rc = 0;
+    shape shapes[MAX_SHAPES];
+    krill_ctx *ctx = NULL;
+    FILE *json = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(argv[i], "--device") && v && bench_parse_device(v, &device) == 0) i++;
+        else if (!strcmp(argv[i], "--shapes") && v) shapes_text = v, i++;
+        else if (!strcmp(argv[i], "--runs") && v && (runs = atoi(v)) >= 1) i++;
+        else if (!strcmp(argv[i], "--xt-blocks") && v) xt_text = v, i++;
+        else if (!strcmp(argv[i], "--json") && v) json_path = v, i++;
+        else {
+            fprintf(stderr, "usage: bench_overlap [--device cpu|gpu] [--shapes paper|large|"
+                            "H:M:W[@MEM],...] [--runs R] [--xt-blocks LIST] [--json FILE]\n");
+            return 2;
+        }
+    }
+    if (parse_shapes(shapes_text, shapes, &n_shapes) != 0 ||
+        bench_parse_ints(xt_text, xt_dims, MAX_XT, &n_xt, 64, 65536) != 0) {
+        fprintf(stderr, "bench_overlap: bad --shapes or --xt-blocks\n");
+        return 2;
+    }
+    if (bench_ctx_create(device, 0, &ctx) != KRILL_OK) return 3;
+    if (json_path && !(json = fopen(json_path, "w"))) {
+        fprintf(stderr, "bench_overlap: cannot write %s\n", json_path);
+        krill_ctx_destroy(&ctx);
+        return 2;
+    }
+    printf("bench_overlap on %s; medians of %d runs after a warm-up; ms\n",
+           krill_ctx_describe(ctx), runs);
+    printf("%-20s %9s %9s %9s %10s %10s %10s %9s %5s %7s %6s %10s %6s\n", "H:M:W[@mem]", "SEND",
+           "KERNEL", "RECV", "sequential", "scheduled", "sched_wall", "bound", "eff", "block",
+           "s/seq", "cuBLASXt", "xt/s");
+    if (json) fprintf(json, "[\n");
+    for (int k = 0; k < n_shapes && rc == 0; k++) {
+        shape s = shapes[k];
+        const size_t na = (size_t)(s.h * s.m), nb = (size_t)(s.m * s.w), nc = (size_t)(s.h * s.w);
+        double *a = malloc(na * 8), *b = malloc(nb * 8), *c = malloc(nc * 8);
+        double seq[N_FIGURES] = {0}, sch[N_FIGURES] = {0}, xt = NAN, xt_best_dim = 0;
+        dgemm_job job = {ctx, s, a, b, c, 0, KRILL_OVERLAP_SEQUENTIAL, {0}, 0};
+        krill_status st;
+        int64_t seq_block;
+        if (!a || !b || !c) {
+            fprintf(stderr, "bench_overlap: no host memory for %lld:%lld:%lld\n",
+                    (long long)s.h, (long long)s.m, (long long)s.w);
+            rc = 3;
+        }
+        for (size_t i = 0; rc == 0 && i < na; i++) a[i] = (double)((i * 7919) % 1000) / 500.0 - 1;
+        for (size_t i = 0; rc == 0 && i < nb; i++) b[i] = (double)((i * 104729) % 1000) / 500.0 - 1;
+        /* sequential: unsplit when it fits, else the planner's blocks one step at a time */
+        job.block = s.h > s.w ? s.h : s.w;
+        st = rc ? KRILL_ERR_ALLOC : bench_repeat(run_dgemm, &job, 1, runs, N_FIGURES, NULL, seq);
+        if (st == KRILL_ERR_DEVICE_ALLOC) {
+            job.block = 0;
+            st = bench_repeat(run_dgemm, &job, 1, runs, N_FIGURES, NULL, seq);
+        }
+        seq_block = job.rep.block;
+        if (st == KRILL_OK) {
+            job.block = 0;
+            job.mode = KRILL_OVERLAP_AUTO;
+            st = bench_repeat(run_dgemm, &job, 1, runs, N_FIGURES, NULL, sch);
+        }
+#ifdef KRILL_HAVE_CUDA
+        for (int q = 0; st == KRILL_OK && device == KRILL_DEVICE_CUDA && q < n_xt; q++) {
+            double t = 0;
+            job.xt_dim = xt_dims[q];
+            st = bench_repeat(run_xt, &job, 1, runs, 1, NULL, &t);
+            if (st == KRILL_OK && (isnan(xt) || t < xt)) xt = t, xt_best_dim = xt_dims[q];
+        }
+#endif
+        if (st != KRILL_OK) {
+            fprintf(stderr, "bench_overlap: %lld:%lld:%lld: %s\n", (long long)s.h,
+                    (long long)s.m, (long long)s.w, krill_last_error());
+            rc = 3;
+        } else {
+            char label[48];
+            snprintf(label, sizeof label, "%lld:%lld:%lld%s", (long long)s.h, (long long)s.m,
+                     (long long)s.w, s.memory > 0 ? "@cap" : "");
+            printf("%-20s %9.3f %9.3f %9.3f %10.3f %10.3f %10.3f %9.3f %5.2f %7lld %6.3f %10.3f %6.2f\n",
+                   label, 1e3 * seq[F_SEND], 1e3 * seq[F_KERNEL], 1e3 * seq[F_RECV],
+                   1e3 * seq[F_EVENTS], 1e3 * sch[F_EVENTS], 1e3 * sch[F_WALL],
+                   1e3 * sch[F_BOUND], sch[F_EFF], (long long)job.rep.block,
+                   sch[F_EVENTS] / seq[F_EVENTS], 1e3 * xt, xt / sch[F_WALL]);
+            if (json) {
+                fprintf(json, "%s{\"h\": %lld, \"m\": %lld, \"w\": %lld, \"memory\": %.0f, ",
+                        k ? ",\n" : "", (long long)s.h, (long long)s.m, (long long)s.w, s.memory);
+                fprintf(json, "\"device\": ");
+                bench_json_string(json, krill_ctx_describe(ctx));
+                fprintf(json, ", \"sequential_block\": %lld, \"block\": %lld, \"sequential_mode\": %d, ",
+                        (long long)seq_block, (long long)job.rep.block, job.rep.plan.sequential);
+                bench_json_number(json, "send", seq[F_SEND], 0);
+                bench_json_number(json, "kernel", seq[F_KERNEL], 0);
+                bench_json_number(json, "recv", seq[F_RECV], 0);
+                bench_json_number(json, "sequential", seq[F_EVENTS], 0);
+                bench_json_number(json, "sequential_wall", seq[F_WALL], 0);
+                bench_json_number(json, "scheduled", sch[F_EVENTS], 0);
+                bench_json_number(json, "scheduled_wall", sch[F_WALL], 0);
+                bench_json_number(json, "scheduled_kernel", sch[F_KERNEL], 0);
+                bench_json_number(json, "bound", sch[F_BOUND], 0);
+                bench_json_number(json, "efficiency", sch[F_EFF], 0);
+                bench_json_number(json, "predicted", job.rep.plan.predicted, 0);
+                bench_json_number(json, "cublasxt", xt, 0);
+                bench_json_number(json, "cublasxt_block", xt_best_dim, 0);
+                bench_json_number(json, "gflops", 2e-9 * (double)s.h * (double)s.m * (double)s.w /
+                                                      sch[F_EVENTS], 1);
+                fprintf(json, "}");
+            }
+        }
+        free(a);
+        free(b);
+        free(c);
+    }
+    if (json) {
+        fprintf(json, "\n]\n");
+        if (fclose(json) != 0) rc = rc ? rc : 3;
+    }
+    krill_ctx_destroy(&ctx);
+    return rc;
+}
