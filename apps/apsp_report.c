@@ -110,6 +110,11 @@ void cli_apsp_human(FILE *out, const cli_apsp_report *r)
                 info->tile, info->n_padded, info->n_padded, bytes);
     else
         fprintf(out, "          D is %" PRId32 " x %" PRId32 ", %s\n", info->n, info->n, bytes);
+    if (info->out_of_core > 0) {
+        cli_format_bytes(bytes, sizeof bytes, info->ooc_bytes_moved);
+        fprintf(out, "          out of core: D in host memory, blocks of %d streamed through "
+                "the overlap scheduler, %s moved\n", info->out_of_core, bytes);
+    }
     fprintf(out, "device    %s\n", r->device);
     fprintf(out, "weights   %s (%s)\n", weight, r->weight_why);
     print_times(out, r);
@@ -192,6 +197,8 @@ void cli_apsp_json(FILE *out, const cli_apsp_report *r)
     cli_json_int(&json, "tile", t->tile);
     cli_json_int(&json, "n_padded", t->n_padded);
     cli_json_number(&json, "bytes_needed", t->bytes_needed);
+    cli_json_int(&json, "out_of_core", t->out_of_core);
+    cli_json_number(&json, "ooc_bytes_moved", t->ooc_bytes_moved);
     cli_json_object(&json, "times");
     cli_json_number(&json, "load", r->load_seconds);
     cli_json_number(&json, "setup", t->t_setup);

@@ -127,3 +127,14 @@ int cli_parse(int argc, char **argv, const cli_option *options, int n_options,
     }
     return rc;
 }
+
+double cli_parse_bytes(const char *text)
+{
+    char *end = NULL;
+    double v = strtod(text, &end);
+    if (end == text || !isfinite(v) || v < 0) return -1;
+    if (*end == 'K' || *end == 'k') v *= 1024.0, end++;
+    else if (*end == 'M' || *end == 'm') v *= 1048576.0, end++;
+    else if (*end == 'G' || *end == 'g') v *= 1073741824.0, end++;
+    return *end ? -1 : v;
+}

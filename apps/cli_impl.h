@@ -106,6 +106,9 @@ typedef struct cli_option {
 int cli_parse(int argc, char **argv, const cli_option *options, int n_options,
               const char **positional, int max_positional, int *n_positional);
 
+/* A byte count: "123", "1.5G", "512M", "64K" (K, M, G: powers of 1024); -1 if malformed. */
+double cli_parse_bytes(const char *text);
+
 /* ---- JSON writer ------------------------------------------------------------------------
  * Writes one object, members indented by nesting depth. Strings are escaped, numbers are
  * written with %.17g (they read back to the same double), non-finite numbers as null. */

@@ -94,6 +94,10 @@ static void apsp_usage(FILE *out)
             "  --device auto|cpu|gpu   default auto: the GPU when one is present\n"
             "  --threads N         OpenMP threads (default: OpenMP's)\n"
             "  --tile T            the blocked methods' tile (default: the method's own)\n"
+            "  --device-memory B   device bytes the solve may take (suffix K, M, G); when D\n"
+            "                      does not fit (in this or the device's free memory), the\n"
+            "                      blocked methods run out of core: D in host memory, blocks\n"
+            "                      streamed through the overlap scheduler (distances only)\n"
             "  --paths             also compute the predecessors P\n"
             "output\n"
             "  --path U V          print a shortest path U -> V and its length (also --path\n"
@@ -131,6 +135,7 @@ typedef struct apsp_args {
     int paths, json, help;
     int threads;                 /* 0 = OpenMP's default */
     int tile;                    /* 0 = the method's */
+    const char *device_memory;   /* --device-memory text, or NULL */
     long long path_u, path_v;    /* from path_arg */
 } apsp_args;
 
@@ -255,6 +260,7 @@ static int parse_apsp_args(int argc, char **argv, apsp_args *args, const char **
         { .name = "--undirected", .kind = CLI_FLAG, .flag = &args->undirected },
         { .name = "--tile", .kind = CLI_INT, .integer = &args->tile, .min = 1,
           .max = 1 << 16 },
+        { .name = "--device-memory", .kind = CLI_STRING, .string = &args->device_memory },
     };
     rc = cli_parse(argc, argv, options, sizeof options / sizeof options[0], &args->graph_path,
                    1, &n_positional);
@@ -464,6 +470,11 @@ static int apsp_run(int argc, char **argv)
     opts.method = method_names[args.method];
     opts.paths = args.paths;
     opts.tile = args.tile;
+    if (args.device_memory && (opts.device_memory = cli_parse_bytes(args.device_memory)) <= 0) {
+        rc = apsp_error(CLI_EXIT_USAGE, "--device-memory '%s' is not a positive byte count "
+                        "(e.g. 512M, 2G)", args.device_memory);
+        goto cleanup;
+    }
     solve_status = solve(ctx, graph, &args, &opts, &report, &result, why, sizeof why);
     krill_csr_destroy(&graph);
     if (solve_status == KRILL_ERR_NUMERIC && report.info.negative_cycle >= 0 && args.json) {

@@ -57,18 +57,6 @@ typedef struct overlap_args {
     const char *timeline;
 } overlap_args;
 
-/* "123", "1.5G", "512M", "64K" -> bytes; -1 if malformed. */
-static double parse_bytes(const char *s)
-{
-    char *end = NULL;
-    double v = strtod(s, &end);
-    if (end == s || !isfinite(v) || v < 0) return -1;
-    if (*end == 'K' || *end == 'k') v *= 1024.0, end++;
-    else if (*end == 'M' || *end == 'm') v *= 1048576.0, end++;
-    else if (*end == 'G' || *end == 'g') v *= 1073741824.0, end++;
-    return *end ? -1 : v;
-}
-
 static int parse_dim(const char *s, const char *name, int64_t *v)
 {
     char *end = NULL;
@@ -232,7 +220,7 @@ static int run_gemm(krill_ctx *ctx, const overlap_args *args)
     o.block = args->block;
     o.plan.mode = (krill_overlap_mode)args->mode;
     o.timeline = &tl;
-    if (args->memory && (o.plan.memory = parse_bytes(args->memory)) <= 0) {
+    if (args->memory && (o.plan.memory = cli_parse_bytes(args->memory)) <= 0) {
         rc = cli_error(CLI_EXIT_USAGE, "overlap gemm: --memory '%s' is not a positive byte "
                        "count (e.g. 512M, 2G)", args->memory);
         goto cleanup;

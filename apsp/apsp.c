@@ -15,6 +15,7 @@
 #include <omp.h>
 
 #include "apsp/apsp_impl.h"
+#include "krill/overlap.h"
 
 struct krill_apsp {
     int32_t n;
@@ -386,7 +387,7 @@ krill_status krill_apsp_solve(krill_ctx *ctx, const krill_csr *graph, const kril
     apsp_run run;
     krill_apsp *r = NULL;
     double *times = NULL, t0 = krill_wtime();
-    int began = 0, n_stamps = 0;
+    int began = 0, n_stamps = 0, out_of_core = 0;
     memset(&run, 0, sizeof run);
     memset(inf, 0, sizeof *inf);
     inf->negative_cycle = -1;
@@ -422,7 +423,19 @@ krill_status krill_apsp_solve(krill_ctx *ctx, const krill_csr *graph, const kril
     inf->n_padded = run.npad;
     inf->relaxations = method->fills_d ? (double)run.n * (double)graph->nnz
                                        : (double)run.n * run.n * run.n;
-    KRILL_TRY(check_memory(&run, dev, ops, o->paths, &inf->bytes_needed));
+    st = check_memory(&run, dev, ops, o->paths, &inf->bytes_needed);
+    if ((st == KRILL_ERR_DEVICE_ALLOC ||
+         (st == KRILL_OK && o->device_memory > 0 && inf->bytes_needed > o->device_memory)) &&
+        !ops->whole && run.n > 0) {               /* out of core (ooc.c) */
+        KRILL_REQUIRE(!o->paths, "apsp: D and P of %d x %d need %.0f bytes of device memory, "
+                      "more than %.0f; out of core computes distances only (drop the paths)",
+                      run.n, run.n, inf->bytes_needed, o->device_memory > 0 ? o->device_memory
+                      : inf->bytes_needed);
+        krill_clear_error();
+        st = KRILL_OK;
+        out_of_core = 1;
+    }
+    KRILL_TRY(st);
 
     KRILL_CALLOC(r, 1);
     r->n = run.n;
@@ -435,7 +448,15 @@ krill_status krill_apsp_solve(krill_ctx *ctx, const krill_csr *graph, const kril
         KRILL_TRY(krill_alloc_n((void **)&r->pred, (size_t)run.n * (size_t)run.n + 1,
                                 sizeof(int32_t), 0, "APSP result P"));
     krill_advise_huge(r->pred, (size_t)run.n * (size_t)run.n * sizeof(int32_t));
-    if (run.n > 0) {
+    if (out_of_core) {
+        double memory = o->device_memory;
+        if (memory <= 0) KRILL_TRY(krill_overlap_default_memory(ctx, &memory));
+        KRILL_TRY(apsp_ooc_run(&run, memory, r->dist, inf));
+        snprintf(inf->why + strlen(inf->why), sizeof inf->why - strlen(inf->why),
+                 "; out of core: D does not fit in %.0f bytes, blocks of %d streamed",
+                 memory, inf->out_of_core);
+        if (o->progress) o->progress(1.0, o->progress_user);
+    } else if (run.n > 0) {
         const int32_t rounds = ops->whole ? 0 : run.npad / run.tile;
         n_stamps = ops->whole ? 3 : 3 * rounds + 2;
         KRILL_TRY(dev->alloc(&run, o->paths, n_stamps));

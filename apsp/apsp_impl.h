@@ -133,6 +133,32 @@ krill_status apsp_gpu_peak_launch(krill_ctx *ctx, krill_apsp_weight weight, int6
 enum { APSP_ISA_GENERIC = 0, APSP_ISA_AVX2 = 1, APSP_ISA_AVX512 = 2 };
 int apsp_cpu_isa(void);
 
+/* ---- out of core (ooc.c) ----------------------------------------------------------------
+ * Blocked FW with D in host memory and side x side blocks streamed through the overlap
+ * scheduler. A device provides the kernels on packed blocks (row-major, leading dimension
+ * side) in its memory, queued on the lane's stream (NULL on the CPU). */
+typedef struct apsp_ooc_kernels {
+    int granule;                                     /* side must be a multiple of this */
+    /* scratch for blocks of `side` (the state the other calls get) */
+    krill_status (*begin)(apsp_run *run, int32_t side, void **state);
+    /* FW closure of block d in place */
+    krill_status (*close)(apsp_run *run, void *state, void *stream, void *d, int32_t side);
+    /* c = min(c, a (x) b); c may be the same block as a or b (the panels): the product then
+       reads the old c, as the in-core panels do */
+    krill_status (*minplus)(apsp_run *run, void *state, void *stream, void *c, const void *a,
+                            const void *b, int32_t side);
+    /* seconds of one minplus of `side`, measured on the state's scratch */
+    krill_status (*time_minplus)(apsp_run *run, void *state, int32_t side, double *seconds);
+    void (*end)(apsp_run *run, void *state);         /* NULL-safe state release */
+} apsp_ooc_kernels;
+
+extern const apsp_ooc_kernels apsp_cpu_ooc_kernels;  /* cpu_ooc.c */
+
+/* Solve `run` (its graph, weight, n and clamp set; nothing allocated) out of core within
+ * `memory` device bytes, D's n x n corner into `dist`; fills inf's times, out_of_core and
+ * ooc_bytes_moved. */
+krill_status apsp_ooc_run(apsp_run *run, double memory, void *dist, krill_apsp_info *inf);
+
 /* The int32 rule above for one sum (host and device code). */
 static inline int32_t apsp_i32_clamp(int32_t s, int32_t clamp_hi)
 {

@@ -202,7 +202,7 @@ krill_cli_case(apsp_bad_spec 2 "" "" apsp --gen random:abc)
 krill_cli_case(apsp_gen_runs 0 "^ +checksum [0-9a-f]{16} " "" apsp --gen random:100
                --device cpu)
 foreach(scenario summary json path negative negative_cycle malformed edgelist outputs methods
-                 testdata no_gpu)
+                 out_of_core testdata no_gpu)
   add_test(NAME cli_apsp_${scenario} COMMAND bash ${KRILL_CLI_DIR}/apsp.sh
            $<TARGET_FILE:krill_cli> ${scenario})
   set_tests_properties(cli_apsp_${scenario} PROPERTIES LABELS cli SKIP_RETURN_CODE 77

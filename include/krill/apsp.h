@@ -55,9 +55,14 @@ typedef struct krill_apsp_opts {
                                     GPU 128 only; plain and dijkstra refuse a tile */
     krill_apsp_progress_fn progress;   /* NULL: none */
     void *progress_user;
+    double device_memory;        /* bytes the solve may take on the device; 0: what it has
+                                    free. When D does not fit, a blocked method runs out of
+                                    core (distances only): D stays in host memory and its
+                                    blocks stream through the overlap scheduler
+                                    (krill/overlap.h, doc/apsp.md) */
 } krill_apsp_opts;
 
-#define KRILL_APSP_OPTS_INIT { "auto", KRILL_APSP_INT32, 0, 0, NULL, NULL }
+#define KRILL_APSP_OPTS_INIT { "auto", KRILL_APSP_INT32, 0, 0, NULL, NULL, 0 }
 
 /* What a solve did and how long each part took (filled as far as it got, also on
  * failure). Times are seconds: device time (CUDA events) on the GPU, the host clock on
@@ -82,6 +87,8 @@ typedef struct krill_apsp_info {
     double t_download;           /* device -> host: D (and P) */
     double t_total;              /* the whole call */
     int32_t negative_cycle;      /* a vertex on a negative cycle, or -1 */
+    int32_t out_of_core;         /* 0: in core; else the side of the blocks D was streamed in */
+    double ooc_bytes_moved;      /* out of core: bytes sent and received */
 } krill_apsp_info;
 
 typedef struct krill_apsp krill_apsp;

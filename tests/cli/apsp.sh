@@ -268,6 +268,21 @@ methods)     # int32: the same checksum on every method and thread count (bit fo
     done
   done
   ;;
+out_of_core) # --device-memory below D: out of core, said so, the in-core checksum
+  run 0 apsp --gen random:300 --device cpu
+  ref=$(checksum)
+  for cap in 64K 256K; do
+    run 0 apsp --gen random:300 --device cpu --device-memory $cap
+    has '^ +out of core: D in host memory, blocks of [0-9]+ streamed'
+    [ "$(checksum)" = "$ref" ] || fail "out of core ($cap): checksum $(checksum), in core $ref"
+  done
+  run 0 apsp --gen random:300 --device cpu --device-memory 64K --json
+  json_get out_of_core | grep -Eq '^[1-9][0-9]*$' || fail "json out_of_core is not a side"
+  run 2 apsp --gen random:300 --device cpu --device-memory 64K --paths
+  grep -q 'distances only' err || { cat err; fail "paths out of core not refused"; }
+  run 2 apsp --gen random:300 --device cpu --device-memory 12Q
+  grep -q -- "--device-memory '12Q'" err || { cat err; fail "bad byte count not named"; }
+  ;;
 testdata)    # the same on a testdata graph (DIMACS, 1024 vertices)
   file=$(testdata graphs/Random4-n.10.0.gr)
   [ -n "$file" ] || skip "graphs/Random4-n.10.0.gr is in neither test data folder"
