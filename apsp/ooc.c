@@ -157,10 +157,7 @@ krill_status apsp_ooc_run(apsp_run *in_core, double memory, void *dist, krill_ap
     run.state = run.device_state = NULL;
     job.run = &run;
     job.kern = &apsp_cpu_ooc_kernels;
-#ifdef KRILL_HAVE_CUDA
-    KRILL_REQUIRE(!krill_on_gpu(run.ctx), "apsp: out-of-core APSP on the GPU is not built yet "
-                  "(issue 16): D of %d x %d does not fit in %.0f bytes", run.n, run.n, memory);
-#endif
+    KRILL_REQUIRE(!krill_on_gpu(run.ctx), "apsp: out-of-core APSP has no GPU kernels yet");
     KRILL_TRY(choose_side(&run, job.kern->granule, memory, &job.side));
     run.tile = job.side;
     run.npad = (int32_t)(((int64_t)run.n + job.side - 1) / job.side * job.side);
