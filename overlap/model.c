@@ -3,7 +3,7 @@
  * The cache is one small text file per device, $XDG_CACHE_HOME/krill/overlap-<dev>.txt
  * (else $HOME/.cache/krill/...): "key value" lines, the first two the device name and
  * driver version. A file that names another device or driver, lacks a field or cannot be
- * parsed is ignored and rewritten (written to a temporary name, then renamed).
+ * parsed is ignored and rewritten (whole or not at all: io/outfile.c).
  *
  * On the CPU the "transfers" are the CPU executor's memcpy between its staging slots and
  * its arena, on one lane thread each: h2d and d2h are single-thread memcpy rates of a
@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 #include <omp.h>
+#include "io/io_impl.h"
 #include "overlap/overlap_impl.h"
 
 /* Best bytes/s of copying `bytes` (memcpy, or the staging pack with `threads` when > 0). */
@@ -153,12 +153,11 @@ static int cache_read(const char *path, const krill_overlap_model *want, krill_o
     return ok;
 }
 
-/* Write the model (best effort: a failure only means no cache). */
+/* Write the model (best effort: a failure only means no cache, and is forgotten). */
 static void cache_write(const char *path, const krill_overlap_model *m)
 {
-    char dir[4096], tmp[4200];
-    FILE *f;
-    int ok;
+    char dir[4096];
+    krill_outfile out;
     snprintf(dir, sizeof dir, "%s", path);
     for (char *c = dir + 1; *c; c++)             /* mkdir -p of the directory */
         if (*c == '/') {
@@ -166,18 +165,17 @@ static void cache_write(const char *path, const krill_overlap_model *m)
             if (mkdir(dir, 0755) != 0 && errno != EEXIST) return;
             *c = '/';
         }
-    snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
-    f = fopen(tmp, "w");
-    if (!f) return;
-    fprintf(f, "device_name %s\ndriver_version %d\n", m->device_name, m->driver_version);
-#define WRITE_FIELD(name) fprintf(f, #name " %.17g\n", m->name);
+    if (krill_outfile_open(&out, path) != KRILL_OK) {
+        krill_clear_error();
+        return;
+    }
+    fprintf(out.f, "device_name %s\ndriver_version %d\n", m->device_name, m->driver_version);
+#define WRITE_FIELD(name) fprintf(out.f, #name " %.17g\n", m->name);
     MODEL_FIELDS(WRITE_FIELD)
 #undef WRITE_FIELD
-    fprintf(f, "copies_overlap %d\ncopy_kernel_overlap %d\n", m->copies_overlap,
+    fprintf(out.f, "copies_overlap %d\ncopy_kernel_overlap %d\n", m->copies_overlap,
             m->copy_kernel_overlap);
-    ok = !ferror(f);
-    ok = (fclose(f) == 0) && ok;
-    if (!ok || rename(tmp, path) != 0) remove(tmp);
+    if (krill_outfile_close(&out, 1) != KRILL_OK) krill_clear_error();
 }
 
 krill_status krill_overlap_calibrate(krill_ctx *ctx, int recompute, krill_overlap_model *model)

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "io/io_impl.h"
 #include "overlap/overlap_impl.h"
 
 /* Clock slack: CUDA events resolve about 0.5 us; the CPU clock is exact. */
@@ -98,7 +99,8 @@ cleanup:
     return st;
 }
 
-/* Three lanes, one rectangle per step (x: time), a time axis in milliseconds. */
+/* Three lanes, one rectangle per step (x: time), a time axis in milliseconds. Written whole
+ * or not at all (io/outfile.c). */
 krill_status krill_overlap_timeline_svg(const krill_overlap_timeline *tl, const char *title,
                                         const char *path)
 {
@@ -107,17 +109,13 @@ krill_status krill_overlap_timeline_svg(const krill_overlap_timeline *tl, const 
     static const char *const colors[KRILL_OVERLAP_LANES] = {"#4c78a8", "#f58518", "#54a24b"};
     const double left = 80, width = 900, lane_h = 36, top = 40;
     const double span = tl && tl->elapsed > 0 ? tl->elapsed : 1;
-    char tmp[4200];
-    FILE *f = NULL;
-    int ok;
+    krill_outfile out;
+    FILE *f;
+    int opened = 0;
     KRILL_REQUIRE(tl && path, "krill_overlap_timeline_svg: NULL argument");
-    KRILL_REQUIRE(strlen(path) < 4000, "krill_overlap_timeline_svg: path too long");
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    f = fopen(tmp, "w");
-    if (!f) {
-        st = krill_error(KRILL_ERR_IO, "cannot write %s", tmp);
-        goto cleanup;
-    }
+    KRILL_TRY(krill_outfile_open(&out, path));
+    opened = 1;
+    f = out.f;
     fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
             "font-family=\"sans-serif\" font-size=\"12\">\n", left + width + 20,
             top + 3 * lane_h + 50);
@@ -145,14 +143,9 @@ krill_status krill_overlap_timeline_svg(const krill_overlap_timeline *tl, const 
                 left + width * t / 10, top + 3 * lane_h + 20, 1e3 * span * t / 10);
     fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">ms</text>\n</svg>\n",
             left + width / 2, top + 3 * lane_h + 40);
-    ok = !ferror(f);
-    ok = (fclose(f) == 0) && ok;
-    f = NULL;
-    if (!ok || rename(tmp, path) != 0) {
-        remove(tmp);
-        st = krill_error(KRILL_ERR_IO, "cannot write %s", path);
-    }
+    opened = 0;
+    KRILL_TRY(krill_outfile_close(&out, 1));
 cleanup:
-    if (f) fclose(f);
+    if (opened) (void)krill_outfile_close(&out, 0);
     return st;
 }

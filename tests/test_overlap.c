@@ -251,7 +251,6 @@ static void test_model_and_svg(krill_ctx *ctx)
         fclose(f);
     }
     CHECK_STATUS(krill_overlap_timeline_svg(&tl, "x", "/nonexistent-dir/t.svg"), KRILL_ERR_IO);
-    CHECK(access("/nonexistent-dir/t.svg.tmp", F_OK) != 0);
 }
 
 int main(void)
