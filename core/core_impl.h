@@ -62,7 +62,8 @@ size_t krill_host_mem_available(void);
  * header claiming gigabytes fails at once, whatever the machine has. */
 void krill_host_mem_limit(size_t bytes);
 /* KRILL_OK when `bytes` fit in krill_host_mem_available(); else KRILL_ERR_ALLOC with
- * "WHAT needs N bytes of host memory, M are available". */
+ * "WHAT needs N bytes of host memory, M are available". Below a megabyte only the limit
+ * of krill_host_mem_limit is compared (no /proc read). */
 krill_status krill_host_mem_check(size_t bytes, const char *what);
 
 /* Allocate `count` elements for pointer lvalue `ptr`; on failure jump to cleanup. */

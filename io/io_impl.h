@@ -165,6 +165,9 @@ krill_status mm_parse_body(const char *name, const char *text, size_t len, const
                            mm_entries *e);
 void mm_entries_free(mm_entries *e);
 
+/* The line of the body's data line k (0-based, in file order, as mm_parse_body counts). */
+int64_t mm_line_of_entry(const char *text, size_t len, const mm_header *h, int64_t k);
+
 /* Threads for a pass over `work` items: 1 below `serial_below`, else OpenMP's maximum. */
 int mm_threads_for(int64_t work, int64_t serial_below);
 

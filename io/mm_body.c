@@ -283,6 +283,17 @@ static size_t mixed_triangles(const char *text, const mm_header *h,
     return upper_last ? up->upper_at : lo->lower_at;
 }
 
+int64_t mm_line_of_entry(const char *text, size_t len, const mm_header *h, int64_t k)
+{
+    const char *p = text + h->body, *end = text + len;
+    for (;;) {
+        const char *q = skip_blanks(p, end);
+        if (q == end || (*q != '\n' && *q != '%' && k-- == 0)) break;
+        p = after_line(q, end);
+    }
+    return mm_line_of(text, (size_t)(p - text));
+}
+
 krill_status mm_parse_body(const char *name, const char *text, size_t len, const mm_header *h,
                            mm_entries *e)
 {

@@ -3,6 +3,7 @@
  * here the steps are put together so that every failure returns no matrix and leaks
  * nothing, and so that a size line is judged (square when the caller needs it, row offsets
  * that fit in memory) before the data lines are parsed. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -114,7 +115,15 @@ krill_status krill_mm_read_vector(const char *path, double **x, int64_t *n)
         /* one column: the stored values are the vector (1 x 1 skew-symmetric stores none) */
         memcpy(v, e.val, (size_t)e.count * sizeof *v);
     } else {
-        for (int64_t k = 0; k < e.count; k++) v[e.row[k]] += e.val[k];   /* duplicates sum */
+        for (int64_t k = 0; k < e.count && st == KRILL_OK; k++) {
+            v[e.row[k]] += e.val[k];                        /* duplicates sum */
+            if (!isfinite(v[e.row[k]]))
+                st = krill_error(KRILL_ERR_PARSE, "%s:%lld: entry %d of the vector sums to %g "
+                                 "with the ones before it: values must be finite", path,
+                                 (long long)mm_line_of_entry(text, len, &h, k), e.row[k] + 1,
+                                 v[e.row[k]]);
+        }
+        KRILL_TRY(st);
     }
     *x = v;
     *n = h.info.rows;

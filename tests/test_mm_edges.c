@@ -203,6 +203,24 @@ static void test_gzip_bomb(void)
 }
 #endif
 
+/* Duplicates of a coordinate vector that sum to infinity: refused at the entry that
+ * overflows, with its line (fuzz_vector checks that every value read is finite). */
+static void test_vector_sum(void)
+{
+    double *x = NULL;
+    int64_t n = 0;
+    const char *path = scratch("inf.mtx", "%%MatrixMarket matrix coordinate real general\n"
+                                          "2 1 3\n1 1 1e308\n% c\n\n2 1 1\n  1 1 1e308\n");
+    CHECK_STATUS(krill_mm_read_vector(path, &x, &n), KRILL_ERR_PARSE);
+    CHECK(x == NULL && n == 0 && message_has("inf.mtx:7: entry 1 of the vector sums to inf with "
+                                             "the ones before it: values must be finite", NULL));
+    path = scratch("big.mtx", "%%MatrixMarket matrix coordinate real general\n"
+                              "2 1 3\n1 1 1e308\n1 1 -1e308\n1 1 1e308\n");
+    CHECK_OK(krill_mm_read_vector(path, &x, &n));
+    CHECK(x && n == 2 && x[0] == 1e308 && x[1] == 0.0);
+    krill_host_free(x);
+}
+
 /* The graph readers: a header of 2^31 - 1 vertices needs 16 GiB of row offsets. (A METIS
  * file cannot claim more than it holds: it needs a line per vertex.) */
 static void test_graph_sizes(void)
@@ -299,6 +317,7 @@ int main(void)
     test_csr_too_large();
     test_work_by_entries();
     test_square_option();
+    test_vector_sum();
 #ifdef KRILL_HAVE_ZLIB
     test_gzip_bomb();
 #endif
