@@ -80,6 +80,27 @@ double cli_seconds(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
+/* OpenMP's default team (OMP_NUM_THREADS, else one thread a core) does the work before a
+ * context exists (reading, generating, writing files): it is checked as krill_ctx_create
+ * checks a context's, so that a count above KRILL_MAX_THREADS (exit 2) or one the system
+ * refuses (exit 3) is reported, not a SIGSEGV or libgomp's exit(1) in a reader. */
+static int check_default_threads(void)
+{
+    int rc = CLI_EXIT_OK;
+    krill_ctx_opts opts = KRILL_CTX_OPTS_INIT;
+    krill_ctx *ctx = NULL;
+    char why[512];
+    opts.device = KRILL_DEVICE_CPU;
+    krill_status st = krill_ctx_create(&opts, &ctx);
+    if (st != KRILL_OK) {
+        snprintf(why, sizeof why, "%s", krill_last_error());
+        rc = cli_fail(krill_error(st, "OpenMP's default team (OMP_NUM_THREADS, else one "
+                                  "thread a core): %s", why));
+    }
+    krill_ctx_destroy(&ctx);
+    return rc;
+}
+
 /* `krill help [COMMAND]` */
 static int help(int argc, char **argv)
 {
@@ -106,7 +127,8 @@ int main(int argc, char **argv)
     if (argc < 2) {
         usage(stderr);
     } else if (cmd) {
-        rc = cmd->run(argc - 1, argv + 1);
+        rc = check_default_threads();
+        if (rc == CLI_EXIT_OK) rc = cmd->run(argc - 1, argv + 1);
     } else if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") ||
                !strcmp(argv[1], "-h")) {
         rc = help(argc, argv);

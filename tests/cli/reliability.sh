@@ -41,8 +41,13 @@ threads_limit)   # above KRILL_MAX_THREADS: a usage error naming --threads and t
     run 2 $cmd --threads 100000
     says "--threads expects an integer in \[1, 4096\], got '100000'"
   done
-  OMP_NUM_THREADS=5000 run 2 solve --gen poisson3d:3 --quiet
-  says "OpenMP's default, here 5000, more than KRILL_MAX_THREADS = 4096"
+  # OpenMP's default team, which reads, generates and writes before any context exists
+  for cmd in "solve --gen poisson3d:3 --quiet" "gen poisson3d:3 -o g.mtx"; do
+    OMP_NUM_THREADS=100000 run 2 $cmd
+    says "^krill: OpenMP's default team .*: krill_ctx_create: threads = 0 means OpenMP's \
+default, here 100000, more than KRILL_MAX_THREADS = 4096"
+  done
+  [ -e g.mtx ] && fail "g.mtx was written"
   ;;
 threads_refused)   # the system refuses the threads: exit 3 and a message, never libgomp's
   # exit 1 ("Thread creation failed", which reads as "not converged") or a crash. A
@@ -55,6 +60,11 @@ threads_refused)   # the system refuses the threads: exit 3 and a message, never
     [ "$rc" -eq 3 ] || { cat out err; fail "exit code $rc, expected 3"; }
     says "^krill: krill_ctx_create: threads = 4: the system started only 1 of them"
   done
+  (ulimit -s 1073741824 && OMP_NUM_THREADS=2 "$krill" gen poisson3d:3 -o g.mtx >out 2>err)
+  rc=$?
+  echo "krill gen (OMP_NUM_THREADS=2, ulimit -s 1 TiB) -> exit $rc"
+  [ "$rc" -eq 3 ] || { cat out err; fail "exit code $rc, expected 3"; }
+  says "^krill: OpenMP's default team .*: threads = 2: the system started only 1 of them"
   ;;
 stdout_full)   # standard output on a full disk: exit 2 and a message, never exit 0
   need_full
