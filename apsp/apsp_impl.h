@@ -149,10 +149,15 @@ typedef struct apsp_ooc_kernels {
                             const void *b, int32_t side);
     /* seconds of one minplus of `side`, measured on the state's scratch */
     krill_status (*time_minplus)(apsp_run *run, void *state, int32_t side, double *seconds);
+    /* device bytes begin takes (counted against the memory the solve may use) */
+    double (*scratch_bytes)(const apsp_run *run, int32_t side);
     void (*end)(apsp_run *run, void *state);         /* NULL-safe state release */
 } apsp_ooc_kernels;
 
 extern const apsp_ooc_kernels apsp_cpu_ooc_kernels;  /* cpu_ooc.c */
+#ifdef KRILL_HAVE_CUDA
+extern const apsp_ooc_kernels apsp_gpu_ooc_kernels;  /* gpu_methods.cu */
+#endif
 
 /* Solve `run` (its graph, weight, n and clamp set; nothing allocated) out of core within
  * `memory` device bytes, D's n x n corner into `dist`; fills inf's times, out_of_core and

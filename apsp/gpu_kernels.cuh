@@ -562,6 +562,11 @@ __global__ void k_fw_plain(T *d, int32_t *p, int64_t ld, int32_t n, int32_t k, i
 
 /* ---- dispatch by weight type and paths ----------------------------------------------------
  * Each entry point below calls its template for the run's (type, paths). */
+/* gpu_methods.cu: C = min(C_in, A (x) B) over rows x cols (multiples of the product's block
+ * tile: 128 serves every type) by method A's kernel, without predecessors, on
+ * stream_of(run); gpu_ooc.cu uses it on packed blocks. */
+krill_status apsp_gpu_product(apsp_run *run, const mp_args &g, int64_t rows, int64_t cols);
+
 #define APSP_DISPATCH(run, FN, ...)                                                       \
     ((run)->weight == KRILL_APSP_INT32                                                    \
          ? ((run)->p ? FN<int32_t, true>(__VA_ARGS__) : FN<int32_t, false>(__VA_ARGS__))  \

@@ -462,6 +462,18 @@ static double gpu_rec_bytes(const apsp_run *run, int paths)
     return side * side * ((double)run->elem + (paths ? 4.0 : 0.0));
 }
 
+/* The product of gpu_kernels.cuh's apsp_gpu_product: method A, no predecessors. */
+template <typename T, bool WP>
+static krill_status product_a(apsp_run *run, const mp_args &g, int64_t rows, int64_t cols)
+{
+    return launch_product<T, false>(run, g, rows, cols, 0);
+}
+
+krill_status apsp_gpu_product(apsp_run *run, const mp_args &g, int64_t rows, int64_t cols)
+{
+    return APSP_DISPATCH(run, product_a, run, g, rows, cols);
+}
+
 extern "C" {
 /* tile, granule, begin, pivot, panels, rest, whole, end, extra_bytes */
 const apsp_ops apsp_gpu_plain = {1, 1, NULL, NULL, NULL, NULL, gpu_plain_whole, NULL, NULL};

@@ -10,6 +10,7 @@
  *   column  D_IK = min(D_IK, D_IK (x) D_KK), I != K      reads D_KK, D_IK
  *   rest    D_IJ = min(D_IJ, D_IK (x) D_KJ), I, J != K   reads D_IK, D_KJ, D_IJ
  * (a panel's product with the closed pivot block is the pivot's FW steps on that panel).
+ * The kernels are the device's (apsp_ooc_kernels: cpu_ooc.c, gpu_methods.cu).
  * Dependencies (`after`): the panels after their pivot, a rest block after its two panels;
  * across rounds, a block after the previous round's writer of its region and after that
  * round's readers of it (the pivot region is read by every panel, a panel region by its
@@ -122,17 +123,23 @@ cleanup:
     return st;
 }
 
+/* Device bytes blocks of side s take: eight blocks and the kernels' scratch. */
+static double side_bytes(const apsp_run *run, const apsp_ooc_kernels *kern, int64_t s)
+{
+    return 8.0 * (double)s * (double)s * (double)run->elem + kern->scratch_bytes(run, (int32_t)s);
+}
+
 /* The block side: see the opening comment. */
-static krill_status choose_side(const apsp_run *run, int granule, double memory, int32_t *side)
+static krill_status choose_side(const apsp_run *run, const apsp_ooc_kernels *kern, double memory,
+                                int32_t *side)
 {
     krill_status st = KRILL_OK;
-    int64_t s = granule, half = ((int64_t)run->n + 1) / 2;
-    while (8.0 * (double)(2 * s) * (double)(2 * s) * (double)run->elem <= memory && 2 * s <= half)
-        s *= 2;
-    if (8.0 * (double)s * (double)s * (double)run->elem > memory)
+    int64_t s = kern->granule, half = ((int64_t)run->n + 1) / 2;
+    while (side_bytes(run, kern, 2 * s) <= memory && 2 * s <= half) s *= 2;
+    if (side_bytes(run, kern, s) > memory)
         st = krill_error(KRILL_ERR_DEVICE_ALLOC, "apsp: out of core, blocks of %lld need %.0f "
-                         "bytes of device memory (8 blocks), more than the %.0f allowed",
-                         (long long)s, 8.0 * (double)s * (double)s * (double)run->elem, memory);
+                         "bytes of device memory (8 blocks and scratch), more than the %.0f "
+                         "allowed", (long long)s, side_bytes(run, kern, s), memory);
     *side = (int32_t)s;
     return st;
 }
@@ -157,8 +164,10 @@ krill_status apsp_ooc_run(apsp_run *in_core, double memory, void *dist, krill_ap
     run.state = run.device_state = NULL;
     job.run = &run;
     job.kern = &apsp_cpu_ooc_kernels;
-    KRILL_REQUIRE(!krill_on_gpu(run.ctx), "apsp: out-of-core APSP has no GPU kernels yet");
-    KRILL_TRY(choose_side(&run, job.kern->granule, memory, &job.side));
+#ifdef KRILL_HAVE_CUDA
+    if (krill_on_gpu(run.ctx)) job.kern = &apsp_gpu_ooc_kernels;
+#endif
+    KRILL_TRY(choose_side(&run, job.kern, memory, &job.side));
     run.tile = job.side;
     run.npad = (int32_t)(((int64_t)run.n + job.side - 1) / job.side * job.side);
     job.nb = run.npad / job.side;
@@ -174,7 +183,7 @@ krill_status apsp_ooc_run(apsp_run *in_core, double memory, void *dist, krill_ap
     KRILL_TRY(describe(&job, kernel_seconds, &pb));
     KRILL_TRY(krill_overlap_calibrate(run.ctx, 0, &model));
     krill_overlap_plan_opts_default(&po);
-    po.memory = memory;
+    po.memory = memory - job.kern->scratch_bytes(&run, job.side);
     KRILL_TRY(krill_overlap_plan_create(&model, &pb, &po, &plan));
     KRILL_TRY(krill_overlap_execute(run.ctx, plan, &tl));
     krill_overlap_plan_info_get(plan, &pinfo);

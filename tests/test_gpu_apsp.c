@@ -202,11 +202,42 @@ static void test_memory(krill_ctx *gpu)
     krill_apsp_opts o = KRILL_APSP_OPTS_INIT;
     o.weight = KRILL_APSP_DOUBLE;
     CHECK_OK(krill_csr_create(200000, 200000, 0, &huge));
-    CHECK_STATUS(krill_apsp_solve(gpu, huge, &o, &r, NULL), KRILL_ERR_DEVICE_ALLOC);
-    CHECK(strstr(krill_last_error(), "are free") != NULL);
+    CHECK_STATUS(krill_apsp_solve(gpu, huge, &o, &r, NULL), KRILL_ERR_ALLOC);
+    /* D (320 GB) fits neither the GPU nor, for the out-of-core run, the host */
+    CHECK(strstr(krill_last_error(), "available") != NULL);
     o.method = "dijkstra";
     CHECK_STATUS(krill_apsp_solve(gpu, huge, &o, &r, NULL), KRILL_ERR_ARG);   /* no GPU Dijkstra */
     krill_csr_destroy(&huge);
+}
+
+/* Out of core on the GPU (a device memory cap below D): the CPU's in-core distances, bit
+ * for bit (integer weights: exact in every type); blocks of 128 and 256. */
+static void test_out_of_core(krill_ctx *gpu, krill_ctx *cpu)
+{
+    static const int32_t sizes[] = {300, 1000, 2100};
+    for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++)
+        for (int t = 0; t < 3; t++) {
+            krill_csr *g = at_random_graph(sizes[s], 6, 70 + s, t == 0);
+            krill_apsp *ref = at_solve(cpu, g, "fw-a", weights[t], 0);
+            for (int side = 128; side <= 256; side *= 2) {
+                const double elem = weights[t] == KRILL_APSP_DOUBLE ? 8 : 4;
+                krill_apsp_opts o = KRILL_APSP_OPTS_INIT;
+                krill_apsp_info info;
+                krill_apsp *r = NULL;
+                char what[80];
+                o.method = "fw-a";
+                o.weight = weights[t];
+                o.device_memory = 10.0 * side * side * elem + 8192;   /* 8 blocks + scratch */
+                snprintf(what, sizeof what, "gpu out of core n %d %s side %d", sizes[s],
+                         krill_apsp_weight_name(weights[t]), side);
+                CHECK_OK(krill_apsp_solve(gpu, g, &o, &r, &info));
+                CHECK(info.out_of_core == side || (side == 256 && sizes[s] < 512));
+                if (r && ref) CHECK(at_compare(r, ref, 0.0, what) == 0);
+                krill_apsp_destroy(&r);
+            }
+            krill_apsp_destroy(&ref);
+            krill_csr_destroy(&g);
+        }
 }
 
 int main(void)
@@ -222,6 +253,7 @@ int main(void)
     test_pack_fallback(gpu, cpu);
     test_one(gpu);
     test_memory(gpu);
+    test_out_of_core(gpu, cpu);
     int graphs = tu_for_each_graph(each_graph, both);
     CHECK(graphs < 0 || graphs >= tu_testdata_expect(10, 2));
     krill_ctx_destroy(&cpu);

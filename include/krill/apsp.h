@@ -59,9 +59,7 @@ typedef struct krill_apsp_opts {
                                     free. When D does not fit, a blocked method runs out of
                                     core (distances only): D stays in host memory and its
                                     blocks stream through the overlap scheduler
-                                    (krill/overlap.h, doc/apsp.md). On the CPU executor only
-                                    so far: the GPU's out-of-core kernels are not built yet,
-                                    and a GPU solve that does not fit fails as before */
+                                    (krill/overlap.h, doc/apsp.md) */
 } krill_apsp_opts;
 
 #define KRILL_APSP_OPTS_INIT { "auto", KRILL_APSP_INT32, 0, 0, NULL, NULL, 0 }
