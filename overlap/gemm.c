@@ -173,6 +173,13 @@ void krill_overlap_gemm_opts_default(krill_overlap_gemm_opts *opts)
     krill_overlap_plan_opts_default(&opts->plan);
 }
 
+/* Device bytes of one block of side s: its A and B panels and its C block. */
+static double block_bytes(const gemm_job *g, int64_t s)
+{
+    const double bh = (double)(s < g->h ? s : g->h), bw = (double)(s < g->w ? s : g->w);
+    return 8.0 * (bh * (double)g->m + (double)g->m * bw + bh * bw);
+}
+
 /* The plan for `side`, or (side 0) the candidate with the shortest predicted time. */
 static krill_status choose(gemm_job *g, const krill_overlap_model *model,
                            const krill_overlap_plan_opts *po, int64_t side,
@@ -189,8 +196,9 @@ static krill_status choose(gemm_job *g, const krill_overlap_model *model,
         int64_t s = candidates[k] == 0 || candidates[k] > whole ? whole : candidates[k];
         krill_overlap_plan_info info;
         if (k > 0 && s == (candidates[k - 1] > whole ? whole : candidates[k - 1])) continue;
-        KRILL_TRY(describe(g, s, &pb));
-        st = krill_overlap_plan_create(model, &pb, po, &trial);
+        if (block_bytes(g, s) > po->memory) continue;   /* one block does not fit */
+        st = describe(g, s, &pb);                 /* (times a block: may run out of memory) */
+        if (st == KRILL_OK) st = krill_overlap_plan_create(model, &pb, po, &trial);
         if (st == KRILL_ERR_DEVICE_ALLOC) {       /* does not fit: try the next side */
             krill_clear_error();
             st = KRILL_OK;
