@@ -16,6 +16,10 @@
 #include <string.h>
 #include "overlap/overlap_impl.h"
 
+/* The most blocks of a candidate side: the planner's order costs O(blocks^2) steps (0.3 s
+ * for 16384 blocks), and smaller blocks than that run cuBLAS below its best anyway. */
+#define GEMM_MAX_BLOCKS 16384
+
 typedef struct gemm_job {
     krill_ctx *ctx;
     int64_t h, m, w, side, nbi, nbj;
@@ -197,6 +201,8 @@ static krill_status choose(gemm_job *g, const krill_overlap_model *model,
         krill_overlap_plan_info info;
         if (k > 0 && s == (candidates[k - 1] > whole ? whole : candidates[k - 1])) continue;
         if (block_bytes(g, s) > po->memory) continue;   /* one block does not fit */
+        if ((double)((g->h + s - 1) / s) * (double)((g->w + s - 1) / s) > GEMM_MAX_BLOCKS)
+            continue;                             /* more blocks than are worth planning */
         st = describe(g, s, &pb);                 /* (times a block: may run out of memory) */
         if (st == KRILL_OK) st = krill_overlap_plan_create(model, &pb, po, &trial);
         if (st == KRILL_ERR_DEVICE_ALLOC) {       /* does not fit: try the next side */

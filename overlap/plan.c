@@ -82,6 +82,9 @@ static krill_status copy_problem(planner *pl, const krill_overlap_problem *pb)
 {
     krill_status st = KRILL_OK;
     krill_overlap_plan *p = pl->plan;
+    KRILL_REQUIRE(pb->n_blocks <= OVERLAP_MAX_BLOCKS, "overlap: %d blocks, more than the "
+                  "planner takes (%d: its order costs O(blocks^2), about a minute there); "
+                  "use larger blocks", pb->n_blocks, OVERLAP_MAX_BLOCKS);
     KRILL_REQUIRE(pb->n_regions >= 0 && pb->n_blocks >= 1 && pb->kernel &&
                   (pb->n_regions == 0 || pb->regions) && pb->blocks,
                   "overlap: a problem needs blocks, a kernel and its regions");

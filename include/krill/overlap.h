@@ -131,7 +131,7 @@ typedef struct krill_overlap_plan_info {
 
 /* Plan `problem` (its arrays are copied: the caller may free them) for a platform. Fails
  * with KRILL_ERR_ARG on a malformed problem (a region or block index out of range, a cycle
- * in `after`) and KRILL_ERR_DEVICE_ALLOC when even one block's regions exceed the memory,
+ * in `after`, more than 262144 blocks: the order's search is quadratic in them) and KRILL_ERR_DEVICE_ALLOC when even one block's regions exceed the memory,
  * naming the block and the bytes. */
 krill_status krill_overlap_plan_create(const krill_overlap_model *model,
                                        const krill_overlap_problem *problem,
