@@ -1,5 +1,5 @@
-/* solver/cg.c - conjugate gradients, preconditioned (PCG), for symmetric positive definite A
- * and M.
+/* solver/cg.c - conjugate gradients, preconditioned (PCG), for symmetric definite A and M:
+ * each positive or negative definite (CG on -A x = -b makes the iterates of A x = b).
  *
  * Reference: M. R. Hestenes and E. Stiefel, J. Res. Nat. Bur. Standards 49 (1952); PCG as in
  * Y. Saad, Iterative Methods for Sparse Linear Systems, 2nd ed., SIAM 2003, Algorithm 9.1.
@@ -7,15 +7,21 @@
  *   r = b - A x, z = M^{-1} r, p = z, rz = r'z
  *   for k = 1, 2, ...:
  *     q = A p, pAp = p'q                       (one pass: krill_mat_spmv_dot_raw)
- *     alpha = rz / pAp                         (pAp <= 0: indefinite)
+ *     alpha = rz / pAp                         (pAp = 0 or a sign change: indefinite)
  *     r -= alpha q, rr = r'r                   } residual kernel
- *     z = M^{-1} r, rz_new = r'z               } (a diagonal M is fused in; rz_new <= 0 while
- *     beta = rz_new / rz, rz = rz_new          }  not converged: indefinite)
+ *     z = M^{-1} r, rz_new = r'z               } (a diagonal M is fused in; rz_new = 0 or of
+ *     beta = rz_new / rz, rz = rz_new          }  another sign than rz: indefinite)
  *     x += alpha p, p = z + beta p             direction kernel
  *     stop when sqrt(rr) <= tol = max(rtol ||b||, atol), confirmed by the true residual
  *     b - A x; if that one misses the tolerance, CG restarts from it (r, z, p anew).
  * x is updated in the direction kernel, which reads p anyway: one pass less than updating
  * it beside r.
+ *
+ * Definiteness (the test of PETSc's KSPCG): the solve stops as indefinite when p'Ap is zero
+ * or its sign differs from the previous step's, or when r'z is zero or its sign differs from
+ * the previous r'z (across restarts too). A negative definite A (a sign convention of many
+ * FEM codes) or M is thus accepted: CG on -A x = -b takes the same steps, with p'Ap (and,
+ * for an M derived from -A, r'z) negated, and the same number of iterations.
  *
  * The scalars never leave the device: alpha, beta and the stop test are computed by the
  * kernels from values in context memory (solver_impl.h, krill_cg_state). The host reads
@@ -33,7 +39,7 @@
  *                       x, p written: 5)                                        = 8
  *   Jacobi:             dinv read in both kernels                              = 10
  *   other M:            8 + M^{-1} r (its own) + r'z (2)                       = 10 + M
- * plus one read of a 72-byte state struct. The GPU launches 3 kernels per iteration (the
+ * plus one read of a 80-byte state struct. The GPU launches 3 kernels per iteration (the
  * SpMV, the residual and direction kernels; other M: 2 more and the dot).
  *
  * Reproducible mode (krill_ctx_set_repro; solver_impl.h): the same iteration and the same
@@ -106,8 +112,9 @@ cleanup:
 }
 
 /* (Re)start from r = b - A x, already in ws->r: p = z = M^{-1} r, rr, rz, and the state
- * (stop = RUNNING, `applied` kept) in context memory; ws->host receives it. */
-static krill_status cg_start(const krill_solve_problem *p, cg_ws *ws, int applied)
+ * (stop = RUNNING) in context memory; ws->host receives it. `prev`: the state before a
+ * restart, whose iteration count and sign of p'Ap carry over; NULL at the start. */
+static krill_status cg_start(const krill_solve_problem *p, cg_ws *ws, const krill_cg_state *prev)
 {
     krill_status st = KRILL_OK;
     krill_ctx *ctx = p->ctx;
@@ -116,7 +123,8 @@ static krill_status cg_start(const krill_solve_problem *p, cg_ws *ws, int applie
     memset(&ws->host, 0, sizeof ws->host);
     ws->host.tol2 = p->tol * p->tol;
     ws->host.stop = KRILL_CG_RUNNING;
-    ws->host.applied = applied;
+    ws->host.applied = prev ? prev->applied : 0;
+    ws->host.pap_sign = prev ? prev->pap_sign : 0.0;
     KRILL_TRY(krill_mem_upload(ctx, s, &ws->host, sizeof ws->host));
     KRILL_TRY(krill_blas_dot(ctx, n, ws->r, ws->r, &s->rr));
     switch (ws->pc_mode) {
@@ -167,6 +175,14 @@ cleanup:
     return st;
 }
 
+/* After a (re)start with r'z = rz: KRILL_REASON_NONE, or why CG cannot go on (the sign test
+ * of krill_cg_sign_kept against the r'z before a restart, rz_prev; 0 at the start). */
+static krill_reason cg_start_reason(double rz, double rz_prev)
+{
+    if (!krill_is_finite(rz)) return KRILL_DIVERGED_NAN;
+    return krill_cg_sign_kept(rz, rz_prev) ? KRILL_REASON_NONE : KRILL_DIVERGED_INDEFINITE;
+}
+
 /* The true residual into ws->r; its norm. */
 static krill_status cg_true_residual(const krill_solve_problem *p, cg_ws *ws, double *norm)
 {
@@ -195,10 +211,9 @@ krill_status krill_cg_run(const krill_solve_problem *p, krill_solve_info *info)
     KRILL_TRY(cg_ws_create(p, &ws));
     KRILL_TRY(krill_initial_residual(p, ws.r, ws.norm, &resnorm, info));
     reason = krill_converged_reason(p, resnorm);
-    if (reason == KRILL_REASON_NONE) KRILL_TRY(cg_start(p, &ws, 0));
-    /* r != 0 but r'z <= 0 at the start: M is not positive definite */
-    if (reason == KRILL_REASON_NONE && !(ws.host.rz > 0.0))
-        reason = krill_is_finite(ws.host.rz) ? KRILL_DIVERGED_INDEFINITE : KRILL_DIVERGED_NAN;
+    if (reason == KRILL_REASON_NONE) KRILL_TRY(cg_start(p, &ws, NULL));
+    /* r != 0 but r'z = 0 at the start: M is singular (or not definite) */
+    if (reason == KRILL_REASON_NONE) reason = cg_start_reason(ws.host.rz, 0.0);
     KRILL_TRY(krill_timer_loop(p->timer, KRILL_PHASE_OTHER));
 
     while (reason == KRILL_REASON_NONE && seen < maxit) {
@@ -222,11 +237,10 @@ krill_status krill_cg_run(const krill_solve_problem *p, krill_solve_info *info)
             if (reason == KRILL_REASON_NONE && !krill_is_finite(resnorm)) {
                 reason = KRILL_DIVERGED_NAN;
             } else if (reason == KRILL_REASON_NONE) {
-                KRILL_TRY(cg_start(p, &ws, seen));   /* restart from the true residual */
+                KRILL_TRY(cg_start(p, &ws, &snap));  /* restart from the true residual */
                 queued = seen;
-                if (!(ws.host.rz > 0.0))            /* as at the start: M is not SPD */
-                    reason = krill_is_finite(ws.host.rz) ? KRILL_DIVERGED_INDEFINITE
-                                                         : KRILL_DIVERGED_NAN;
+                /* as at the start, and r'z keeps its sign */
+                reason = cg_start_reason(ws.host.rz, snap.rz);
             }
             resnorm_current = reason != KRILL_REASON_NONE;   /* x has not moved since */
         }

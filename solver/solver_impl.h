@@ -199,15 +199,15 @@ krill_status krill_cuda_axpy_dot(krill_ctx *ctx, int64_t n, const double *coeff,
 /* ---- CG state in context memory ----------------------------------------------------------
  * The scalars of CG live where the vectors live, and the kernels themselves decide: alpha
  * and beta are computed from r'z and p'Ap read from context memory, and a stop code freezes
- * the iteration (later kernels do nothing) once it converges (r'r <= tol2), meets p'Ap <= 0
- * or a non-positive r'z (indefinite), or a NaN/Inf. The host only reads a copy of the
- * state after each iteration, so on the GPU it can queue the next iteration before it
- * reads (see cg.c). Iteration k's kernels receive k: the direction kernel updates x only if
+ * the iteration (later kernels do nothing) once it converges (r'r <= tol2), meets a p'Ap or
+ * an r'z that is zero or has changed sign (indefinite), or a NaN/Inf. The host only reads a
+ * copy of the state after each iteration, so on the GPU it can queue the next iteration
+ * before it reads (see cg.c). Iteration k's kernels receive k: the direction kernel updates x only if
  * the residual kernel of the same k applied its step (applied == k). */
 enum {
     KRILL_CG_RUNNING = 0,
     KRILL_CG_CONVERGED = 1,      /* r'r <= tol2 (to be confirmed by the true residual) */
-    KRILL_CG_INDEFINITE = 2,     /* p'Ap <= 0 or r'z <= 0 */
+    KRILL_CG_INDEFINITE = 2,     /* p'Ap or r'z zero, or of another sign than before */
     KRILL_CG_NAN = 3             /* NaN or Inf in p'Ap, alpha, r'r or r'z */
 };
 
@@ -228,18 +228,31 @@ typedef struct krill_cg_state {
     double alpha;                /* step of the last applied iteration */
     double beta;                 /* p = z + beta p */
     double tol2;                 /* converged when rr <= tol2 */
+    double pap_sign;             /* +1 or -1: the sign of p'Ap in the steps taken so far
+                                    (kept across restarts); 0 before the first step */
     int stop;                    /* KRILL_CG_RUNNING or a stop code */
     int applied;                 /* last iteration whose residual update was applied */
 } krill_cg_state;
 
 static inline KRILL_HD int krill_is_finite(double v) { return fabs(v) <= DBL_MAX; }
 
+/* The definiteness test of CG (PETSc's KSPCG): p'Ap and r'z must be nonzero and keep one
+ * sign through the solve. CG is well defined on A and M that are each positive or negative
+ * definite: on -A x = -b it makes the iterates x of A x = b, with p'Ap negated (no
+ * preconditioner: r and p negated, r'z = r'r unchanged; an M built from -A, e.g. Jacobi:
+ * r'z negated, p unchanged). 1 when the finite v is nonzero and has the sign of ref
+ * (ref == 0: no sign yet, any nonzero v). */
+static inline KRILL_HD int krill_cg_sign_kept(double v, double ref)
+{
+    return v != 0.0 && (ref == 0.0 || (v > 0.0) == (ref > 0.0));
+}
+
 /* Step length of the current iteration: RUNNING and *alpha = r'z / p'Ap, or a stop code. */
 static inline KRILL_HD int krill_cg_step(const krill_cg_state *s, double *alpha)
 {
     double pap = s->pap;
     if (!krill_is_finite(pap)) return KRILL_CG_NAN;
-    if (!(pap > 0.0)) return KRILL_CG_INDEFINITE;
+    if (!krill_cg_sign_kept(pap, s->pap_sign)) return KRILL_CG_INDEFINITE;
     *alpha = s->rz / pap;
     return krill_is_finite(*alpha) ? KRILL_CG_RUNNING : KRILL_CG_NAN;
 }
@@ -251,7 +264,7 @@ static inline KRILL_HD void krill_cg_next_direction(krill_cg_state *s, double rz
         s->stop = KRILL_CG_CONVERGED;
     } else if (!krill_is_finite(rz_new)) {
         s->stop = KRILL_CG_NAN;
-    } else if (!(rz_new > 0.0)) {
+    } else if (!krill_cg_sign_kept(rz_new, s->rz)) {
         s->stop = KRILL_CG_INDEFINITE;
     } else {
         s->beta = rz_new / s->rz;
@@ -269,6 +282,7 @@ static inline KRILL_HD void krill_cg_finish_residual(krill_cg_state *s, int k, i
     }
     s->alpha = alpha;
     s->applied = k;
+    s->pap_sign = s->pap > 0.0 ? 1.0 : -1.0;
     s->rr = rr;
     if (pc_mode != KRILL_CG_PC_GENERAL) krill_cg_next_direction(s, rz);
 }

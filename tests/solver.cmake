@@ -3,6 +3,10 @@
 # numbers, a host BiCGStab), the preconditioners, and the same systems on the GPU compared
 # with the CPU.
 krill_test(test_cg test_cg.c LABELS unit)
+# CG on -A x = -b: the iterations (and bits) of A x = b, plain and reproducible
+krill_test(test_cg_sign test_cg_sign.c LABELS unit)
+krill_test(test_gpu_cg_sign test_cg_sign.c LABELS gpu)
+target_compile_definitions(test_gpu_cg_sign PRIVATE CG_SIGN_TEST_GPU)
 krill_test(test_gmres test_gmres.c LABELS data)
 krill_test(test_precond test_precond.c LABELS unit)
 krill_test(test_solver_gpu test_solver_gpu.c LABELS gpu)

@@ -38,7 +38,9 @@ typedef enum krill_reason {
                                          (GMRES: singular R; BiCGStab: r0'A M^-1 p, t's or
                                          r0'r ~ 0 in the first iteration after a (re)start:
                                          later ones restart from the true residual) */
-    KRILL_DIVERGED_INDEFINITE = -3,   /* CG met p'Ap <= 0 or a non-positive r'z */
+    KRILL_DIVERGED_INDEFINITE = -3,   /* CG: p'Ap or r'z zero, or its sign changed between
+                                         iterations (A or M not definite); MINRES: r'M^-1 r
+                                         <= 0 (M not positive definite) */
     KRILL_DIVERGED_NAN = -4           /* a NaN or Inf appeared in the iteration */
 } krill_reason;
 
