@@ -12,6 +12,14 @@
  * pattern, are factored again with the same analysis; after a failed build step or update, apply
  * refuses until an update succeeds. Layout, pivot rule and messages: ilu_impl.h.
  *
+ * Shift (ilu_shift.c has the math): ic0 by default (PETSc's ICC shifts by default) and
+ * ilu0:shift (PETSc's ILU does not) factor s A + alpha D, alpha searched from 0 up at every
+ * build and update; the values are prepared on the host, so the GPU factors them with its own
+ * kernel unchanged. s = -1 (ic0 of a matrix whose diagonal is all negative, shift or not):
+ * M = -L L^T, and apply negates z after the solves (krill_blas_scal, exact: the same bits on
+ * any thread count and device). While shifting the CPU keeps A's values beside the factors (8
+ * bytes per entry more during a build or update), the GPU a host copy of the shifted values.
+ *
  * Apply, memory traffic: each factor entry is read once over the two solves (12 bytes:
  * value and column), the row offsets and diagonal positions once per solve, r read, y
  * written then read, z written (32 bytes per row), plus the gathers of y and z (from cache
@@ -41,7 +49,11 @@ typedef struct pc_ilu {
     krill_ilu_perm perm;     /* CPU, parallel: the factors in level order */
     void *gpu;               /* GPU: ilu.cu's half; CPU: NULL */
     int valid;               /* 0 until a factorization succeeds, and after a failed one */
-    char describe[200];      /* what was built: levels and how the solves run */
+    int sign;                /* s: -1 when M = -L L^T (ic0 of -A), else 1 */
+    double alpha;            /* the shift of the last factorization (0: none) */
+    int factorizations;      /* made by the last build or update (the search's tries) */
+    char layout[200];        /* levels and how the solves run (fixed at build) */
+    char describe[360];      /* layout, then the sign and shift of the last factorization */
 } pc_ilu;
 
 static void ilu_destroy(krill_ctx *ctx, void *impl)
@@ -59,33 +71,89 @@ static void ilu_destroy(krill_ctx *ctx, void *impl)
     krill_free(p);
 }
 
-/* Factor a's values (p's pattern) on the context's device; on the CPU they become p->val,
- * taken from a (a->val is NULL after). */
-static krill_status ilu_factor(krill_ctx *ctx, pc_ilu *p, krill_csr *a)
+/* Factor the values val (p's pattern, host memory) on the context's device: on the CPU val
+ * is p->val and becomes the factors; the GPU uploads it. */
+static krill_status factor_values(krill_ctx *ctx, pc_ilu *p, double *val)
 {
     krill_status st = KRILL_OK;
-    p->valid = 0;
 #ifdef KRILL_HAVE_CUDA
     if (krill_on_gpu(ctx)) {
-        krill_ilu_set_row_max(&p->h, a->val);
-        KRILL_TRY(krill_ilu_cuda_factor(ctx, p->gpu, &p->h, p->name, a->val));
-        p->valid = 1;
+        krill_ilu_set_row_max(&p->h, val);
+        KRILL_TRY(krill_ilu_cuda_factor(ctx, p->gpu, &p->h, p->name, val));
         goto cleanup;
     }
 #else
     (void)ctx;
 #endif
-    krill_free(p->val);
-    p->val = a->val;
-    a->val = NULL;
-    KRILL_TRY(krill_ilu_factor_cpu(&p->h, p->name, p->val));
-    if (p->parallel) krill_ilu_perm_values(&p->h, p->val, &p->perm);
+    KRILL_TRY(krill_ilu_factor_cpu(&p->h, p->name, val));
+    if (p->parallel) krill_ilu_perm_values(&p->h, val, &p->perm);
+cleanup:
+    return st;
+}
+
+/* The shift search (ilu_shift.c) on s A's values sa_val: factorizations of s A + alpha D
+ * until krill_ilu_shift_next settles. Values factored on the CPU: p->val (nnz, allocated
+ * here); on the GPU: a host buffer of this call. A failure other than a refused row
+ * (allocation, device, ic0's asymmetry) ends the search with its own error. */
+static krill_status factor_shifted(krill_ctx *ctx, pc_ilu *p, const double *sa_val)
+{
+    krill_status st = KRILL_OK;
+    krill_ilu_shift s = {0};
+    double *buf = NULL;
+    int next = 1;
+    KRILL_TRY(krill_ilu_shift_begin(&s, &p->h, sa_val));
+    if (krill_on_gpu(ctx)) {
+        KRILL_ALLOC(buf, p->h.nnz > 0 ? p->h.nnz : 1);
+    } else {
+        krill_free(p->val);
+        p->val = NULL;
+        KRILL_ALLOC(p->val, p->h.nnz > 0 ? p->h.nnz : 1);
+    }
+    while (next == 1) {
+        krill_ilu_shift_values(&s, &p->h, sa_val, buf ? buf : p->val);
+        p->alpha = krill_ilu_shift_alpha(&s);
+        p->factorizations++;
+        st = factor_values(ctx, p, buf ? buf : p->val);
+        if (st != KRILL_OK && st != KRILL_ERR_NUMERIC) goto cleanup;
+        next = krill_ilu_shift_next(&s, st != KRILL_OK);
+    }
+    st = next == 0 ? KRILL_OK : krill_ilu_shift_refuse(&s, &p->h, p->name, sa_val);
+cleanup:
+    krill_ilu_shift_free(&s);
+    krill_free(buf);
+    return st;
+}
+
+/* Factor a's values (p's pattern) on the context's device: s A, negated in a when s = -1;
+ * without a shift the CPU takes them over as p->val (a->val is NULL after), with one the
+ * search of factor_shifted. */
+static krill_status ilu_factor(krill_ctx *ctx, pc_ilu *p, krill_csr *a)
+{
+    krill_status st = KRILL_OK;
+    p->valid = 0;
+    p->alpha = 0.0;
+    p->factorizations = 0;
+    p->sign = krill_ilu_sign(&p->h, a->val);
+    if (p->sign < 0)
+        for (int64_t k = 0; k < a->nnz; k++) a->val[k] = -a->val[k];
+    if (p->h.shift) {
+        KRILL_TRY(factor_shifted(ctx, p, a->val));
+    } else {
+        if (!krill_on_gpu(ctx)) {
+            krill_free(p->val);
+            p->val = a->val;
+            a->val = NULL;
+        }
+        p->factorizations = 1;
+        KRILL_TRY(factor_values(ctx, p, p->val ? p->val : a->val));
+    }
     p->valid = 1;
 cleanup:
     return st;
 }
 
-static void describe(const krill_ctx *ctx, pc_ilu *p)
+/* p->layout: the levels and how the solves run. */
+static void describe_layout(const krill_ctx *ctx, pc_ilu *p)
 {
     const krill_ilu_host *h = &p->h;
     char how[128];
@@ -102,29 +170,65 @@ static void describe(const krill_ctx *ctx, pc_ilu *p)
     else
         snprintf(how, sizeof how, "CPU: serial solves (1 thread or < %d rows per level)",
                  KRILL_ILU_CPU_LEVEL_ROWS);
-    snprintf(p->describe, sizeof p->describe, "%s: %d rows, %lld entries, %d forward and %d "
+    snprintf(p->layout, sizeof p->layout, "%s: %d rows, %lld entries, %d forward and %d "
              "backward levels; %s", p->name, h->n, (long long)h->nnz, h->lower.n_levels,
              h->upper.n_levels, how);
 }
 
+/* p->describe after a successful factorization: the layout, the sign, the shift. */
+static void describe(pc_ilu *p)
+{
+    const char *sign = p->sign < 0 ? "; every a_ii < 0: factors -A, M = -L L^T" : "";
+    if (!p->h.shift)
+        snprintf(p->describe, sizeof p->describe, "%s%s; no shift (%s)", p->layout, sign,
+                 p->h.kind == KRILL_ILU_KIND_IC0 ? "ic0:noshift" : "ilu0:shift searches one");
+    else if (p->alpha > 0.0)
+        snprintf(p->describe, sizeof p->describe, "%s%s; shift alpha = %.4g (A + alpha diag(A), "
+                 "%d factorizations)", p->layout, sign, p->alpha, p->factorizations);
+    else
+        snprintf(p->describe, sizeof p->describe, "%s%s; shift alpha = 0 (none needed)",
+                 p->layout, sign);
+}
+
 static const char *ilu_describe(const void *impl) { return ((const pc_ilu *)impl)->describe; }
 
-/* "ilu0:G" / "ic0:G": G rows per group of the GPU's triangular solves, one of
- * krill_ilu_group_sizes (ilu_impl.h); no parameter: the analysis chooses. The CPU solves
- * take rows one by one and ignore it. */
-static krill_status parse_group_rows(const char *name, const char *param, int32_t *rows)
+/* The parameters after "ilu0:" / "ic0:", separated by commas, each at most once:
+ *   G        rows per group of the GPU's triangular solves, one of krill_ilu_group_sizes
+ *            (ilu_impl.h); absent: the analysis chooses. The CPU solves take rows one by one
+ *            and ignore it;
+ *   shift    search a diagonal shift when a row is refused (ilu_shift.c); ic0's default;
+ *   noshift  refuse the row instead; ilu0's default.
+ * (ilu0:4,shift; ic0:noshift). *shift starts as the kind's default. */
+static krill_status parse_params(const char *name, const char *param, int32_t *rows, int *shift)
 {
     krill_status st = KRILL_OK;
+    const char *tok = param;
+    int shift_given = 0;
     *rows = 0;
-    if (param != NULL) {
+    while (tok != NULL) {
+        const char *comma = strchr(tok, ',');
+        const size_t len = comma ? (size_t)(comma - tok) : strlen(tok);
+        int32_t g = 0;
         for (int k = 0; k < KRILL_ILU_GROUP_SIZES; k++) {
             char text[8];
             snprintf(text, sizeof text, "%d", krill_ilu_group_sizes[k]);
-            if (strcmp(param, text) == 0) *rows = krill_ilu_group_sizes[k];
+            if (strlen(text) == len && strncmp(tok, text, len) == 0) g = krill_ilu_group_sizes[k];
         }
-        KRILL_REQUIRE(*rows != 0, "%s:%s: the parameter is the rows per group of the GPU's "
-                      "triangular solves, one of 1, 2, 3, 4, 6 (or none: chosen at build)",
-                      name, param);
+        if (g != 0 && *rows == 0) {
+            *rows = g;
+        } else if (!shift_given && ((len == 5 && strncmp(tok, "shift", 5) == 0) ||
+                                    (len == 7 && strncmp(tok, "noshift", 7) == 0))) {
+            *shift = len == 5;
+            shift_given = 1;
+        } else {
+            st = krill_error(KRILL_ERR_ARG, "%s:%s: the parameters, separated by commas, are G, "
+                             "the rows per group of the GPU's triangular solves, one of 1, 2, "
+                             "3, 4, 6 (or none: chosen at build), and shift or noshift (%s's "
+                             "default: %s), each at most once, e.g. %s:4,%s", name, param, name,
+                             *shift ? "shift" : "noshift", name, *shift ? "noshift" : "shift");
+            goto cleanup;
+        }
+        tok = comma ? comma + 1 : NULL;
     }
 cleanup:
     return st;
@@ -137,12 +241,14 @@ static krill_status ilu_build_kind(krill_ctx *ctx, const krill_mat *mat, const c
     pc_ilu *p = NULL;
     krill_csr *a = NULL;
     int32_t group_rows = 0;
-    KRILL_TRY(parse_group_rows(name, param, &group_rows));
+    int shift = kind == KRILL_ILU_KIND_IC0;   /* PETSc's defaults: ICC shifts, ILU does not */
+    KRILL_TRY(parse_params(name, param, &group_rows, &shift));
     KRILL_CALLOC(p, 1);
     p->name = name;
     p->threads = ctx->threads < 1 ? 1 : ctx->threads;
     KRILL_TRY(krill_mat_to_csr(mat, &a));
     KRILL_TRY(krill_ilu_analyze(a, kind, name, &p->h));
+    p->h.shift = shift;
 #ifdef KRILL_HAVE_CUDA
     if (krill_on_gpu(ctx)) {
         if (kind == KRILL_ILU_KIND_IC0) KRILL_TRY(krill_ilu_symmetric_map(&p->h, a->val, name));
@@ -155,10 +261,11 @@ static krill_status ilu_build_kind(krill_ctx *ctx, const krill_mat *mat, const c
         p->parallel = krill_ilu_cpu_parallel(&p->h, p->threads);
         if (p->parallel) KRILL_TRY(krill_ilu_perm_build(&p->h, &p->perm));
     }
-    describe(ctx, p);
+    describe_layout(ctx, p);
     if (krill_on_gpu(ctx) && krill_ctx_repro(ctx, NULL) != KRILL_REPRO_OFF)
         KRILL_TRY(krill_ilu_gpu_repro_fits(&p->h, name));
     KRILL_TRY(ilu_factor(ctx, p, a));
+    describe(p);
     *impl = p;
     p = NULL;
 cleanup:
@@ -186,9 +293,9 @@ static krill_status ilu_refuse(const pc_ilu *p)
                        "update it again before applying", p->name);
 }
 
-static krill_status ilu_apply(krill_ctx *ctx, const void *impl, const double *r, double *z)
+/* z = (L U)^{-1} r with the factors, plain. */
+static krill_status ilu_solve(krill_ctx *ctx, const pc_ilu *p, const double *r, double *z)
 {
-    const pc_ilu *p = impl;
     if (!p->valid) return ilu_refuse(p);
 #ifdef KRILL_HAVE_CUDA
     if (krill_on_gpu(ctx)) return krill_ilu_cuda_apply(ctx, p->gpu, r, z);
@@ -202,10 +309,10 @@ static krill_status ilu_apply(krill_ctx *ctx, const void *impl, const double *r,
     return KRILL_OK;
 }
 
-static krill_status ilu_apply_repro(krill_ctx *ctx, const void *impl, const double *r,
+/* The same in reproducible mode (ilu_impl.h). */
+static krill_status ilu_solve_repro(krill_ctx *ctx, const pc_ilu *p, const double *r,
                                     double *z)
 {
-    const pc_ilu *p = impl;
     if (!p->valid) return ilu_refuse(p);
 #ifdef KRILL_HAVE_CUDA
     if (krill_on_gpu(ctx)) {
@@ -217,6 +324,30 @@ static krill_status ilu_apply_repro(krill_ctx *ctx, const void *impl, const doub
 #endif
     krill_ilu_solve_repro(&p->h, p->val, p->parallel ? p->threads : 1, r, z);
     return KRILL_OK;
+}
+
+/* z = M^{-1} r: the solves of the factors (plain or reproducible), then z = -z when
+ * M = -L L^T (exact). */
+static krill_status ilu_apply_signed(krill_ctx *ctx, const void *impl, const double *r,
+                                     double *z, int repro)
+{
+    krill_status st = KRILL_OK;
+    const pc_ilu *p = impl;
+    KRILL_TRY(repro ? ilu_solve_repro(ctx, p, r, z) : ilu_solve(ctx, p, r, z));
+    if (p->sign < 0) KRILL_TRY(krill_blas_scal(ctx, p->h.n, -1.0, z));
+cleanup:
+    return st;
+}
+
+static krill_status ilu_apply(krill_ctx *ctx, const void *impl, const double *r, double *z)
+{
+    return ilu_apply_signed(ctx, impl, r, z, 0);
+}
+
+static krill_status ilu_apply_repro(krill_ctx *ctx, const void *impl, const double *r,
+                                    double *z)
+{
+    return ilu_apply_signed(ctx, impl, r, z, 1);
 }
 
 static krill_status ilu_update(krill_ctx *ctx, void *impl, const krill_mat *mat)
@@ -232,6 +363,7 @@ static krill_status ilu_update(krill_ctx *ctx, void *impl, const krill_mat *mat)
         KRILL_TRY(krill_ilu_symmetric_map(&p->h, a->val, p->name));
 #endif
     KRILL_TRY(ilu_factor(ctx, p, a));
+    describe(p);
 cleanup:
     krill_csr_destroy(&a);
     return st;
@@ -254,6 +386,8 @@ krill_status krill_pc_ilu_factors(const krill_pc *pc, krill_ilu_factors *f)
     f->n = p->h.n;
     f->nnz = p->h.nnz;
     f->unit_lower = p->h.kind == KRILL_ILU_KIND_ILU0;
+    f->sign = p->sign;
+    f->alpha = p->alpha;
     f->host = &p->h;
 cleanup:
     return st;

@@ -223,6 +223,18 @@ static int row_ok(const krill_ilu_host *h, int32_t i, const double *val)
     return 1;
 }
 
+/* What a refused row's message suggests: the shift where the preconditioner does not search
+ * one (ic0:noshift, ilu0), nothing where it does (the search's own message follows). */
+static const char *suggestion(const krill_ilu_host *h)
+{
+    if (h->shift) return "";
+    return h->kind == KRILL_ILU_KIND_IC0
+               ? "; ic0 without :noshift shifts the diagonal until IC(0) succeeds (A + alpha "
+                 "diag(A)), or use jacobi or bjacobi"
+               : "; try ilu0:shift (factors A + alpha diag(A), alpha raised until ILU(0) "
+                 "succeeds), jacobi or bjacobi, or reorder the matrix";
+}
+
 krill_status krill_ilu_row_failure(const krill_ilu_host *h, const char *name, int32_t row,
                                    const double *row_val)
 {
@@ -231,25 +243,24 @@ krill_status krill_ilu_row_failure(const krill_ilu_host *h, const char *name, in
     if (!pivot_ok(h, row, pivot)) {
         if (h->kind == KRILL_ILU_KIND_IC0 && pivot <= 0.0)
             return krill_error(KRILL_ERR_NUMERIC, "%s: pivot d = %.6g <= 0 in row %d (0-based): "
-                               "the matrix is not SPD enough for IC(0); use jacobi or bjacobi",
-                               name, pivot, row);
+                               "the matrix is not SPD enough for IC(0)%s", name, pivot, row,
+                               suggestion(h));
         if (!isfinite(pivot))
             return krill_error(KRILL_ERR_NUMERIC, "%s: pivot %s = %g in row %d (0-based) is not "
-                               "finite (growth in the factorization); use jacobi or bjacobi, "
-                               "or reorder the matrix", name,
-                               h->kind == KRILL_ILU_KIND_IC0 ? "d" : "u_ii", pivot, row);
+                               "finite (growth in the factorization)%s", name,
+                               h->kind == KRILL_ILU_KIND_IC0 ? "d" : "u_ii", pivot, row,
+                               suggestion(h));
         return krill_error(KRILL_ERR_NUMERIC, "%s: zero or tiny pivot %s = %.6g in row %d "
                            "(0-based): |pivot| <= %g x %g (the row's largest |a_ij|); the "
-                           "factorization would divide by it. Use jacobi or bjacobi, or reorder "
-                           "the matrix", name, h->kind == KRILL_ILU_KIND_IC0 ? "d" : "u_ii",
-                           pivot, row, KRILL_ILU_PIVOT_TOL, scale);
+                           "factorization would divide by it%s", name,
+                           h->kind == KRILL_ILU_KIND_IC0 ? "d" : "u_ii", pivot, row,
+                           KRILL_ILU_PIVOT_TOL, scale, suggestion(h));
     }
     for (int64_t p = begin; p < written_end(h, row); p++)
         if (!isfinite(row_val[p - begin]))
             return krill_error(KRILL_ERR_NUMERIC, "%s: the factor entry (%d, %d) is %g, not "
-                               "finite, in row %d (0-based) (growth in the factorization); use "
-                               "jacobi or bjacobi, or reorder the matrix", name, row,
-                               h->col[p], row_val[p - begin], row);
+                               "finite, in row %d (0-based) (growth in the factorization)%s",
+                               name, row, h->col[p], row_val[p - begin], row, suggestion(h));
     return krill_error(KRILL_ERR_INTERNAL, "%s: row %d (0-based) was reported as failed but its "
                        "pivot and entries are fine", name, row);
 }

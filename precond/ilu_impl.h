@@ -23,7 +23,9 @@
  * finite or when |u_ii| <= KRILL_ILU_PIVOT_TOL * max_j |a_ij| over row i of A (ilu0), or, for
  * ic0, when d_i = a_ii - sum_{k<i} l_ik^2 <= KRILL_ILU_PIVOT_TOL * max_j |a_ij| (d_i <= 0: not
  * SPD enough for IC(0)). A factor entry that is not finite (growth) is refused the same way.
- * There is no shift: the messages suggest jacobi / bjacobi or a reordering instead. */
+ * Shift (krill_ilu_shift below, ilu_shift.c): ic0 by default and ilu0:shift factor
+ * s A + alpha D instead, alpha searched as PETSc does for its positive-definite shift; without
+ * it the messages suggest the option. */
 #ifndef KRILL_ILU_IMPL_H
 #define KRILL_ILU_IMPL_H
 
@@ -61,6 +63,8 @@ typedef struct krill_ilu_host {
                                 factorization walks a cursor per row instead */
     double *row_max;         /* n: max_j |a_ij| of the values last factored (krill_ilu_factor_cpu
                                 or krill_ilu_set_row_max); the pivot threshold's scale */
+    int shift;               /* 1: the preconditioner searches a shift (krill_ilu_shift), so a
+                                refused row's message suggests no option; 0: it suggests one */
     int64_t lower_nnz;       /* strictly lower entries */
     int64_t max_tri_row;     /* the most entries of one row of either strict triangle */
     krill_ilu_levels lower;  /* forward solve and factorization: columns j < i */
@@ -111,6 +115,42 @@ krill_status krill_ilu_factor_cpu(krill_ilu_host *h, const char *name, double *v
  * KRILL_ERR_INTERNAL when nothing in the row is wrong. */
 krill_status krill_ilu_row_failure(const krill_ilu_host *h, const char *name, int32_t row,
                                    const double *row_val);
+
+/* ---- shifted factorizations (ilu_shift.c, whose head has the math) --------------------
+ * The values factored are s A + alpha D: s = -1 for ic0 when every a_ii < 0 (krill_ilu_sign:
+ * IC(0) of -A, applied with the sign), else 1; D = diag(d_i), d_i = s a_ii (ilu0 where
+ * a_ii = 0: the row's largest |a_ij|); alpha = f alpha_top, alpha_top = 1.1 x the least alpha
+ * that makes every row strictly diagonally dominant, f bisected in [0, 1] as PETSc does. */
+#define KRILL_ILU_SHIFT_TRIES 5      /* shifted factorizations before f = hi (PETSc's 5) */
+#define KRILL_ILU_SHIFT_MARGIN 1.1   /* alpha_top over the least dominant alpha (PETSc's) */
+
+typedef struct krill_ilu_shift {
+    double *scale;           /* n: d_i */
+    int32_t bad_row;         /* ic0: the first row with s a_ii <= 0 (no shift helps), else -1 */
+    double top;              /* alpha_top */
+    double lo, hi;           /* the bracket of f: lo refused (or 0), hi succeeded (or 1) */
+    double frac;             /* f of the factorization to make (0: A's own) */
+    int tries;               /* shifted factorizations made before this one */
+} krill_ilu_shift;
+
+/* s: -1 when h is ic0 and every a_ii of a_val (h's CSR order) is negative, else 1. */
+int krill_ilu_sign(const krill_ilu_host *h, const double *a_val);
+/* The search's start from s A's values sa_val: d_i, bad_row, alpha_top; f = 0. */
+krill_status krill_ilu_shift_begin(krill_ilu_shift *s, const krill_ilu_host *h,
+                                   const double *sa_val);
+void krill_ilu_shift_free(krill_ilu_shift *s);
+/* alpha of the factorization to make: f alpha_top. */
+double krill_ilu_shift_alpha(const krill_ilu_shift *s);
+/* out = s A + alpha D (nnz values in h's CSR order; out != sa_val). */
+void krill_ilu_shift_values(const krill_ilu_shift *s, const krill_ilu_host *h,
+                            const double *sa_val, double *out);
+/* After a factorization with the current f, refused (1) or not (0): 1 when another is to be
+ * made (f updated), 0 when this success is the result, -1 when the search gives up. */
+int krill_ilu_shift_next(krill_ilu_shift *s, int refused);
+/* The error when the search gives up (KRILL_ERR_NUMERIC): the row with a_ii <= 0 for ic0,
+ * else the largest alpha tried and the last factorization's message (krill_last_error()). */
+krill_status krill_ilu_shift_refuse(const krill_ilu_shift *s, const krill_ilu_host *h,
+                                    const char *name, const double *sa_val);
 
 /* z = U^{-1} L^{-1} r on the host, serially, in row order, with the factors val (r and z
  * distinct; z holds y between the two solves). */
@@ -226,6 +266,8 @@ krill_status krill_ilu_gpu_repro_fits(const krill_ilu_host *h, const char *name)
 typedef struct krill_ilu_factors {
     int64_t n, nnz;
     int unit_lower;          /* 1: ilu0 (L has a unit diagonal); 0: ic0 (L's is stored) */
+    int sign;                /* s: the factors are those of s A + alpha D (ilu_shift.c) */
+    double alpha;            /* the shift (0: none) */
     const double *val;       /* nnz factor values in A's CSR order, context memory */
     const int32_t *dev_row_ptr; /* GPU: n + 1 row offsets in device memory; CPU: NULL */
     const int32_t *dev_col;     /* GPU: nnz columns in device memory; CPU: NULL */

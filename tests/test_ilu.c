@@ -5,7 +5,9 @@
  * sets, update with new values (and a failed update), the error paths (zero, tiny and
  * non-finite pivots, growth, missing diagonal, non-symmetric or non-SPD matrices given to
  * ic0; ic0's asymmetry reported ahead of an earlier refused row, at build and update),
- * allocation faults, and GMRES / CG converging in fewer iterations with them.
+ * allocation faults, and GMRES / CG converging in fewer iterations with them. The factors
+ * compared are unshifted: where a refusal is the point, ic0 runs as ic0:noshift (the shifted
+ * factorizations have their own test, test_ilu_shift.c).
  *
  * What must match. Factors: bit for bit on both devices. The KIJ loops give every entry its
  * updates in ascending k, as the library's row-by-row loops do, with each product and
@@ -592,11 +594,13 @@ static void test_errors(krill_ctx *ctx)
     const double nonsym[4] = {2, 1, 0.5, 2};
     expect_refusal(ctx, 2, zero_pivot, "ilu0", KRILL_ERR_NUMERIC, 1, "pivot u_ii = 0");
     expect_refusal(ctx, 2, tiny_pivot, "ilu0", KRILL_ERR_NUMERIC, 1, "tiny pivot");
-    expect_refusal(ctx, 2, tiny_pivot, "ic0", KRILL_ERR_NUMERIC, 1, "tiny pivot d");
+    expect_refusal(ctx, 2, tiny_pivot, "ic0:noshift", KRILL_ERR_NUMERIC, 1, "tiny pivot d");
     expect_refusal(ctx, 2, inf_pivot, "ilu0", KRILL_ERR_NUMERIC, 1, "not finite");
     expect_refusal(ctx, 2, growth, "ilu0", KRILL_ERR_NUMERIC, 1, "factor entry (1, 0)");
-    expect_refusal(ctx, 2, indefinite, "ic0", KRILL_ERR_NUMERIC, 1, "not SPD enough for IC(0)");
-    expect_refusal(ctx, 2, negative, "ic0", KRILL_ERR_NUMERIC, 0, "not SPD enough for IC(0)");
+    expect_refusal(ctx, 2, indefinite, "ic0:noshift", KRILL_ERR_NUMERIC, 1,
+                   "not SPD enough for IC(0)");
+    expect_refusal(ctx, 2, negative, "ic0:noshift", KRILL_ERR_NUMERIC, 0,
+                   "not SPD enough for IC(0)");
     expect_refusal(ctx, 3, missing, "ilu0", KRILL_ERR_NUMERIC, 1, "no diagonal entry");
     expect_refusal(ctx, 3, missing, "ic0", KRILL_ERR_NUMERIC, 1, "no diagonal entry");
     expect_refusal(ctx, 2, nonsym, "ic0", KRILL_ERR_ARG, -1, "use ilu0");
@@ -630,7 +634,7 @@ static void expect_asymmetry_first(krill_ctx *ctx, int32_t n, const double *dens
     double sym[64];
     mirror_lower(n, dense, sym);
     expect_refusal(ctx, n, dense, "ic0", KRILL_ERR_ARG, -1, "not symmetric");
-    expect_refusal(ctx, n, sym, "ic0", KRILL_ERR_NUMERIC, row, phrase);
+    expect_refusal(ctx, n, sym, "ic0:noshift", KRILL_ERR_NUMERIC, row, phrase);
 }
 
 /* The order of ic0's errors: asymmetry before a missing diagonal or a refused pivot in an
@@ -753,7 +757,7 @@ static void test_update(krill_ctx *ctx)
     CHECK_OK(krill_vec_create(ctx, a->n_rows, &vr));
     CHECK_OK(krill_vec_create(ctx, a->n_rows, &vz));
     CHECK_OK(krill_mat_create(ctx, a, NULL, &m));
-    CHECK_OK(krill_pc_create(m, "ic0", &pc));
+    CHECK_OK(krill_pc_create(m, "ic0:noshift", &pc));
     a01 = a->val[1];
     a->val[1] += 0.25;   /* (0, 1) but not (1, 0) */
     CHECK_OK(krill_mat_update_values(m, a->val));
@@ -861,7 +865,7 @@ static void check_testdata_matrix(const krill_csr *a, const char *name, void *us
     c->ilu_built += check_matrix(c->ctx, a, "ilu0", name, o);
     if (krill_csr_is_symmetric(a)) {
         c->symmetric++;
-        c->ic_built += check_matrix(c->ctx, a, "ic0", name, o);
+        c->ic_built += check_matrix(c->ctx, a, "ic0:noshift", name, o);
     }
 }
 
