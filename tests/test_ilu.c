@@ -249,12 +249,29 @@ typedef struct run_opts {
     int quiet;               /* refusals are expected (testdata): no line for them */
 } run_opts;
 
-/* Build kind ("ilu0"/"ic0") on a, compare the factors and one apply with the reference; a
- * refusal must be the reference's first refused row. Returns 1 when it was built. */
-static int check_matrix(krill_ctx *ctx, const krill_csr *a, const char *kind, const char *what,
-                        run_opts o)
+/* -A when every a_ii of the square a is negative (ic0 then factors -A and applies
+ * -(L L^T)^{-1}), else NULL. */
+static krill_csr *negated_if_negative(const krill_csr *a)
+{
+    krill_csr *b = NULL;
+    for (int32_t i = 0; i < a->n_rows; i++) {
+        const int64_t d = ref_find(a, i, i);
+        if (d < 0 || !(a->val[d] < 0.0)) return NULL;
+    }
+    if (a->n_rows == 0 || krill_csr_copy(a, &b) != KRILL_OK) return NULL;
+    for (int64_t p = 0; p < b->nnz; p++) b->val[p] = -b->val[p];
+    return b;
+}
+
+/* Build kind ("ilu0"/"ic0") on given, compare the factors and one apply with the reference
+ * (of -given for ic0 when its diagonal is all negative, z negated); a refusal must be the
+ * reference's first refused row. Returns 1 when it was built. */
+static int check_matrix(krill_ctx *ctx, const krill_csr *given, const char *kind,
+                        const char *what, run_opts o)
 {
     const int ic = strncmp(kind, "ic0", 3) == 0;   /* "ic0" or "ic0:G" */
+    krill_csr *neg = ic ? negated_if_negative(given) : NULL;
+    const krill_csr *a = neg ? neg : given;
     const int32_t n = a->n_rows;
     ref_factor ref = ref_factorize(a, ic);
     krill_mat *m = NULL;
@@ -266,7 +283,7 @@ static int check_matrix(krill_ctx *ctx, const krill_csr *a, const char *kind, co
     krill_status st;
     int built = 0;
     if (!r || !z || !zref || !got) exit(1);
-    CHECK_OK(krill_mat_create(ctx, a, "csr", &m));
+    CHECK_OK(krill_mat_create(ctx, given, "csr", &m));
     st = krill_pc_create(m, kind, &pc);
     if (st != KRILL_OK) {
         const int32_t row = message_row(krill_last_error());
@@ -287,7 +304,8 @@ static int check_matrix(krill_ctx *ctx, const krill_csr *a, const char *kind, co
         goto done;
     }
     CHECK_OK(krill_pc_ilu_factors(pc, &fac));
-    CHECK(fac.n == n && fac.nnz == a->nnz && fac.unit_lower == !ic);
+    CHECK(fac.n == n && fac.nnz == a->nnz && fac.unit_lower == !ic &&
+          fac.sign == (neg ? -1 : 1) && fac.alpha == 0.0);
     CHECK_OK(krill_mem_download(ctx, got, fac.val, (size_t)a->nnz * sizeof *got));
     if (a->nnz > 0 && memcmp(got, ref.f, (size_t)a->nnz * sizeof *got) != 0) {
         CHECK(0);
@@ -302,6 +320,7 @@ static int check_matrix(krill_ctx *ctx, const krill_csr *a, const char *kind, co
     CHECK_OK(krill_vec_upload(vr, r));
     CHECK_OK(krill_pc_apply(pc, vr, vz));
     CHECK_OK(krill_vec_download(vz, z));
+    for (int32_t i = 0; neg && i < n; i++) z[i] = -z[i];
     {
         const double back = check_backward(a, ref.f, !ic, r, z);
         CHECK(back <= 1.0);
@@ -327,6 +346,7 @@ done:
     krill_vec_destroy(&vz);
     krill_pc_destroy(&pc);
     krill_mat_destroy(&m);
+    krill_csr_destroy(&neg);
     free(ref.f);
     free(r);
     free(z);
