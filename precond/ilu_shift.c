@@ -131,7 +131,7 @@ krill_status krill_ilu_shift_refuse(const krill_ilu_shift *s, const krill_ilu_ho
     char last[400];
     if (s->bad_row >= 0)
         return krill_error(KRILL_ERR_NUMERIC, "%s: a_ii = %.6g <= 0 in row %d (0-based) while "
-                           "other diagonal entries are positive: the matrix is indefinite, and "
+                           "other diagonal entries are positive: the matrix is not definite, and "
                            "no diagonal shift A + alpha diag(A) gives IC(0) positive pivots; use "
                            "ilu0 with GMRES, or MINRES", name,
                            sa_val[h->diag[s->bad_row]], s->bad_row);
