@@ -9,7 +9,16 @@
  * on A's pattern, A ~ L U) or "ic0" (incomplete Cholesky of a symmetric A, A ~ L L^T; a
  * nonsymmetric A is KRILL_ERR_ARG). ilu0 and ic0 need every a_ii stored; a zero, tiny
  * (|pivot| <= 1e-12 x the row's largest |a_ij|) or non-finite pivot, a non-positive one for
- * ic0, or a non-finite factor entry is refused with KRILL_ERR_NUMERIC naming the row. */
+ * ic0, or a non-finite factor entry refuses the row. Options after a colon, separated by
+ * commas: G (1, 2, 3, 4 or 6 rows per group of the GPU's triangular solves), "shift" or
+ * "noshift", e.g. "ilu0:4,shift". With a shift (ic0's default, as PETSc's ICC; ilu0:shift) a
+ * refused row makes the factorization start again on A + alpha diag(A), alpha raised and
+ * lowered by PETSc's positive-definite search until the factorization succeeds (at most 7
+ * factorizations; krill_pc_describe gives alpha; krill_pc_update_values searches again);
+ * without one (ilu0's default, ic0:noshift), or when no alpha helps (ic0 with a_ii <= 0 in
+ * some row but not all), KRILL_ERR_NUMERIC names the row and, unshifted, the option. ic0 of
+ * a matrix whose every a_ii is negative factors -A = L L^T and applies M^{-1} = -(L L^T)^{-1}
+ * (PCG on -A then runs as on A). */
 #ifndef KRILL_PRECOND_H
 #define KRILL_PRECOND_H
 
