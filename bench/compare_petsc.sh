@@ -9,8 +9,10 @@
 # 2. compare_petsc.py: every square real matrix of TESTDATA/mtx (pattern-only, complex and
 #    rectangular files are listed as not run) and the generated SPECs in GEN, b = A*1,
 #    x0 = 0, rtol 1e-8, maxit 10000, restart 30; gmres + {none, jacobi, ilu0}, cg +
-#    {none, jacobi, ic0} on symmetric matrices, bicgstab + {jacobi, ilu0}, bjacobi:B where
-#    the matrix has a node block structure; krill on one CPU thread, PETSc one process;
+#    {none, jacobi, ic0:noshift} on symmetric matrices, bicgstab + {jacobi, ilu0}, bjacobi:B
+#    where the matrix has a node block structure, and the shifted factorizations (issue 18)
+#    cg + ic0 / gmres + ilu0:shift against PETSc's -pc_factor_shift_type positive_definite
+#    (within 25% is their target); krill on one CPU thread, PETSc one process;
 #    every run capped at TIMEOUT seconds; matrices above MAX_NNZ entries are skipped.
 # Writes OUTDIR/compare_petsc.md (summary and table, printed last), OUTDIR/compare_petsc.csv,
 # OUTDIR/compare_petsc.json (every run with its command line), OUTDIR/logs/*.log and

@@ -19,8 +19,9 @@
  * Preconditioners: none; jacobi (PETSc accepts zero diagonal entries where krill refuses
  * the matrix: their number goes to the JSON's note); pbjacobi (point-block Jacobi, krill's
  * bjacobi:B); ilu / icc with zero fill, natural ordering and no pivot shift (krill's ilu0 /
- * ic0; PETSc's own ICC default is a positive-definite shift: -pc_factor_shift_type
- * positive_definite gives it back). A zero pivot then ends the solve as
+ * ic0:noshift; PETSc's own ICC default is a positive-definite shift: -pc_factor_shift_type
+ * positive_definite gives it back, and compare_petsc.py passes it to pair icc with krill's
+ * ic0 and ilu with ilu0:shift). A zero pivot then ends the solve as
  * DIVERGED_PC_FAILED, reported, not hidden; a negative ICC pivot does not stop PETSc (it
  * goes on as an incomplete LDL^T, where krill's ic0 refuses the matrix): their number goes
  * to the JSON's note.
