@@ -21,6 +21,8 @@ target_compile_definitions(test_gpu_ilu PRIVATE ILU_TEST_GPU)
 # shifted ilu0 / ic0 (ic0's default, ilu0:shift): matrices that need a shift, -A, refusals,
 # updates, faults, reproducible bits across threads (CPU)
 krill_test(test_ilu_shift test_ilu_shift.c LABELS data)
+krill_test(test_gpu_ilu_shift test_ilu_shift.c LABELS gpu)
+target_compile_definitions(test_gpu_ilu_shift PRIVATE ILU_SHIFT_TEST_GPU)
 krill_test(test_fgmres test_fgmres.c LABELS data)
 # extreme but finite scaling: diag(1e160 ...) and diag(1e-170 ...) in every solver, and
 # scaled real problems against the unscaled (solve.c's equilibration, krill_norm_from_ss)

@@ -18,8 +18,10 @@
  *    diagonal of both signs names the non-positive a_ii; a search that gives up names alpha;
  *    malformed options;
  *  - krill_pc_update_values runs the search again (alpha follows the values, 0 when none is
- *    needed); allocation faults in build and update; reproducible mode: the same bits of z
- *    and of a whole PCG solve on 1 and 2 threads (level-scheduled there). CPU only. */
+ *    needed); allocation faults in build and update; reproducible mode (CPU): the same bits
+ *    of z and of a whole PCG solve on 1 and 2 threads (level-scheduled there).
+ * Built twice: CPU (label data) and, with ILU_SHIFT_TEST_GPU, GPU (label gpu; the same
+ * checks but the thread counts: the GPU factors the shifted values the host prepares). */
 #include <float.h>
 
 #include "core/core_impl.h"
@@ -447,6 +449,7 @@ static void test_faults(krill_ctx *ctx)
     krill_csr_destroy(&na);
 }
 
+#ifndef ILU_SHIFT_TEST_GPU
 /* Reproducible mode: z = M^{-1} r and a whole PCG solve have the same bits on 1 thread and
  * on 2 (the CPU solves level by level there), for A and -A, both shifted. */
 static void test_repro_threads(void)
@@ -491,6 +494,7 @@ static void test_repro_threads(void)
     }
     krill_csr_destroy(&a);
 }
+#endif
 
 /* ---- testdata ---------------------------------------------------------------------------- */
 
@@ -549,13 +553,19 @@ static void test_testdata(krill_ctx *ctx)
 
 int main(void)
 {
+#ifdef ILU_SHIFT_TEST_GPU
+    krill_ctx *ctx = tu_gpu_ctx_or_skip();
+#else
     krill_ctx *ctx = tu_cpu_ctx(2);
+#endif
     test_kershaw(ctx);
     test_negative(ctx);
     test_refusals(ctx);
     test_update(ctx);
     test_faults(ctx);
+#ifndef ILU_SHIFT_TEST_GPU
     test_repro_threads();
+#endif
     test_testdata(ctx);
     krill_ctx_destroy(&ctx);
     return tu_finish("test_ilu_shift");
