@@ -108,7 +108,8 @@ void fuzz_check_matrix(const krill_csr *a)
     if (krill_csr_check(a, "read") != KRILL_OK)
         fuzz_fail("a matrix read without error fails krill_csr_check: %s", krill_last_error());
     for (int32_t r = 0; r < a->n_rows; r++)
-        if (a->row_ptr[r + 1] - a->row_ptr[r] > longest) longest = a->row_ptr[r + 1] - a->row_ptr[r];
+        if (a->row_ptr[r + 1] - a->row_ptr[r] > longest)
+            longest = a->row_ptr[r + 1] - a->row_ptr[r];
     check_format(a, "csr");
     if ((int64_t)a->n_rows * longest <= FUZZ_ELL_MAX_CELLS) check_format(a, "ell");
     const char *path = fuzz_path("roundtrip.mtx");

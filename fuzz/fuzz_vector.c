@@ -42,7 +42,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const char *path = fuzz_path("input.mtx"), *copy = fuzz_path("vector.mtx");
     fuzz_write(path, data, size);
     krill_status st = krill_mm_read_vector(path, &x, &n);
-    if ((st == KRILL_OK) != (x != NULL)) fuzz_fail("status %d with%s a vector", (int)st, x ? "" : "out");
+    if ((st == KRILL_OK) != (x != NULL))
+        fuzz_fail("status %d with%s a vector", (int)st, x ? "" : "out");
     if (st == KRILL_OK) {
         for (int64_t i = 0; i < n; i++)
             if (!isfinite(x[i])) fuzz_fail("vector entry %lld is %g", (long long)i, x[i]);

@@ -32,7 +32,8 @@ for h in "${harnesses[@]}"; do
   if [ $rc -ne 0 ]; then
     failed=1
     echo "fuzz_$h: FAILED (exit $rc), see $log:"
-    grep -E 'ERROR|violated|SUMMARY|Test unit written' "$log" | head -5 | sed 's/^/  /'
+    { grep -E 'ERROR|violated|SUMMARY|Test unit written' "$log" || tail -2 "$log"; } |
+      head -5 | sed 's/^/  /'
   else
     echo "fuzz_$h: ${runs:-?} executions in ${seconds} s; $(echo "$stats" | grep -oE 'cov: [0-9]+ ft: [0-9]+ corp: [0-9]+/[0-9a-zA-Z]+')"
   fi

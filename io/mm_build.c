@@ -263,7 +263,8 @@ static double array_entry(const mm_header *h, const double *v, int64_t i, int64_
     }
 }
 
-static krill_status build_array(const char *name, const mm_header *h, const mm_entries *e, krill_csr **out)
+static krill_status build_array(const char *name, const mm_header *h, const mm_entries *e,
+                                krill_csr **out)
 {
     krill_status st = KRILL_OK;
     krill_csr *a = NULL;

@@ -105,7 +105,8 @@ static void test_csr_too_large(void)
     CHECK(text != NULL);
     len += (size_t)snprintf(text, cap, "%%%%MatrixMarket matrix coordinate pattern general\n"
                             "50000 50000 50000\n");
-    for (int i = 1; i <= 50000; i++) len += (size_t)snprintf(text + len, cap - len, "%d %d\n", i, i);
+    for (int i = 1; i <= 50000; i++)
+        len += (size_t)snprintf(text + len, cap - len, "%d %d\n", i, i);
     krill_host_mem_limit(900000);
     CHECK_STATUS(krill_mm_read_buffer("t.mtx", text, len, &a, NULL), KRILL_ERR_ALLOC);
     CHECK(a == NULL && message_has("t.mtx:2: reading the 50000 x 50000 matrix (the CSR) "
