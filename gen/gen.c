@@ -42,6 +42,10 @@ static const char help_convdiff3d[] =
 static const char help_elasticity3d[] =
     "elasticity3d:NX,NY,NZ  linear elasticity, trilinear hexahedra, cantilever clamped at "
     "x = 0; SPD, 3*NX*(NY+1)*(NZ+1) rows";
+static const char help_stokes2d[] =
+    "stokes2d:K[,C]         Stokes saddle point [[A, B'], [B, -C I]] on a K x K MAC grid (A: "
+    "Laplacians of u and v, B: -divergence), C default 0.01; symmetric indefinite, 3K^2-2K "
+    "rows";
 static const char help_band1[] =
     "band1[:N]              diagonal (paper: N = 2000000, nnz 2000000)";
 static const char help_band3[] =
@@ -67,6 +71,9 @@ static const gen_entry gen_table[] = {
     {.name = "elasticity3d", .help = help_elasticity3d, .n_params = 3,
      .params = {{"NX", GEN_INTEGER, 0, 0}, {"NY", GEN_INTEGER, 0, 0}, {"NZ", GEN_INTEGER, 0, 0}},
      .build = krill_gen_elasticity3d},
+    {.name = "stokes2d", .help = help_stokes2d, .n_params = 2,
+     .params = {{"K", GEN_INTEGER, 0, 0}, {"C", GEN_REAL, 1, 0.01}},
+     .build = krill_gen_stokes2d},
     {.name = "band1", .help = help_band1, .n_params = 1, .params = GEN_PAPER_N(2000000),
      .build = krill_gen_band1},
     {.name = "band3", .help = help_band3, .n_params = 1, .params = GEN_PAPER_N(2000000),
@@ -83,7 +90,7 @@ static const gen_entry gen_table[] = {
 #define GEN_COUNT ((int)(sizeof gen_table / sizeof gen_table[0]))
 
 static const char *const gen_help_lines[] = {
-    help_poisson3d, help_convdiff3d, help_elasticity3d, help_band1, help_band3,
+    help_poisson3d, help_convdiff3d, help_elasticity3d, help_stokes2d, help_band1, help_band3,
     help_band101, help_rand1, help_rand100, help_band1x, NULL,
 };
 

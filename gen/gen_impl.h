@@ -29,6 +29,8 @@ krill_status krill_gen_poisson3d(const krill_gen_args *args, krill_csr **csr);
 krill_status krill_gen_convdiff3d(const krill_gen_args *args, krill_csr **csr);
 /* elasticity.c */
 krill_status krill_gen_elasticity3d(const krill_gen_args *args, krill_csr **csr);
+/* saddle.c */
+krill_status krill_gen_stokes2d(const krill_gen_args *args, krill_csr **csr);
 /* paper.c: the six matrices of the SpMV paper's Table 2 */
 krill_status krill_gen_band1(const krill_gen_args *args, krill_csr **csr);
 krill_status krill_gen_band3(const krill_gen_args *args, krill_csr **csr);

@@ -1,6 +1,6 @@
 /* solver/solve.c - krill_solve: option defaults, argument checks, the right-hand side's norm
  * (b = 0 answers x = 0 at once), the history buffer and the timer, the equilibration of an
- * extreme b, then GMRES / FGMRES, CG or BiCGStab.
+ * extreme b, then GMRES / FGMRES, CG, BiCGStab or MINRES.
  *
  * Decisions:
  * - NaN or Inf in b, or in the initial residual b - A x0 (NaN/Inf in x0), is bad input:
@@ -106,9 +106,10 @@ static krill_status check_options(const krill_solver_opts *o)
     krill_status st = KRILL_OK;
     const int gmres_like = o->solver == KRILL_SOLVER_GMRES || o->solver == KRILL_SOLVER_FGMRES;
     KRILL_REQUIRE(gmres_like || o->solver == KRILL_SOLVER_CG ||
-                  o->solver == KRILL_SOLVER_BICGSTAB,
+                  o->solver == KRILL_SOLVER_BICGSTAB || o->solver == KRILL_SOLVER_MINRES,
                   "krill_solve: unknown solver %d (KRILL_SOLVER_GMRES = 0, KRILL_SOLVER_CG = 1, "
-                  "KRILL_SOLVER_FGMRES = 2, KRILL_SOLVER_BICGSTAB = 3)", (int)o->solver);
+                  "KRILL_SOLVER_FGMRES = 2, KRILL_SOLVER_BICGSTAB = 3, KRILL_SOLVER_MINRES = 4)",
+                  (int)o->solver);
     KRILL_REQUIRE(o->rtol >= 0.0 && krill_is_finite(o->rtol),
                   "krill_solve: rtol = %g; it must be finite and >= 0", o->rtol);
     KRILL_REQUIRE(o->atol >= 0.0 && krill_is_finite(o->atol),
@@ -190,6 +191,7 @@ static krill_status run_solver(const krill_solve_problem *p, krill_solve_info *i
     krill_status st = KRILL_OK;
     if (p->opts.solver == KRILL_SOLVER_CG) KRILL_TRY(krill_cg_run(p, info));
     else if (p->opts.solver == KRILL_SOLVER_BICGSTAB) KRILL_TRY(krill_bicgstab_run(p, info));
+    else if (p->opts.solver == KRILL_SOLVER_MINRES) KRILL_TRY(krill_minres_run(p, info));
     else KRILL_TRY(krill_gmres_run(p, info));
 cleanup:
     return st;

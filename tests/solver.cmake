@@ -7,6 +7,19 @@ krill_test(test_cg test_cg.c LABELS unit)
 krill_test(test_cg_sign test_cg_sign.c LABELS unit)
 krill_test(test_gpu_cg_sign test_cg_sign.c LABELS gpu)
 target_compile_definitions(test_gpu_cg_sign PRIVATE CG_SIGN_TEST_GPU)
+# MINRES: stokes2d, symmetric indefinite testdata, Jacobi (+-), repro on 1 and 2 threads, faults
+krill_test(test_minres test_minres.c LABELS data)
+# MINRES against SciPy's minres (iteration counts within 15%); skipped without python3 + scipy
+find_program(KRILL_PYTHON3 python3)
+if(KRILL_PYTHON3)
+  add_test(NAME test_minres_scipy COMMAND ${KRILL_PYTHON3}
+    ${CMAKE_CURRENT_SOURCE_DIR}/minres_scipy.py $<TARGET_FILE:krill_cli>
+    ${CMAKE_CURRENT_BINARY_DIR}/minres_scipy gen:stokes2d:8 gen:stokes2d:32 gen:stokes2d:16,0
+    testdata:mtx/tumorAntiAngiogenesis_2.mtx testdata:mtx/reorientation_1.mtx
+    testdata:mtx/hangGlider_2.mtx testdata:mtx/Si2.mtx testdata:mtx/rdb200.mtx)
+  set_tests_properties(test_minres_scipy PROPERTIES SKIP_RETURN_CODE 77 LABELS "data"
+    ENVIRONMENT "KRILL_TESTDATA=${KRILL_TESTDATA_DIR};KRILL_TESTDATA_LOCAL=${KRILL_TESTDATA_LOCAL_DIR}")
+endif()
 krill_test(test_gmres test_gmres.c LABELS data)
 krill_test(test_precond test_precond.c LABELS unit)
 krill_test(test_solver_gpu test_solver_gpu.c LABELS gpu)

@@ -619,7 +619,7 @@ static void test_bad_specs(void)
     } bad[] = {
         {"", "unknown generator ''"},
         {"foo:3", "unknown generator 'foo' in spec 'foo:3' (known: poisson3d, convdiff3d, "
-                  "elasticity3d, band1, band3, band101, rand1, rand100, band1x)"},
+                  "elasticity3d, stokes2d, band1, band3, band101, rand1, rand100, band1x)"},
         {"Poisson3d:3", "unknown generator 'Poisson3d'"},
         {"poisson3d", "poisson3d: missing K"},
         {"poisson3d:", "poisson3d: K must be a positive integer, got ''"},
@@ -681,7 +681,7 @@ static void test_help(void)
         CHECK(strstr(krill_last_error(), "unknown generator") == NULL);
         CHECK(strchr(lines[count], '\n') == NULL);
     }
-    CHECK(count == 9);
+    CHECK(count == 10);
 }
 
 /* ---- build time ----------------------------------------------------------------------------- */

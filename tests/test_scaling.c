@@ -12,8 +12,10 @@
 #include "solver_util.h"
 
 static const krill_solver_type solvers[] = { KRILL_SOLVER_GMRES, KRILL_SOLVER_FGMRES,
-                                             KRILL_SOLVER_CG, KRILL_SOLVER_BICGSTAB };
-static const char *const solver_names[] = { "gmres", "fgmres", "cg", "bicgstab" };
+                                             KRILL_SOLVER_CG, KRILL_SOLVER_BICGSTAB,
+                                             KRILL_SOLVER_MINRES };
+static const char *const solver_names[] = { "gmres", "fgmres", "cg", "bicgstab", "minres" };
+#define SOLVER_COUNT ((int)(sizeof solvers / sizeof solvers[0]))
 
 /* Solve diag(s, 2s, 3s) x = b (b = A 1 when b_is_a1, else b = 1) from x = 0; x_out: the
  * solution (3). Checks convergence in at most 3 iterations and the solution. */
@@ -72,7 +74,7 @@ static void test_diagonals(void)
     CHECK_OK(krill_ctx_set_repro(repro2, KRILL_REPRO_OZAKI, 0));
     for (int si = 0; si < 2; si++)
         for (int b1 = 0; b1 < 2; b1++)
-            for (int sv = 0; sv < 4; sv++)
+            for (int sv = 0; sv < SOLVER_COUNT; sv++)
                 for (int pi = 0; pi < 2; pi++) {
                     double x[3], x1[3], x2[3];
                     check_diagonal(plain, scales[si], b1, sv, pcs[pi], x);
@@ -190,9 +192,10 @@ static void test_scaled_problems(void)
     krill_csr *spd = tu_testdata_has("mtx/bcsstk01.mtx") ? su_testdata("mtx/bcsstk01.mtx")
                                                           : su_gen("elasticity3d:4,3,3");
     krill_csr *gen = su_gen("convdiff3d:8,2");     /* nonsymmetric */
-    for (int sv = 0; sv < 4; sv++)
-        check_scaled_problem(ctx, solvers[sv] == KRILL_SOLVER_CG ? "spd" : "convdiff",
-                             solvers[sv] == KRILL_SOLVER_CG ? spd : gen, sv);
+    for (int sv = 0; sv < SOLVER_COUNT; sv++) {
+        int symmetric = solvers[sv] == KRILL_SOLVER_CG || solvers[sv] == KRILL_SOLVER_MINRES;
+        check_scaled_problem(ctx, symmetric ? "spd" : "convdiff", symmetric ? spd : gen, sv);
+    }
     krill_csr_destroy(&spd);
     krill_csr_destroy(&gen);
     krill_ctx_destroy(&ctx);

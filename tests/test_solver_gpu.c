@@ -206,6 +206,7 @@ static const char *solver_name(krill_solver_type t)
     case KRILL_SOLVER_CG: return "cg";
     case KRILL_SOLVER_FGMRES: return "fgmres";
     case KRILL_SOLVER_BICGSTAB: return "bicgstab";
+    case KRILL_SOLVER_MINRES: return "minres";
     }
     return "?";
 }
@@ -267,6 +268,10 @@ static void test_solves(krill_ctx *gpu, krill_ctx *cpu)
     compare(gpu, cpu, "convdiff3d:10,2", "jacobi", &o);
     compare(gpu, cpu, "convdiff3d:30,1", NULL, &o);
     compare(gpu, cpu, "convdiff3d:12,20", "jacobi", &o);
+    o.solver = KRILL_SOLVER_MINRES;     /* the saddle point, and an SPD matrix with Jacobi */
+    compare(gpu, cpu, "stokes2d:16", NULL, &o);
+    compare(gpu, cpu, "stokes2d:40", NULL, &o);
+    compare(gpu, cpu, "poisson3d:16", "jacobi", &o);
 }
 
 /* 1 when the preconditioner builds on the matrix of `spec` on the CPU (else it says why). */
@@ -320,7 +325,7 @@ static void test_gpu_paths(krill_ctx *gpu)
     su_system_make(&s, gpu, su_gen("poisson3d:16"), NULL, 62);
     zeros = calloc((size_t)s.n, sizeof(double));
     krill_solver_opts_default(&o);
-    for (int solver = KRILL_SOLVER_GMRES; solver <= KRILL_SOLVER_BICGSTAB; solver++) {
+    for (int solver = KRILL_SOLVER_GMRES; solver <= KRILL_SOLVER_MINRES; solver++) {
         o.solver = (krill_solver_type)solver;
         o.monitor = su_monitor_fn;
         o.monitor_data = &mon;

@@ -1,10 +1,11 @@
 /* krill/solver.h - Krylov solvers.
  *
  * krill_solve runs restarted GMRES(m) or FGMRES(m) (right-preconditioned; FGMRES allows a
- * preconditioner that changes from one application to the next), CG/PCG, or BiCGStab
- * (right-preconditioned) on A x = b, with x holding the initial guess on entry and the
- * solution on return. The return status says whether the call worked; whether the method
- * converged is info->reason. */
+ * preconditioner that changes from one application to the next), CG/PCG (A and M symmetric
+ * definite, positive or negative), BiCGStab (right-preconditioned), or MINRES (A symmetric,
+ * possibly indefinite -- saddle-point systems; M symmetric definite) on A x = b, with x
+ * holding the initial guess on entry and the solution on return. The return status says
+ * whether the call worked; whether the method converged is info->reason. */
 #ifndef KRILL_SOLVER_H
 #define KRILL_SOLVER_H
 
@@ -20,7 +21,8 @@ typedef enum krill_solver_type {
     KRILL_SOLVER_GMRES = 0,
     KRILL_SOLVER_CG = 1,
     KRILL_SOLVER_FGMRES = 2,     /* flexible GMRES: keeps M^{-1} v_j (m more vectors) */
-    KRILL_SOLVER_BICGSTAB = 3    /* BiCGStab: two SpMVs per iteration */
+    KRILL_SOLVER_BICGSTAB = 3,   /* BiCGStab: two SpMVs per iteration */
+    KRILL_SOLVER_MINRES = 4      /* MINRES: symmetric A, indefinite allowed; M definite */
 } krill_solver_type;
 
 typedef enum krill_ortho {
@@ -80,7 +82,8 @@ typedef struct krill_solve_info {
     double bnorm;
     double *history;         /* estimated residual norm per iteration, [0] = initial
                                 (BiCGStab: after each full iteration, or its half step when
-                                that one converged) */
+                                that one converged; MINRES with M: ||r||_{M^-1} scaled to
+                                ||r||_2 at the start and at each true residual) */
     int history_len;
     krill_solve_times times;
 } krill_solve_info;
