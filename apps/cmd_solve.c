@@ -21,10 +21,12 @@
 /* Seed of the deterministic random right-hand side (--rhs random). */
 #define RANDOM_RHS_SEED 0x9E3779B97F4A7C15ull
 
-static const char *const solver_names[] = { "gmres", "cg", "fgmres", "bicgstab", NULL };
+static const char *const solver_names[] = { "gmres", "cg", "fgmres", "bicgstab", "minres",
+                                            NULL };
 static const krill_solver_type solver_types[] = { KRILL_SOLVER_GMRES, KRILL_SOLVER_CG,
-                                                  KRILL_SOLVER_FGMRES, KRILL_SOLVER_BICGSTAB };
-enum { SOLVER_GMRES, SOLVER_CG };          /* indices in solver_names */
+                                                  KRILL_SOLVER_FGMRES, KRILL_SOLVER_BICGSTAB,
+                                                  KRILL_SOLVER_MINRES };
+enum { SOLVER_GMRES, SOLVER_CG, SOLVER_MINRES = 4 };   /* indices in solver_names */
 static const char *const ortho_names[] = { "cgs2", "mgs", NULL };
 static const krill_ortho ortho_types[] = { KRILL_ORTHO_CGS2, KRILL_ORTHO_MGS };
 static const char *const device_names[] = { "auto", "cpu", "gpu", NULL };
@@ -50,10 +52,13 @@ static void solve_usage(FILE *out)
             "                      error is reported), deterministic random b in [-1, 1), or b\n"
             "                      read from a Matrix Market vector file\n"
             "solver\n"
-            "  --solver gmres|fgmres|cg|bicgstab\n"
+            "  --solver gmres|fgmres|cg|bicgstab|minres\n"
             "                      default: cg for the default problem and when A is symmetric\n"
-            "                      with a positive diagonal, gmres otherwise. fgmres: flexible\n"
-            "                      GMRES (keeps M^-1 v_j); bicgstab: 2 SpMVs per iteration\n"
+            "                      with a diagonal of one sign (positive or negative), minres\n"
+            "                      when A is symmetric with diagonal entries of both signs or\n"
+            "                      zero, gmres otherwise. fgmres: flexible GMRES (keeps\n"
+            "                      M^-1 v_j); bicgstab: 2 SpMVs per iteration; minres:\n"
+            "                      symmetric indefinite A (saddle points), M definite\n"
             "  --restart M         GMRES / FGMRES restart length (default 30)\n"
             "  --ortho cgs2|mgs    GMRES / FGMRES orthogonalization (default cgs2)\n"
             "  --precond NAME[:PARAM]\n"
@@ -185,22 +190,26 @@ cleanup:
     return rc;
 }
 
-/* 1 if every diagonal entry of the square matrix a is present and positive: necessary for
- * a symmetric matrix to be positive definite (a zero or negative a_ii = e_i'A e_i rules it
- * out), and cheap to check. */
-static int diagonal_positive(const krill_csr *a)
+/* The sign of the diagonal of the square matrix a: +1 when every diagonal entry is present
+ * and positive, -1 when every one is negative, 0 otherwise (both signs, or a zero or missing
+ * entry). A symmetric matrix can be definite only with +1 (positive) or -1 (negative):
+ * a_ii = e_i'A e_i. Cheap to check, and necessary only. */
+static int diagonal_sign(const krill_csr *a)
 {
+    int pos = 0, neg = 0;
     for (int32_t i = 0; i < a->n_rows; i++) {
         double d = 0.0;
         for (int64_t p = a->row_ptr[i]; p < a->row_ptr[i + 1]; p++)
             if (a->col[p] == i) d = a->val[p];
-        if (!(d > 0.0)) return 0;
+        pos += d > 0.0;
+        neg += d < 0.0;
     }
-    return 1;
+    return pos == a->n_rows ? 1 : neg == a->n_rows ? -1 : 0;
 }
 
 /* The solver asked for, else CG for the default problem and for symmetric matrices with a
- * positive diagonal (possibly SPD), GMRES for everything else. */
+ * diagonal of one sign (possibly definite), MINRES for symmetric matrices whose diagonal has
+ * both signs or zeros (then certainly not definite), GMRES for everything else. */
 static void choose_solver(const solve_args *args, const krill_csr *a, cli_solve_report *report)
 {
     int index = args->solver;
@@ -212,14 +221,18 @@ static void choose_solver(const solve_args *args, const krill_csr *a, cli_solve_
     } else if (!krill_csr_is_symmetric(a)) {
         index = SOLVER_GMRES;
         report->solver_why = "A is not symmetric";
-    } else if (!diagonal_positive(a)) {
-        index = SOLVER_GMRES;
-        report->solver_why = "A is symmetric but has a zero or negative diagonal entry, so it is "
-                             "not positive definite";
+    } else if (diagonal_sign(a) == 0) {
+        index = SOLVER_MINRES;
+        report->solver_why = "A is symmetric with diagonal entries of both signs or zero, so it "
+                             "is indefinite: MINRES";
+    } else if (diagonal_sign(a) < 0) {
+        index = SOLVER_CG;
+        report->solver_why = "A is symmetric with a negative diagonal; if it is not negative "
+                             "definite use --solver minres";
     } else {
         index = SOLVER_CG;
         report->solver_why = "A is symmetric with a positive diagonal; if it is not positive "
-                             "definite use --solver gmres";
+                             "definite use --solver minres";
     }
     report->solver = solver_names[index];
     report->opts.solver = solver_types[index];

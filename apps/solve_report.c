@@ -70,6 +70,11 @@ void cli_report_human(FILE *out, const cli_solve_report *r)
     fprintf(out, "rhs       %s\n", r->rhs);
     fprintf(out, "result    %s after %d iterations\n", krill_reason_string(r->info.reason),
             r->info.iterations);
+    if (r->info.reason == KRILL_DIVERGED_INDEFINITE && r->opts.solver == KRILL_SOLVER_CG)
+        fprintf(out, "          CG needs A and M definite: for a symmetric indefinite A "
+                "try --solver minres\n");
+    else if (r->info.reason == KRILL_DIVERGED_INDEFINITE)
+        fprintf(out, "          MINRES needs a definite M: try another --precond, or none\n");
     fprintf(out, "          true relative residual %.3e\n", r->info.relres);
     if (r->exact_known)
         fprintf(out, "          error vs x = 1: max |x_i - 1| %.3e, ||x - 1|| / ||1|| %.3e\n",

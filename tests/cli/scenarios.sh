@@ -40,10 +40,15 @@ malformed)   # a garbage number on line 4: the message names FILE:LINE
   cat err
   grep -q 'bad.mtx:4' err || fail "message does not name bad.mtx:4"
   ;;
-default_solver)   # symmetric with a zero diagonal: not SPD, so GMRES; SPD: CG; nonsym: GMRES
+default_solver)   # symmetric with a zero diagonal: indefinite, so MINRES; SPD: CG; nonsym: GMRES
   printf '%%%%MatrixMarket matrix coordinate real symmetric\n3 3 3\n2 1 1.0\n3 2 1.0\n3 3 2.0\n' >indef.mtx
   run 0 solve indef.mtx
-  grep -Eq '^solver +gmres \(A is symmetric but has a zero' out || { cat out; fail "not gmres"; }
+  grep -Eq '^solver +minres \(A is symmetric with diagonal entries of both signs or zero' out ||
+    { cat out; fail "not minres"; }
+  run 0 solve --gen stokes2d:4
+  grep -Eq '^solver +minres ' out || { cat out; fail "not minres for a saddle point"; }
+  run 1 solve --gen stokes2d:4 --solver cg
+  grep -q 'try --solver minres' out || { cat out; fail "CG's indefinite stop does not suggest minres"; }
   run 0 solve --gen poisson3d:4
   grep -Eq '^solver +cg ' out || { cat out; fail "not cg for an SPD matrix"; }
   run 0 solve --gen convdiff3d:4
