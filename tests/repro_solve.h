@@ -21,7 +21,7 @@ typedef struct rs_case {
     krill_ortho ortho;
     const char *pc;              /* NULL: none */
     int maxit;
-    int spd_only;                /* CG: only on SPD problems */
+    int spd_only;                /* CG, MINRES: only on SPD (symmetric) problems */
 } rs_case;
 
 static const rs_case rs_cases[] = {
@@ -33,6 +33,8 @@ static const rs_case rs_cases[] = {
     {"cg+jacobi", KRILL_SOLVER_CG, KRILL_ORTHO_CGS2, "jacobi", 60, 1},        /* DIAGONAL */
     {"cg+bjacobi:3", KRILL_SOLVER_CG, KRILL_ORTHO_CGS2, "bjacobi:3", 60, 1},  /* GENERAL */
     {"bicgstab", KRILL_SOLVER_BICGSTAB, KRILL_ORTHO_CGS2, NULL, 30, 0},
+    {"minres", KRILL_SOLVER_MINRES, KRILL_ORTHO_CGS2, NULL, 60, 1},
+    {"minres+jacobi", KRILL_SOLVER_MINRES, KRILL_ORTHO_CGS2, "jacobi", 60, 1},
 };
 #define RS_NCASES ((int)(sizeof rs_cases / sizeof rs_cases[0]))
 
