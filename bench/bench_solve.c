@@ -4,9 +4,9 @@
  *               [--rtol R] [--maxit N] [--restart M] [--runs K] [--write-bin DIR]
  *               [--no-solve] [--repro S] [--csv FILE] [--json FILE] [SOLVER:MATRIX ...]
  *
- * SOLVER is cg, gmres, fgmres or bicgstab; MATRIX a krill_gen SPEC or a .mtx file. With none:
- * cg:poisson3d:128 and gmres:convdiff3d:128. The system is the one the issue fixes for
- * every side of the comparison: b = A*1 (computed on the host by krill_csr_spmv_ref),
+ * SOLVER is cg, gmres, fgmres, bicgstab or minres; MATRIX a krill_gen SPEC or a .mtx file.
+ * With none: cg:poisson3d:128 and gmres:convdiff3d:128. The system is the one the issue
+ * fixes for every side of the comparison: b = A*1 (computed on the host by krill_csr_spmv_ref),
  * x0 = 0, rtol relative to ||b|| (default 1e-8), GMRES restart 30.
  *
  * --precond LIST: comma-separated preconditioner names as krill_pc_create takes them
@@ -52,6 +52,7 @@ static const solver_name solver_names[] = {
     {.name = "gmres", .type = KRILL_SOLVER_GMRES},
     {.name = "fgmres", .type = KRILL_SOLVER_FGMRES},
     {.name = "bicgstab", .type = KRILL_SOLVER_BICGSTAB},
+    {.name = "minres", .type = KRILL_SOLVER_MINRES},
 };
 
 typedef struct solve_opts {
@@ -93,7 +94,8 @@ static void usage(FILE *f)
             "                   [--precond LIST] [--rtol R] [--maxit N] [--restart M]\n"
             "                   [--runs K] [--write-bin DIR] [--no-solve] [--repro S]\n"
             "                   [--csv FILE] [--json FILE] [SOLVER:MATRIX ...]\n"
-            "SOLVER: cg | gmres | fgmres | bicgstab; MATRIX: a krill_gen SPEC or a .mtx file\n"
+            "SOLVER: cg | gmres | fgmres | bicgstab | minres; MATRIX: a krill_gen SPEC or a .mtx\n"
+            "file\n"
             "LIST: comma-separated preconditioners, e.g. none,jacobi,bjacobi:3 (default none)\n"
             "default: cg:poisson3d:128 gmres:convdiff3d:128\n");
 }
@@ -221,8 +223,8 @@ static void bench_problem(krill_ctx *ctx, const char *problem, const solve_opts 
     char why[200] = "";
     solver = parse_problem(problem, &matrix);
     if (!solver) {
-        snprintf(why, sizeof why, "'%s' is not SOLVER:MATRIX with SOLVER cg, gmres, fgmres "
-                 "or bicgstab", problem);
+        snprintf(why, sizeof why, "'%s' is not SOLVER:MATRIX with SOLVER cg, gmres, fgmres, "
+                 "bicgstab or minres", problem);
         failed = why;
     } else if (bench_load_matrix(matrix, &a, &gen_s) != KRILL_OK ||
                bench_rhs_ones(a, &b) != KRILL_OK ||
