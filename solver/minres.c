@@ -31,10 +31,11 @@
  * M that is not definite). gamma = 0 (beta = gbar = 0, A singular on the space) is a
  * breakdown before x moves.
  *
- * Definite M. r'z must keep the sign of the first r'z (zero or a sign change: reason
- * INDEFINITE, the preconditioner is not definite). A negative definite M (e.g. Jacobi on
- * a matrix whose diagonal is negative) is used as -M: z and r'z are negated where they are
- * read (v = sign z / beta, beta^2 = sign r2'z), which costs nothing.
+ * Definite M. r'z must keep the sign of the first r'z: a sign change (or a zero first r'z)
+ * is the reason INDEFINITE, the preconditioner is not definite; a later r'z = 0 is beta = 0,
+ * the invariant case above. A negative definite M (e.g. Jacobi on a matrix whose diagonal
+ * is negative) is used as -M: z and r'z are negated where they are read (v = sign z / beta,
+ * beta^2 = sign r2'z), which costs nothing.
  *
  * Memory traffic per iteration (passes over vectors of n doubles besides the SpMV, which
  * reads v and writes y):
@@ -133,9 +134,10 @@ static double *col(const krill_solve_problem *p, const minres_ws *ws, int c)
     return ws->block + (size_t)c * (size_t)p->n;
 }
 
-/* z = M^{-1} r2 (nothing without M) and the scalar beta = sqrt(sign r2'z); *end tells when
- * r2'z is not usable (NaN; zero or of the wrong sign: M not definite, unless r2 = 0). At
- * the start (*sign == 0) the sign of r2'z sets the sign of M. */
+/* beta of the new r2. With M: z = M^{-1} r2 and beta = sqrt(msign r2'z), where the first
+ * call (msign == 0) sets msign to the sign of r2'z. Without M: beta = ||r2|| from r2'r2,
+ * which the caller left in dev[S_RZ]. *end: STEP_FULL, STEP_INVARIANT (beta = 0),
+ * STEP_INDEFINITE (r2'z of the other sign than msign) or STEP_NAN. */
 static krill_status lanczos_norm(const krill_solve_problem *p, minres_ws *ws, double *beta,
                                  step_end *end)
 {
@@ -343,11 +345,12 @@ krill_status krill_minres_run(const krill_solve_problem *p, krill_solve_info *in
     KRILL_TRY(minres_ws_create(p, &ws));
     KRILL_TRY(krill_initial_residual(p, ws.buf[ws.i_r2], ws.dev + S_NORM, &resnorm, info));
     reason = krill_converged_reason(p, resnorm);
+    /* the start's M^{-1} r0 and r0'M^{-1}r0 are timed in their phases, not as setup */
+    KRILL_TRY(krill_timer_loop(p->timer, KRILL_PHASE_OTHER));
     if (reason == KRILL_REASON_NONE) {
         KRILL_TRY(minres_start(p, &ws, resnorm, &end));
         KRILL_TRY(minres_judge(p, &ws, end, &resnorm, &resnorm_current, &reason));
     }
-    KRILL_TRY(krill_timer_loop(p->timer, KRILL_PHASE_OTHER));
 
     while (reason == KRILL_REASON_NONE && it < p->opts.maxit) {
         double estimate;
