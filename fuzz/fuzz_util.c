@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/core_impl.h"
@@ -16,10 +17,20 @@
 
 static krill_ctx *cpu;
 
+/* The scratch files of fuzz_path, removed when the process exits normally. */
+static char scratch[8][512];
+static int n_scratch;
+
+static void remove_scratch(void)
+{
+    for (int k = 0; k < n_scratch; k++) remove(scratch[k]);
+}
+
 void fuzz_init(void)
 {
     krill_ctx_opts o = KRILL_CTX_OPTS_INIT;
     krill_host_mem_limit(FUZZ_MEM_LIMIT);
+    atexit(remove_scratch);
     o.device = KRILL_DEVICE_CPU;
     o.threads = 1;
     if (!cpu && krill_ctx_create(&o, &cpu) != KRILL_OK)
@@ -28,17 +39,20 @@ void fuzz_init(void)
 
 const char *fuzz_path(const char *tag)
 {
-    static char buf[8][512];
     static const char *tags[8];
-    static int used;
-    for (int k = 0; k < used; k++)
-        if (strcmp(tags[k], tag) == 0) return buf[k];
-    if (used == 8) fuzz_fail("more than 8 scratch paths");
+    for (int k = 0; k < n_scratch; k++)
+        if (strcmp(tags[k], tag) == 0) return scratch[k];
+    if (n_scratch == 8) fuzz_fail("more than 8 scratch paths");
+    /* the writers fsync what they write: on a disk that costs milliseconds an execution,
+     * in memory (tmpfs) nothing */
     const char *dir = getenv("TMPDIR");
-    snprintf(buf[used], sizeof buf[used], "%s/krill-fuzz-%ld-%s", dir && *dir ? dir : "/tmp",
+    struct stat sb;
+    if (!dir || !*dir)
+        dir = stat("/dev/shm", &sb) == 0 && S_ISDIR(sb.st_mode) ? "/dev/shm" : "/tmp";
+    snprintf(scratch[n_scratch], sizeof scratch[n_scratch], "%s/krill-fuzz-%ld-%s", dir,
              (long)getpid(), tag);
-    tags[used] = tag;
-    return buf[used++];
+    tags[n_scratch] = tag;
+    return scratch[n_scratch++];
 }
 
 void fuzz_write(const char *path, const void *data, size_t size)

@@ -16,10 +16,12 @@
  * costs 8 MB to build: more would slow the fuzzer down without reaching new code. */
 #define FUZZ_MEM_LIMIT ((size_t)8 << 20)
 
-/* Set the memory limit and create the CPU context (once per process). */
+/* Set the memory limit, create the CPU context and have the scratch files removed at
+ * exit (once per process). */
 void fuzz_init(void);
 
-/* "$TMPDIR/krill-fuzz-PID-TAG" (TMPDIR defaults to /tmp); the same for a tag every call. */
+/* "$TMPDIR/krill-fuzz-PID-TAG" (TMPDIR defaults to /dev/shm where it exists, else /tmp);
+ * the same for a tag every call. */
 const char *fuzz_path(const char *tag);
 
 /* Write data[0..size) to path, replacing it; abort() if that fails. */

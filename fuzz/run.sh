@@ -23,7 +23,7 @@ for h in "${harnesses[@]}"; do
   case $h in graph_dimacs|graph_metis|graph_edgelist) dict=graph.dict ;; *) dict=mm.dict ;; esac
   # -rss_limit_mb: a reader that takes more than 2 GiB is a finding (the harnesses cap the
   # readers at 8 MiB); -max_len: small files cover the parsers, large ones only cost time
-  TMPDIR="${TMPDIR:-/tmp}" "$exe" -max_total_time="$seconds" -rss_limit_mb=2048 -max_len=4096 \
+  "$exe" -max_total_time="$seconds" -rss_limit_mb=2048 -max_len=4096 \
     -print_final_stats=1 -dict="$src/$dict" -artifact_prefix="$build/fuzz-artifacts/$h-" \
     "$build/fuzz-corpus/$h" "$src/corpus/$h" >"$log" 2>&1
   rc=$?

@@ -22,13 +22,29 @@
 
 #define MiB ((size_t)1 << 20)
 
+#define MAX_SCRATCH 16
+
 static char path_buf[256];
+static char scratch_files[MAX_SCRATCH][256];
+static int n_scratch;
+
+/* path_buf = the scratch path for `name`, remembered for remove_scratch. */
+static const char *scratch_path(const char *name)
+{
+    snprintf(path_buf, sizeof path_buf, "/tmp/krill-edges-%ld-%s", (long)getpid(), name);
+    if (n_scratch < MAX_SCRATCH) snprintf(scratch_files[n_scratch++], 256, "%s", path_buf);
+    return path_buf;
+}
+
+static void remove_scratch(void)
+{
+    for (int k = 0; k < n_scratch; k++) remove(scratch_files[k]);
+}
 
 /* Write text to a scratch file named like `name` (its extension chooses a graph format). */
 static const char *scratch(const char *name, const char *text)
 {
-    snprintf(path_buf, sizeof path_buf, "/tmp/krill-edges-%ld-%s", (long)getpid(), name);
-    FILE *f = fopen(path_buf, "wb");
+    FILE *f = fopen(scratch_path(name), "wb");
     if (!f) {
         perror(path_buf);
         exit(1);
@@ -187,8 +203,7 @@ static void test_gzip_bomb(void)
     zs.avail_out = (uInt)zlen;
     CHECK(deflate(&zs, Z_FINISH) == Z_STREAM_END);
     deflateEnd(&zs);
-    snprintf(path_buf, sizeof path_buf, "/tmp/krill-edges-%ld-bomb.mtx.gz", (long)getpid());
-    FILE *f = fopen(path_buf, "wb");
+    FILE *f = fopen(scratch_path("bomb.mtx.gz"), "wb");
     CHECK(f && fwrite(z, 1, zs.total_out, f) == zs.total_out && fclose(f) == 0);
     CHECK(zs.total_out < plain / 256);
     krill_host_mem_limit(16 * MiB);
@@ -324,5 +339,6 @@ int main(void)
 #endif
     test_graph_sizes();
     test_numbers();
+    remove_scratch();
     return tu_finish("test_mm_edges");
 }
