@@ -225,6 +225,10 @@ static int run_gemm(krill_ctx *ctx, const overlap_args *args)
                        "count (e.g. 512M, 2G)", args->memory);
         goto cleanup;
     }
+    CLI_TRY(krill_host_mem_check(8.0 * ((double)h * m + (double)m * w + (double)h * w) <
+                                     (double)SIZE_MAX / 2
+                                     ? 8 * ((size_t)(h * m) + (size_t)(m * w) + (size_t)(h * w))
+                                     : SIZE_MAX, "overlap gemm (operands A, B and C)"));
     a = malloc(sizeof *a * (size_t)(h * m));
     b = malloc(sizeof *b * (size_t)(m * w));
     c = malloc(sizeof *c * (size_t)(h * w));

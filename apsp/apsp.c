@@ -426,7 +426,7 @@ krill_status krill_apsp_solve(krill_ctx *ctx, const krill_csr *graph, const kril
     st = check_memory(&run, dev, ops, o->paths, &inf->bytes_needed);
     if ((st == KRILL_ERR_DEVICE_ALLOC ||
          (st == KRILL_OK && o->device_memory > 0 && inf->bytes_needed > o->device_memory)) &&
-        !ops->whole && run.n > 0) {               /* out of core (ooc.c) */
+        ops->tile > 1 && run.n > 0) {             /* a blocked method: out of core (ooc.c) */
         KRILL_REQUIRE(!o->paths, "apsp: D and P of %d x %d need %.0f bytes of device memory, "
                       "more than %.0f; out of core computes distances only (drop the paths)",
                       run.n, run.n, inf->bytes_needed, o->device_memory > 0 ? o->device_memory

@@ -9,8 +9,23 @@
 typedef struct ooc_state {
     apsp_run sub;
     gpu_state gs;
-    void *scratch;               /* side^2 elements */
+    void *scratch;               /* scratch_cells(side) elements */
 } ooc_state;
+
+/* The side of the timed product: half the block's (a multiple of the tile), or the block's
+ * own below two tiles. */
+static int64_t probe_side(int64_t side)
+{
+    return side / 2 >= APSP_GPU_TILE ? side / 2 / APSP_GPU_TILE * APSP_GPU_TILE : side;
+}
+
+/* The scratch block: a product's output when it is also an operand (side^2), and the three
+ * operands of the timed product (3 probe^2). */
+static size_t scratch_cells(int64_t side)
+{
+    const int64_t q = probe_side(side);
+    return (size_t)(side * side > 3 * q * q ? side * side : 3 * q * q);
+}
 
 static void ooc_end(apsp_run *run, void *state)
 {
@@ -37,7 +52,7 @@ static krill_status ooc_begin(apsp_run *run, int32_t side, void **state)
     s->sub.device_state = &s->gs;
     KRILL_TRY(krill_cuda_alloc(run->ctx, (void **)&s->gs.big, sizeof(int), "APSP packing flag"));
     KRILL_TRY(cuda_ok(cudaMemset(s->gs.big, 0, sizeof(int)), "cudaMemset"));
-    KRILL_TRY(krill_cuda_alloc(run->ctx, &s->scratch, (size_t)side * side * run->elem,
+    KRILL_TRY(krill_cuda_alloc(run->ctx, &s->scratch, scratch_cells(side) * run->elem,
                                "out-of-core APSP scratch block"));
     KRILL_TRY(apsp_gpu_fw_rec.begin(&s->sub));
     *state = s;
@@ -47,12 +62,13 @@ cleanup:
     return st;
 }
 
-/* device bytes ooc_begin takes beside the scheduler's blocks: the scratch block and
-   fw-rec's quadrant */
+/* device bytes ooc_begin takes beside the scheduler's blocks: the scratch block, fw-rec's
+   quadrant (gpu_rec_begin: none below two tiles) and the flag */
 static double ooc_scratch_bytes(const apsp_run *run, int32_t side)
 {
-    const double q = side - (double)(side / APSP_GPU_TILE / 2 * APSP_GPU_TILE);
-    return ((double)side * side + q * q) * (double)run->elem + 4096;
+    const int64_t h = side / APSP_GPU_TILE / 2 * APSP_GPU_TILE;
+    const double quadrant = h > 0 ? (double)(side - h) * (double)(side - h) : 0;
+    return ((double)scratch_cells(side) + quadrant) * (double)run->elem + 4096;
 }
 
 static krill_status ooc_close(apsp_run *run, void *state, void *stream, void *d, int32_t side)
@@ -99,13 +115,13 @@ static krill_status ooc_minplus(apsp_run *run, void *state, void *stream, void *
     return ooc_product(&s->sub, c, a, b, s->scratch, side);
 }
 
-/* One product of side q (half the side, in the scratch block's first three quarters) on
- * the context's stream, CUDA events, best of 3 after a warm-up, scaled by (side / q)^3. */
+/* One product of side q = probe_side(side) on the scratch block's three operands, on the
+ * context's stream, CUDA events, best of 3 after a warm-up, scaled by (side / q)^3. */
 static krill_status ooc_time(apsp_run *run, void *state, int32_t side, double *seconds)
 {
     krill_status st = KRILL_OK;
     ooc_state *s = (ooc_state *)state;
-    const int64_t q = side / 2 >= APSP_GPU_TILE ? side / 2 / APSP_GPU_TILE * APSP_GPU_TILE : side;
+    const int64_t q = probe_side(side);
     char *base = (char *)s->scratch;
     const size_t block = (size_t)(q * q) * run->elem;
     cudaEvent_t e[2] = {NULL, NULL};

@@ -12,6 +12,7 @@
  * (pack or unpack, at memcpy speed with the context's threads) and one DMA copy.
  *
  * Sequential plans run the same steps, each after the previous one (unpacks included). */
+#include <stdio.h>
 #include <string.h>
 #include "overlap/overlap_impl.h"
 
@@ -37,6 +38,33 @@ void overlap_pack(const krill_overlap_region *r, void *packed, int to_packed, in
             else memcpy(host + (size_t)i * pitch, buf + (size_t)i * rb, rb);
         }
     }
+}
+
+void overlap_kernel_args(const overlap_exec *x, int64_t s, void **in, void **out)
+{
+    const krill_overlap_plan *p = x->plan;
+    const overlap_step *step = &p->steps[s];
+    const int32_t b = step->block, n_in = p->blk_in_first[b + 1] - p->blk_in_first[b];
+    for (int32_t k = 0; k < overlap_blk_count(p, b); k++) {
+        char *at = x->arena + p->args[step->args_first + k];
+        if (k < n_in) in[k] = at;
+        else out[k - n_in] = at;
+    }
+}
+
+krill_status overlap_run_kernel(const overlap_exec *x, int64_t s, void *stream,
+                                void *const *in, void *const *out)
+{
+    const krill_overlap_plan *p = x->plan;
+    const int32_t b = p->steps[s].block;
+    krill_status st = p->kernel(p->user, b, stream, in, out);
+    if (st != KRILL_OK) {
+        char why[256];                   /* a copy: krill_error rewrites the message */
+        snprintf(why, sizeof why, "%s", krill_last_error());
+        st = krill_error(st, "overlap: the kernel of block %d failed: %s", b,
+                         why[0] ? why : krill_status_string(st));
+    }
+    return st;
 }
 
 typedef struct runner {
@@ -122,12 +150,7 @@ static krill_status issue(runner *rn, int64_t s)
         rn->pending[rn->tail++] = s;
         rn->n_received++;
     } else {
-        const int32_t b = step->block;
-        const int32_t n_in = p->blk_in_first[b + 1] - p->blk_in_first[b];
-        const int32_t n_out = p->blk_out_first[b + 1] - p->blk_out_first[b];
-        for (int32_t k = 0; k < n_in; k++) rn->in_ptr[k] = rn->x.arena + p->args[step->args_first + k];
-        for (int32_t k = 0; k < n_out; k++)
-            rn->out_ptr[k] = rn->x.arena + p->args[step->args_first + n_in + k];
+        overlap_kernel_args(&rn->x, s, rn->in_ptr, rn->out_ptr);
         KRILL_TRY(be->issue(&rn->x, s, NULL, rn->in_ptr, rn->out_ptr));
     }
     rn->issued[s] = 1;
@@ -211,12 +234,9 @@ krill_status krill_overlap_execute(krill_ctx *ctx, const krill_overlap_plan *pla
 #else
     rn.x.backend = &overlap_cpu_backend;
 #endif
-    for (int32_t b = 0; b < plan->n_blocks; b++) {
-        int32_t n = plan->blk_in_first[b + 1] - plan->blk_in_first[b];
-        if (plan->blk_out_first[b + 1] - plan->blk_out_first[b] > n)
-            n = plan->blk_out_first[b + 1] - plan->blk_out_first[b];
-        if (n > max_args) max_args = n;
-    }
+    for (int32_t b = 0; b < plan->n_blocks; b++)
+        if (overlap_blk_count(plan, b) > max_args) max_args = overlap_blk_count(plan, b);
+    rn.x.max_args = max_args;
     KRILL_CALLOC(rn.issued, (size_t)plan->n_steps);
     KRILL_CALLOC(rn.unpacked, (size_t)plan->n_steps);
     KRILL_ALLOC(rn.recv_slot, (size_t)plan->n_steps);

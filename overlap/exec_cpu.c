@@ -12,11 +12,11 @@
 
 typedef struct cpu_lane {
     overlap_exec *x;
-    int kind;                    /* overlap_step_kind served */
     pthread_t thread;
     int started;
     int64_t *queue;              /* steps in issue order */
     int64_t n, next;             /* queued, run */
+    void **in, **out;            /* a kernel's arguments (the kernel lane's) */
 } cpu_lane;
 
 typedef struct cpu_state {
@@ -26,6 +26,7 @@ typedef struct cpu_state {
     char *done;                  /* per step */
     void **host;                 /* per step: its staging slot (copies) */
     double *start, *end;         /* per step, krill_wtime() */
+    double t0;                   /* the earliest start (times), -1 until known */
     int stop;
     krill_status failure;        /* the first failure, KRILL_OK if none */
     char message[384];
@@ -39,39 +40,20 @@ static int waits_done(const overlap_exec *x, const cpu_state *cs, int64_t s)
     return ok;
 }
 
-/* Run step s (outside the lock). */
-static krill_status run_step(overlap_exec *x, cpu_state *cs, int64_t s)
+/* Run step s (outside the lock) on lane ln. */
+static krill_status run_step(overlap_exec *x, cpu_state *cs, cpu_lane *ln, int64_t s)
 {
     krill_status st = KRILL_OK;
     const krill_overlap_plan *p = x->plan;
     const overlap_step *step = &p->steps[s];
+    const size_t bytes = step->region >= 0 ? (size_t)overlap_region_bytes(&p->regions[step->region]) : 0;
     if (step->kind == OVERLAP_SEND) {
-        memcpy(x->arena + step->offset, cs->host[s], (size_t)overlap_region_bytes(&p->regions[step->region]));
+        memcpy(x->arena + step->offset, cs->host[s], bytes);
     } else if (step->kind == OVERLAP_RECV) {
-        memcpy(cs->host[s], x->arena + step->offset, (size_t)overlap_region_bytes(&p->regions[step->region]));
+        memcpy(cs->host[s], x->arena + step->offset, bytes);
     } else {
-        void *in[64], *out[64];
-        const int32_t b = step->block;
-        const int32_t n_in = p->blk_in_first[b + 1] - p->blk_in_first[b];
-        const int32_t n_out = p->blk_out_first[b + 1] - p->blk_out_first[b];
-        void **inp = in, **outp = out;
-        if (n_in > 64 || n_out > 64) {
-            KRILL_TRY(krill_alloc_n((void **)&inp, (size_t)n_in + 1, sizeof *inp, 0, "in"));
-            st = krill_alloc_n((void **)&outp, (size_t)n_out + 1, sizeof *outp, 0, "out");
-            if (st != KRILL_OK) goto cleanup;
-        }
-        for (int32_t k = 0; k < n_in; k++) inp[k] = x->arena + p->args[step->args_first + k];
-        for (int32_t k = 0; k < n_out; k++) outp[k] = x->arena + p->args[step->args_first + n_in + k];
-        st = p->kernel(p->user, b, NULL, inp, outp);
-        if (st != KRILL_OK) {
-            char why[256];                   /* a copy: krill_error rewrites the message */
-            snprintf(why, sizeof why, "%s", krill_last_error());
-            st = krill_error(st, "overlap: the kernel of block %d failed: %s", b,
-                             why[0] ? why : krill_status_string(st));
-        }
-    cleanup:
-        if (inp != in) krill_free(inp);
-        if (outp != out) krill_free(outp);
+        overlap_kernel_args(x, s, ln->in, ln->out);
+        st = overlap_run_kernel(x, s, NULL, ln->in, ln->out);
     }
     return st;
 }
@@ -93,7 +75,7 @@ static void *lane_main(void *arg)
         skip = cs->failure != KRILL_OK;
         pthread_mutex_unlock(&cs->lock);
         cs->start[s] = krill_wtime();
-        if (!skip) st = run_step(x, cs, s);
+        if (!skip) st = run_step(x, cs, ln, s);
         cs->end[s] = krill_wtime();
         pthread_mutex_lock(&cs->lock);
         if (st != KRILL_OK && cs->failure == KRILL_OK) {
@@ -134,11 +116,13 @@ static krill_status cpu_open(overlap_exec *x)
         KRILL_TRY(krill_alloc(&x->send_slot[k], (size_t)p->slot_bytes, "overlap send slot"));
     for (int k = 0; k < x->n_recv; k++)
         KRILL_TRY(krill_alloc(&x->recv_slot[k], (size_t)p->slot_bytes, "overlap receive slot"));
+    cs->t0 = -1;
     for (int l = 0; l < KRILL_OVERLAP_LANES; l++) {
         cpu_lane *ln = &cs->lane[l];
         ln->x = x;
-        ln->kind = l;
         KRILL_ALLOC(ln->queue, (size_t)p->n_steps);
+        KRILL_ALLOC(ln->in, (size_t)x->max_args);
+        KRILL_ALLOC(ln->out, (size_t)x->max_args);
         if (pthread_create(&ln->thread, NULL, lane_main, ln) != 0) {
             st = krill_error(KRILL_ERR_ALLOC, "overlap: could not start lane thread %d", l);
             goto cleanup;
@@ -197,11 +181,13 @@ static krill_status cpu_drain(overlap_exec *x)
 static krill_status cpu_times(overlap_exec *x, int64_t s, double *start, double *end)
 {
     cpu_state *cs = (cpu_state *)x->state;
-    double t0 = cs->start[0];
-    for (int64_t i = 1; i < x->plan->n_steps; i++)
-        if (cs->start[i] < t0) t0 = cs->start[i];
-    *start = cs->start[s] - t0;
-    *end = cs->end[s] - t0;
+    if (cs->t0 < 0) {                              /* once: the earliest start */
+        cs->t0 = cs->start[0];
+        for (int64_t i = 1; i < x->plan->n_steps; i++)
+            if (cs->start[i] < cs->t0) cs->t0 = cs->start[i];
+    }
+    *start = cs->start[s] - cs->t0;
+    *end = cs->end[s] - cs->t0;
     return KRILL_OK;
 }
 
@@ -216,6 +202,8 @@ static void cpu_close(overlap_exec *x)
         for (int l = 0; l < KRILL_OVERLAP_LANES; l++) {
             if (cs->lane[l].started) pthread_join(cs->lane[l].thread, NULL);
             krill_free(cs->lane[l].queue);
+            krill_free(cs->lane[l].in);
+            krill_free(cs->lane[l].out);
         }
         pthread_mutex_destroy(&cs->lock);
         pthread_cond_destroy(&cs->cond);

@@ -166,16 +166,17 @@ cleanup:
     return st;
 }
 
-/* Copies of 256 MiB (rates: best of 3) and of 8 bytes (latency: median of 21); the copy
+/* Copies of `bytes` (rates: best of 3) and of 8 bytes (latency: median of 21); the copy
  * engines overlap when two copies (or a copy and a kernel as long as the copy) together
- * take less than 3/4 of their sum; launch latency: 200 empty kernels, per launch. */
-krill_status overlap_gpu_calibrate(krill_ctx *ctx, krill_overlap_model *m)
+ * take less than 3/4 of their sum; launch latency: 200 empty kernels, per launch. Takes
+ * 2 x bytes of device and of pinned memory, and bytes of pageable. */
+static krill_status calibrate_with(krill_ctx *ctx, krill_overlap_model *m, size_t bytes)
 {
     krill_status st = KRILL_OK;
     probe pr;
-    double t_big = 0, t_small = 0, t_pair = 0, t_d2h = 0, t_spin = 0;
+    double t_big = 0, t_small = 0, t_pair = 0, t_d2h = 0;
     memset(&pr, 0, sizeof pr);
-    pr.bytes = (size_t)256 << 20;
+    pr.bytes = bytes;
     KRILL_TRY(cuda_ok(cudaSetDevice(ctx->device_id), "cudaSetDevice"));
     for (int k = 0; k < 2; k++)
         KRILL_TRY(cuda_ok(cudaStreamCreateWithFlags(&pr.s[k], cudaStreamNonBlocking), "cudaStreamCreate"));
@@ -218,9 +219,9 @@ krill_status overlap_gpu_calibrate(krill_ctx *ctx, krill_overlap_model *m)
         int khz = 0;                         /* the SM clock (kHz), for the spin's length */
         KRILL_TRY(cuda_ok(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, ctx->device_id),
                           "cudaDeviceGetAttribute"));
+        /* a spin kernel as long as the copy beside it */
         KRILL_TRY(time_pair(&pr, 1, (long long)(t_big * (double)khz * 1e3), &t_pair));
-        t_spin = t_big;                      /* the spin lasts about as long as the copy */
-        m->copy_kernel_overlap = t_pair < 0.75 * (t_big + t_spin);
+        m->copy_kernel_overlap = t_pair < 0.75 * (t_big + t_big);
     }
     KRILL_TRY(cuda_ok(cudaEventRecord(pr.e[0], pr.s[0]), "cudaEventRecord"));
     for (int k = 0; k < 200; k++) empty_kernel<<<1, 32, 0, pr.s[0]>>>();
@@ -238,6 +239,18 @@ cleanup:
     krill_cuda_free(ctx, pr.dev);
     krill_cuda_free(ctx, pr.dev2);
     krill_free(pr.pageable);
+    return st;
+}
+
+/* 256 MiB copies, or 32 MiB ones on a device (or host) short of memory: the out-of-core
+ * clients calibrate exactly when memory is scarce. */
+krill_status overlap_gpu_calibrate(krill_ctx *ctx, krill_overlap_model *m)
+{
+    krill_status st = calibrate_with(ctx, m, (size_t)256 << 20);
+    if (st == KRILL_ERR_ALLOC || st == KRILL_ERR_DEVICE_ALLOC) {
+        krill_clear_error();
+        st = calibrate_with(ctx, m, (size_t)32 << 20);
+    }
     return st;
 }
 
@@ -278,6 +291,8 @@ krill_status gpu_open(overlap_exec *x)
     KRILL_TRY(krill_cuda_alloc(x->ctx, (void **)&x->arena, (size_t)p->arena_bytes, "overlap arena"));
     KRILL_CALLOC(x->send_slot, (size_t)x->n_send);
     KRILL_CALLOC(x->recv_slot, (size_t)x->n_recv);
+    KRILL_TRY(krill_host_mem_check((size_t)(x->n_send + x->n_recv) * (size_t)p->slot_bytes,
+                                   "the overlap scheduler's pinned staging slots"));
     for (int k = 0; k < x->n_send; k++)
         KRILL_TRY(pinned_alloc(&x->send_slot[k], (size_t)p->slot_bytes, "a send staging slot"));
     for (int k = 0; k < x->n_recv; k++)
@@ -308,28 +323,19 @@ krill_status gpu_issue(overlap_exec *x, int64_t s, void *host, void *const *in, 
         KRILL_TRY(cuda_ok(cudaMemcpyAsync(host, x->arena + step->offset, bytes,
                                           cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync (receive)"));
     } else {
-        st = p->kernel(p->user, step->block, (void *)stream, in, out);
-        if (st != KRILL_OK) {
-            char why[256];                   /* a copy: krill_error rewrites the message */
-            snprintf(why, sizeof why, "%s", krill_last_error());
-            st = krill_error(st, "overlap: the kernel of block %d failed: %s", step->block,
-                             why[0] ? why : krill_status_string(st));
-            goto cleanup;
-        }
+        KRILL_TRY(overlap_run_kernel(x, s, (void *)stream, in, out));
     }
     KRILL_TRY(cuda_ok(cudaEventRecord(gs->end[s], stream), "cudaEventRecord"));
 cleanup:
     return st;
 }
 
+/* 1 once step s has ended, or failed (gpu_wait then reports the failure) */
 int gpu_done(overlap_exec *x, int64_t s)
 {
     cudaError_t e = cudaEventQuery(((gpu_state *)x->state)->end[s]);
-    if (e == cudaErrorNotReady) {
-        (void)cudaGetLastError();
-        return 0;
-    }
-    return 1;                                    /* done, or failed: wait reports it */
+    if (e == cudaErrorNotReady) (void)cudaGetLastError();
+    return e != cudaErrorNotReady;
 }
 
 krill_status gpu_wait(overlap_exec *x, int64_t s)

@@ -8,7 +8,9 @@
  *   gpu.cu        the GPU backend (one CUDA stream per lane, events for order and times),
  *                 the GPU measurements of the model, the DGEMM client's cuBLAS kernel
  *   timeline.c    the timeline's checks and its SVG picture
- *   plan.c        the planner: block order, device placement, steps, predictions
+ *   plan.c        the planner: the problem checked and copied, the block order, the plan
+ *   steps.c       the planner's placement in device memory and the steps with their waits
+ *   predict.c     the planner's prediction (a simulation on the model) and the bound
  *   model.c       the platform model: calibration on the CPU, the cache file
  *
  * A plan is a list of steps in issue order. A step is a send (one region host -> device),
@@ -72,18 +74,43 @@ struct krill_overlap_plan {
     krill_overlap_plan_info info;
 };
 
-/* plan.c: the bytes of a region (rows x row_bytes) and its placement size. */
+/* The bytes of a region (rows x row_bytes: its packed size on the device). */
 static inline int64_t overlap_region_bytes(const krill_overlap_region *r)
 {
     return (int64_t)(r->rows * r->row_bytes);
 }
 
-/* plan.c: predicted times of the steps as they would run (sequential: one at a time), on
- * the plan's model; *elapsed the makespan. Used for the prediction and by the tests. */
+/* Block b's regions, its inputs then its outputs (a region updated in place twice):
+ * overlap_blk_region(p, b, k) for 0 <= k < overlap_blk_count(p, b). */
+static inline int32_t overlap_blk_count(const krill_overlap_plan *p, int32_t b)
+{
+    return p->blk_in_first[b + 1] - p->blk_in_first[b] + p->blk_out_first[b + 1] -
+           p->blk_out_first[b];
+}
+
+static inline int32_t overlap_blk_region(const krill_overlap_plan *p, int32_t b, int32_t k)
+{
+    const int32_t n_in = p->blk_in_first[b + 1] - p->blk_in_first[b];
+    return k < n_in ? p->blk_in[p->blk_in_first[b] + k] : p->blk_out[p->blk_out_first[b] + k - n_in];
+}
+
+/* 1 if block b reads or writes region r */
+static inline int overlap_blk_uses(const krill_overlap_plan *p, int32_t b, int32_t r)
+{
+    int used = 0;
+    for (int32_t k = 0; k < overlap_blk_count(p, b) && !used; k++) used = overlap_blk_region(p, b, k) == r;
+    return used;
+}
+
+/* steps.c: placement and steps for the plan's order (plan.c's parts 2 and 3). */
+krill_status overlap_build_steps(krill_overlap_plan *p);
+
+/* predict.c: the makespan of the steps as they would run on the plan's model (sequential:
+ * one at a time). Used for the prediction and by the tests. */
 krill_status overlap_plan_simulate(const krill_overlap_plan *plan, int sequential,
                                    double *elapsed);
 
-/* plan.c: the lower bound on given step times (the model's, or measured ones):
+/* predict.c: the lower bound on given step times (the model's, or measured ones):
  * max(S + kmin, F + K + D, F + k0 + R) with S, K, R the lanes' totals, F the first block's
  * sends, k0 its kernel, D the last block's receives, kmin the shortest kernel. */
 double overlap_bound(const krill_overlap_plan *plan, const double *step_seconds);
@@ -117,6 +144,7 @@ struct overlap_exec {
     char *arena;                 /* device memory: arena_bytes */
     void **send_slot, **recv_slot;   /* staging buffers */
     int n_send, n_recv;
+    int32_t max_args;            /* the most regions of one block */
     void *state;                 /* the backend's own */
 };
 
@@ -138,6 +166,14 @@ krill_status overlap_gpu_time_dgemm(krill_ctx *ctx, int64_t bh, int64_t m, int64
 
 /* model.c: the model of ctx's device, no cache (calibrate's measurement) */
 krill_status overlap_measure(krill_ctx *ctx, krill_overlap_model *model);
+
+/* exec.c: the device pointers of kernel step s's regions: in[] its inputs, out[] its
+ * outputs (room for max_args each). */
+void overlap_kernel_args(const overlap_exec *x, int64_t s, void **in, void **out);
+/* exec.c: run kernel step s (the problem's kernel on `stream`); a failure's message names
+ * the block. */
+krill_status overlap_run_kernel(const overlap_exec *x, int64_t s, void *stream,
+                                void *const *in, void *const *out);
 
 /* exec.c: copy a region between host memory (pitched) and a packed buffer, with the
  * context's threads when it is large. to_packed: host -> buffer. */

@@ -30,3 +30,5 @@ krill_cli_case(overlap_gemm_cpu 0 "largest sampled error 0.00e\\+00" "" overlap 
                --memory 300K --check --device cpu --timeline t.svg)
 krill_cli_case(overlap_gemm_cpu_json 0 "\"efficiency\": 0?\\.[0-9]" "" overlap gemm 100 80 90
                --block 32 --json --device cpu)
+krill_cli_case(overlap_gemm_huge 3 "" "operands A, B and C\\) needs [0-9]+ bytes" overlap gemm
+               2147483648 2147483648 2 --device cpu)

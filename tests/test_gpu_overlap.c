@@ -9,14 +9,6 @@
 #include "overlap/overlap_impl.h"
 #include "testutil.h"
 
-static void fill_random(double *x, int64_t n, unsigned seed)
-{
-    for (int64_t i = 0; i < n; i++) {
-        seed = seed * 1103515245u + 12345u;
-        x[i] = (double)((seed >> 8) % 2001) / 1000.0 - 1.0;
-    }
-}
-
 typedef struct run_result {
     krill_status st;
     krill_overlap_gemm_report rep;
@@ -46,15 +38,15 @@ static void test_gemm(krill_ctx *gpu, krill_ctx *cpu)
     double max_diff = 0, max_diff_cpu = 0;
     krill_overlap_timeline tl;
     run_result r;
-    fill_random(a, h * m, 11);
-    fill_random(b, m * w, 12);
+    tu_random(a, h * m, 11);
+    tu_random(b, m * w, 12);
     /* unsplit: one whole cuBLAS DGEMM */
     r = gemm(gpu, h, m, w, a, b, c_whole, h, 0, KRILL_OVERLAP_AUTO, NULL);
     CHECK_OK(r.st);
     CHECK(r.rep.plan.n_blocks == 1);
     r = gemm(cpu, h, m, w, a, b, c_cpu, 0, 0, KRILL_OVERLAP_AUTO, NULL);
     CHECK_OK(r.st);
-    /* out of core: 256-row blocks in a 12 MB budget (the operands take 27 MB) */
+    /* out of core: 256-row blocks in a 12 MB budget (A, B and C take 31 MB) */
     for (int trial = 0; trial < 2; trial++) {
         const double memory = trial == 0 ? 12e6 : 0;
         r = gemm(gpu, h, m, w, a, b, c_pipe, 256, memory, KRILL_OVERLAP_PIPELINED, &tl);

@@ -183,19 +183,20 @@ static void test_prediction(void)
         krill_overlap_plan_destroy(&p);
 
         /* one slot each way, a 0.5 ms host copy per region, 0.1 ms latency per copy:
-           send 1.1, kernel 1, receive 1.1 (ms); pack 0.5 before each send, unpack 0.5
-           after each receive, and a slot is reused only after its send ended / its
-           content was unpacked. Hand schedule (ms):
-             pack0 0-0.5  S0 0.5-1.6  K0 1.6-2.6  R0 2.6-3.7  unpack 3.7-4.2
-             pack1 1.6-2.1 (slot free at 1.6)  S1 2.1-3.2  K1 3.2-4.2  R1 4.2-5.3 (slot
-             free at 4.2)  unpack 5.3-5.8
-             pack2 3.2-3.7  S2 3.7-4.8  K2 4.8-5.8  R2 5.8-6.9 (slot free 5.8)  unpack -7.4 */
+           send 1.1, kernel 1, receive 1.1 (ms). The host packs and unpacks one region at a
+           time; a send slot is reused once its send ended, a receive slot once its content
+           was unpacked, which the host does when it needs the slot. Hand schedule (ms):
+             pack S0 0-0.5, S0 0.5-1.6, K0 1.6-2.6, R0 2.6-3.7
+             pack S1 1.6-2.1 (slot free at 1.6), S1 2.1-3.2, K1 3.2-4.2
+             R1 needs R0's slot: unpack R0 3.7-4.2, R1 4.2-5.3
+             pack S2 4.2-4.7, S2 4.7-5.8, K2 5.8-6.8
+             R2 needs R1's slot: unpack R1 5.3-5.8, R2 6.8-7.9, unpack R2 7.9-8.4 */
         m.h2d_latency = m.d2h_latency = 1e-4;
         m.host_copy_bandwidth = 2e9;
         o.send_slots = o.recv_slots = 1;
         CHECK_OK(krill_overlap_plan_create(&m, &pb, &o, &p));
         krill_overlap_plan_info_get(p, &info);
-        CHECK_CLOSE(info.predicted_pipelined, 7.4e-3, 1e-9);
+        CHECK_CLOSE(info.predicted_pipelined, 8.4e-3, 1e-9);
         /* sequential: 3 x (0.5 + 1.1 + 1 + 1.1 + 0.5) */
         CHECK_CLOSE(info.predicted_sequential, 3 * 4.2e-3, 1e-9);
         krill_overlap_plan_destroy(&p);
@@ -215,6 +216,31 @@ static void test_prediction(void)
         CHECK(!info.sequential);
         krill_overlap_plan_destroy(&p);
     }
+}
+
+/* Fragmentation: regions of 512, 256 and 768 bytes, block 0 reads {0, 1}, block 1 reads
+ * {1, 2}, 1024 bytes of memory. First fit leaves region 1 at 512 after block 0, so region 2
+ * (768) fits nowhere beside it: the arena is emptied and block 1 placed afresh (region 1
+ * sent again). */
+static void test_fragmentation(void)
+{
+    krill_overlap_region r[3] = {{&dummy, 512, 1, 512}, {&dummy, 256, 1, 256}, {&dummy, 768, 1, 768}};
+    int32_t in0[2] = {0, 1}, in1[2] = {1, 2};
+    krill_overlap_block b[2] = {{in0, NULL, NULL, 2, 0, 0, 1e-6}, {in1, NULL, NULL, 2, 0, 0, 1e-6}};
+    krill_overlap_problem pb = {r, b, 3, 2, no_kernel, NULL};
+    krill_overlap_model m = unit_model();
+    krill_overlap_plan_opts o = opts_with(1024, KRILL_OVERLAP_AUTO);
+    krill_overlap_plan *p = NULL;
+    krill_overlap_plan_info info;
+    CHECK_OK(krill_overlap_plan_create(&m, &pb, &o, &p));
+    if (p) {
+        krill_overlap_plan_info_get(p, &info);
+        CHECK(info.sends == 4 && info.device_bytes <= 1024);
+        krill_overlap_plan_destroy(&p);
+    }
+    o.memory = 1000;                            /* 256 + 768 > 1000: refused, naming block 1 */
+    CHECK_STATUS(krill_overlap_plan_create(&m, &pb, &o, &p), KRILL_ERR_DEVICE_ALLOC);
+    CHECK(strstr(krill_last_error(), "block 1") != NULL);
 }
 
 static void test_malformed(void)
@@ -274,6 +300,7 @@ int main(void)
     test_budget();
     test_dependencies();
     test_prediction();
+    test_fragmentation();
     test_malformed();
     test_faults();
     return tu_finish("test_overlap_plan");

@@ -104,6 +104,8 @@ typedef struct krill_overlap_plan_opts {
     krill_overlap_mode mode;
 } krill_overlap_plan_opts;
 
+/* Defaults: memory 0, 3 slots each way, AUTO (the environment variable KRILL_OVERLAP_MODE =
+ * pipelined | sequential overrides the mode: for tests and experiments). */
 void krill_overlap_plan_opts_default(krill_overlap_plan_opts *opts);
 
 /* Device bytes a plan may use on ctx by default: on a GPU, the free memory less 5% and
