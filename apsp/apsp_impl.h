@@ -156,7 +156,7 @@ typedef struct apsp_ooc_kernels {
 
 extern const apsp_ooc_kernels apsp_cpu_ooc_kernels;  /* cpu_ooc.c */
 #ifdef KRILL_HAVE_CUDA
-extern const apsp_ooc_kernels apsp_gpu_ooc_kernels;  /* gpu_methods.cu */
+extern const apsp_ooc_kernels apsp_gpu_ooc_kernels;  /* gpu_ooc.cu */
 #endif
 
 /* Solve `run` (its graph, weight, n and clamp set; nothing allocated) out of core within

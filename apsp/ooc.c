@@ -10,7 +10,7 @@
  *   column  D_IK = min(D_IK, D_IK (x) D_KK), I != K      reads D_KK, D_IK
  *   rest    D_IJ = min(D_IJ, D_IK (x) D_KJ), I, J != K   reads D_IK, D_KJ, D_IJ
  * (a panel's product with the closed pivot block is the pivot's FW steps on that panel).
- * The kernels are the device's (apsp_ooc_kernels: cpu_ooc.c, gpu_methods.cu).
+ * The kernels are the device's (apsp_ooc_kernels: cpu_ooc.c, gpu_ooc.cu).
  * Dependencies (`after`): the panels after their pivot, a rest block after its two panels;
  * across rounds, a block after the previous round's writer of its region and after that
  * round's readers of it (the pivot region is read by every panel, a panel region by its

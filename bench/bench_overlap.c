@@ -3,6 +3,9 @@
  *
  *   bench_overlap [--device cpu|gpu] [--shapes paper|large|H:M:W[@MEM],...] [--runs R]
  *                 [--xt-blocks 1024,2048,...] [--json FILE]
+ *   bench_overlap --plan-only N,...   the planner's own time on GEMM-shaped problems of
+ *                 N x N blocks (1 MiB panels, 64 KiB C blocks, 40 MB of memory, a model of
+ *                 20 GB/s each way): krill_overlap_plan_create, median of 3
  *
  * Per shape (A is H x M, B is M x W, double, row-major in pageable host memory; @MEM caps
  * the device memory the plan may use, forcing the out-of-core path):
@@ -25,6 +28,7 @@
 #ifdef KRILL_HAVE_CUDA
 #include "bench/bench_cuda.h"
 #endif
+#include "core/core_impl.h"
 #include "krill/overlap.h"
 
 #define MAX_SHAPES 32
@@ -91,6 +95,66 @@ static krill_status run_xt(void *user, double *f)
 }
 #endif
 
+/* --plan-only: time the planner on an n x n GEMM-shaped problem (nothing runs). */
+static krill_status no_kernel(void *user, int32_t block, void *stream, void *const *in,
+                              void *const *out)
+{
+    (void)user, (void)block, (void)stream, (void)in, (void)out;
+    return KRILL_OK;
+}
+
+static int plan_only(const char *list)
+{
+    int sizes[16], n_sizes = 0, rc = 0;
+    static char dummy;
+    if (bench_parse_ints(list, sizes, 16, &n_sizes, 1, 512) != 0) return 2;
+    printf("%8s %10s %12s %10s\n", "blocks", "plan_ms", "sends", "predicted");
+    for (int q = 0; q < n_sizes && rc == 0; q++) {
+        const int nb = sizes[q], nr = 2 * nb + nb * nb;
+        krill_overlap_region *r = calloc((size_t)nr, sizeof *r);
+        krill_overlap_block *b = calloc((size_t)nb * nb, sizeof *b);
+        int32_t *l = calloc((size_t)3 * nb * nb, sizeof *l);
+        krill_overlap_model m;
+        krill_overlap_plan_opts o;
+        krill_overlap_plan_info info;
+        double t[3];
+        memset(&m, 0, sizeof m);
+        m.h2d_bandwidth = m.d2h_bandwidth = 2e10;
+        m.copies_overlap = m.copy_kernel_overlap = 1;
+        krill_overlap_plan_opts_default(&o);
+        o.memory = 4e7;
+        for (int i = 0; i < nr && r && b && l; i++) {
+            size_t bytes = i < 2 * nb ? (size_t)1 << 20 : (size_t)1 << 16;
+            r[i] = (krill_overlap_region){&dummy, bytes, 1, bytes};
+        }
+        for (int k = 0; k < nb * nb && r && b && l; k++) {
+            l[3 * k] = k / nb;
+            l[3 * k + 1] = nb + k % nb;
+            l[3 * k + 2] = 2 * nb + k;
+            b[k] = (krill_overlap_block){l + 3 * k, l + 3 * k + 2, NULL, 2, 1, 0, 1e-4};
+        }
+        for (int rep = 0; rep < 3 && rc == 0 && r && b && l; rep++) {
+            krill_overlap_problem pb = {r, b, nr, nb * nb, no_kernel, NULL};
+            krill_overlap_plan *plan = NULL;
+            double t0 = krill_wtime();
+            if (krill_overlap_plan_create(&m, &pb, &o, &plan) != KRILL_OK) rc = 3;
+            t[rep] = krill_wtime() - t0;
+            if (plan) krill_overlap_plan_info_get(plan, &info);
+            krill_overlap_plan_destroy(&plan);
+        }
+        if (!r || !b || !l) rc = 3;
+        if (rc == 0)
+            printf("%8d %10.2f %12.0f %10.4f\n", nb * nb, 1e3 * bench_median(t, 3), info.sends,
+                   info.predicted);
+        else
+            fprintf(stderr, "bench_overlap: plan of %d blocks: %s\n", nb * nb, krill_last_error());
+        free(r);
+        free(b);
+        free(l);
+    }
+    return rc;
+}
+
 static int parse_shapes(const char *text, shape *out, int *n)
 {
     const char *p = !strcmp(text, "paper") ? paper_shapes : !strcmp(text, "large") ? large_shapes : text;
@@ -129,9 +193,11 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--runs") && v && (runs = atoi(v)) >= 1) i++;
         else if (!strcmp(argv[i], "--xt-blocks") && v) xt_text = v, i++;
         else if (!strcmp(argv[i], "--json") && v) json_path = v, i++;
+        else if (!strcmp(argv[i], "--plan-only") && v) return plan_only(v);
         else {
             fprintf(stderr, "usage: bench_overlap [--device cpu|gpu] [--shapes paper|large|"
-                            "H:M:W[@MEM],...] [--runs R] [--xt-blocks LIST] [--json FILE]\n");
+                            "H:M:W[@MEM],...] [--runs R] [--xt-blocks LIST] [--json FILE]\n"
+                            "       bench_overlap --plan-only N,...\n");
             return 2;
         }
     }

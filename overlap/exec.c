@@ -1,5 +1,5 @@
 /* overlap/exec.c - the executor: runs a plan's steps through a backend (exec_cpu.c,
- * exec_gpu.cu) and the pinned staging ring, and records the timeline.
+ * gpu.cu) and the pinned staging ring, and records the timeline.
  *
  * The calling thread is the host lane. It walks the steps in issue order; for a send it
  * packs the region from user memory into the next send slot (once the slot's previous send

@@ -16,8 +16,8 @@
 #include <string.h>
 #include "overlap/overlap_impl.h"
 
-/* The most blocks of a candidate side: the planner's order costs O(blocks^2) steps (0.3 s
- * for 16384 blocks), and smaller blocks than that run cuBLAS below its best anyway. */
+/* The most blocks of a candidate side: the planner's order costs O(blocks^2) steps, and
+ * blocks small enough to be that many run cuBLAS below its best anyway. */
 #define GEMM_MAX_BLOCKS 16384
 
 typedef struct gemm_job {
@@ -59,18 +59,20 @@ static void block_shape(const gemm_job *g, int32_t block, int64_t *bh, int64_t *
 static krill_status gemm_kernel(void *user, int32_t block, void *stream, void *const *in,
                                 void *const *out)
 {
+    krill_status st = KRILL_OK;
     gemm_job *g = (gemm_job *)user;
     int64_t bh, bw;
     block_shape(g, block, &bh, &bw);
 #ifdef KRILL_HAVE_CUDA
     if (krill_on_gpu(g->ctx))
-        return overlap_gpu_dgemm_block(g->ctx, stream, bh, g->m, bw, (const double *)in[0],
-                                       (const double *)in[1], (double *)out[0]);
+        st = overlap_gpu_dgemm_block(g->ctx, stream, bh, g->m, bw, (const double *)in[0],
+                                     (const double *)in[1], (double *)out[0]);
+    else
 #endif
+        cpu_dgemm_block(bh, g->m, bw, (const double *)in[0], (const double *)in[1],
+                        (double *)out[0], g->ctx->threads);
     (void)stream;
-    cpu_dgemm_block(bh, g->m, bw, (const double *)in[0], (const double *)in[1], (double *)out[0],
-                    g->ctx->threads);
-    return KRILL_OK;
+    return st;
 }
 
 /* Predicted kernel seconds of a bh x m x bw block. On the CPU: the kernel timed (best of

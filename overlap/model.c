@@ -77,12 +77,14 @@ static krill_status identify(const krill_ctx *ctx, krill_overlap_model *m)
 {
     memset(m, 0, sizeof *m);
     m->device = krill_on_gpu(ctx) ? ctx->device_id : -1;
+    krill_status st = KRILL_OK;
     if (!krill_on_gpu(ctx))
         snprintf(m->device_name, sizeof m->device_name, "cpu, %d threads", ctx->threads);
 #ifdef KRILL_HAVE_CUDA
-    if (krill_on_gpu(ctx)) return overlap_gpu_identify(ctx, m);
+    else
+        st = overlap_gpu_identify(ctx, m);
 #endif
-    return KRILL_OK;
+    return st;
 }
 
 krill_status overlap_measure(krill_ctx *ctx, krill_overlap_model *model)
@@ -153,29 +155,35 @@ static int cache_read(const char *path, const krill_overlap_model *want, krill_o
     return ok;
 }
 
+/* mkdir -p of the folder of `path`; 0 on success. */
+static int make_folder(const char *path)
+{
+    char dir[4096];
+    int ok = 1;
+    snprintf(dir, sizeof dir, "%s", path);
+    for (char *c = dir + 1; *c && ok; c++)
+        if (*c == '/') {
+            *c = 0;
+            ok = mkdir(dir, 0755) == 0 || errno == EEXIST;
+            *c = '/';
+        }
+    return ok ? 0 : -1;
+}
+
 /* Write the model (best effort: a failure only means no cache, and is forgotten). */
 static void cache_write(const char *path, const krill_overlap_model *m)
 {
-    char dir[4096];
     krill_outfile out;
-    snprintf(dir, sizeof dir, "%s", path);
-    for (char *c = dir + 1; *c; c++)             /* mkdir -p of the directory */
-        if (*c == '/') {
-            *c = 0;
-            if (mkdir(dir, 0755) != 0 && errno != EEXIST) return;
-            *c = '/';
-        }
-    if (krill_outfile_open(&out, path) != KRILL_OK) {
-        krill_clear_error();
-        return;
-    }
-    fprintf(out.f, "device_name %s\ndriver_version %d\n", m->device_name, m->driver_version);
+    if (make_folder(path) == 0 && krill_outfile_open(&out, path) == KRILL_OK) {
+        fprintf(out.f, "device_name %s\ndriver_version %d\n", m->device_name, m->driver_version);
 #define WRITE_FIELD(name) fprintf(out.f, #name " %.17g\n", m->name);
-    MODEL_FIELDS(WRITE_FIELD)
+        MODEL_FIELDS(WRITE_FIELD)
 #undef WRITE_FIELD
-    fprintf(out.f, "copies_overlap %d\ncopy_kernel_overlap %d\n", m->copies_overlap,
-            m->copy_kernel_overlap);
-    if (krill_outfile_close(&out, 1) != KRILL_OK) krill_clear_error();
+        fprintf(out.f, "copies_overlap %d\ncopy_kernel_overlap %d\n", m->copies_overlap,
+                m->copy_kernel_overlap);
+        (void)krill_outfile_close(&out, 1);
+    }
+    krill_clear_error();
 }
 
 krill_status krill_overlap_calibrate(krill_ctx *ctx, int recompute, krill_overlap_model *model)

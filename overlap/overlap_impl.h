@@ -32,8 +32,8 @@ extern "C" {
 #endif
 
 #define OVERLAP_ALIGN 256           /* device placement granule, bytes */
-/* The most blocks a plan may have: the order's search is O(blocks^2) (measured on GEMM-shaped
-   problems, 2 cores: 4096 blocks 0.03 s, 16384 0.3 s, 65536 3.7 s) */
+/* The most blocks a plan may have: the order's search is O(blocks^2) steps (doc/overlap.md
+   gives its measured times) */
 #define OVERLAP_MAX_BLOCKS 262144
 
 typedef enum overlap_step_kind { OVERLAP_SEND = 0, OVERLAP_KERNEL = 1, OVERLAP_RECV = 2 } overlap_step_kind;

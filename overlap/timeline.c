@@ -53,6 +53,49 @@ cleanup:
     return st;
 }
 
+/* With the plan, independently of its waits: walking the steps in plan order, the device
+   copy of a region is produced by its send or by the last kernel that wrote it; a kernel
+   (for each region it reads) and a receive must start after that producer ended, and a
+   send must start after the region's last receive ended (host memory current). */
+static krill_status check_data_flow(const krill_overlap_plan *p, const krill_overlap_timeline *tl)
+{
+    krill_status st = KRILL_OK;
+    int64_t *producer = NULL, *last_recv = NULL, bad = -1, from = -1;
+    KRILL_ALLOC(producer, (size_t)p->n_regions + 1);
+    KRILL_ALLOC(last_recv, (size_t)p->n_regions + 1);
+    for (int32_t r = 0; r < p->n_regions; r++) producer[r] = last_recv[r] = -1;
+    for (int64_t s = 0; s < p->n_steps && bad < 0; s++) {
+        const overlap_step *step = &p->steps[s];
+        const double start = tl->events[s].start + TIMELINE_SLACK;
+        if (step->kind == OVERLAP_SEND) {
+            from = last_recv[step->region];
+            if (from >= 0 && tl->events[from].end > start) bad = s;
+            producer[step->region] = s;
+        } else if (step->kind == OVERLAP_RECV) {
+            from = producer[step->region];
+            if (from < 0 || tl->events[from].end > start) bad = s;
+            last_recv[step->region] = s;
+        } else {
+            const int32_t b = step->block, n_in = p->blk_in_first[b + 1] - p->blk_in_first[b];
+            for (int32_t k = 0; k < n_in && bad < 0; k++) {
+                from = producer[overlap_blk_region(p, b, k)];
+                if (from < 0 || tl->events[from].end > start) bad = s;
+            }
+            for (int32_t k = n_in; k < overlap_blk_count(p, b); k++)
+                producer[overlap_blk_region(p, b, k)] = s;
+        }
+    }
+    if (bad >= 0)
+        st = krill_error(KRILL_ERR_INTERNAL, "overlap timeline: step %lld (lane %d, block %d) "
+                         "started at %.9f s before the data it needs was there (step %lld)",
+                         (long long)bad, (int)tl->events[bad].lane, tl->events[bad].block,
+                         tl->events[bad].start, (long long)from);
+cleanup:
+    krill_free(producer);
+    krill_free(last_recv);
+    return st;
+}
+
 krill_status krill_overlap_timeline_check(const krill_overlap_plan *plan,
                                           const krill_overlap_timeline *tl)
 {
@@ -79,6 +122,7 @@ krill_status krill_overlap_timeline_check(const krill_overlap_plan *plan,
             }
         }
     }
+    if (plan) KRILL_TRY(check_data_flow(plan, tl));
     KRILL_ALLOC(ls, (size_t)tl->n_events + 1);
     for (int lane = 0; lane < KRILL_OVERLAP_LANES; lane++) {   /* one step at a time per lane */
         int64_t n = 0;

@@ -65,8 +65,11 @@ typedef struct krill_overlap_region {
 } krill_overlap_region;
 
 /* A block: one kernel launch and the regions it reads and writes. A region it both reads
- * and writes is updated in place. Blocks in `after` must run before it (besides that, a
- * block that reads a region another block writes must come after it in `after`). */
+ * and writes is updated in place. `after` lists the blocks that must run before it; it
+ * must name every earlier writer of a region the block reads or writes, and every earlier
+ * reader of a region it writes (the planner orders blocks by `after` alone).
+ * The kernel must write every byte of a region it only writes (the device copy starts
+ * undefined, and is received whole). Regions must not overlap in host memory. */
 typedef struct krill_overlap_block {
     const int32_t *in;           /* regions the kernel reads, n_in of them */
     const int32_t *out;          /* regions it writes, received to the host after it */
@@ -172,7 +175,8 @@ typedef struct krill_overlap_timeline {
 
 /* Run `plan` on ctx (the plan's kernels must be for ctx's device). timeline may be NULL.
  * On failure (a kernel that fails, a pinned or device allocation that fails) the steps
- * already issued drain, everything is freed and the message names the block and why. */
+ * already issued drain, everything is freed and the message names the block and why; the
+ * host copies of the written regions are then partly updated. */
 krill_status krill_overlap_execute(krill_ctx *ctx, const krill_overlap_plan *plan,
                                    krill_overlap_timeline *timeline);
 void krill_overlap_timeline_free(krill_overlap_timeline *timeline);   /* NULL-safe */
@@ -181,9 +185,13 @@ void krill_overlap_timeline_free(krill_overlap_timeline *timeline);   /* NULL-sa
 krill_status krill_overlap_timeline_svg(const krill_overlap_timeline *timeline,
                                         const char *title, const char *path);
 
-/* Check a timeline against its plan: no kernel starts before its sends end, no receive
- * starts before its kernel ends, steps on one lane do not overlap. KRILL_ERR_INTERNAL with
- * the offending step otherwise. (Used by the tests; cheap enough to call always.) */
+/* Check a timeline: steps on one lane do not overlap; with its plan, no step starts before
+ * the steps it waits for ended, and, derived from the regions alone, no kernel or receive
+ * starts before the data it reads was on the device (sent, or written by the last kernel
+ * that wrote it) and no send before the region's last receive ended; without (plan NULL),
+ * no block's kernel starts before its sends ended and no receive before its kernel ended.
+ * (Reuse of device bytes is checked only through the plan's waits.) KRILL_ERR_INTERNAL
+ * naming the offending step otherwise. */
 krill_status krill_overlap_timeline_check(const krill_overlap_plan *plan,
                                           const krill_overlap_timeline *timeline);
 
@@ -203,9 +211,10 @@ typedef struct krill_overlap_gemm_opts {
 typedef struct krill_overlap_gemm_report {
     int64_t block;               /* the side of C's blocks used (h and w clamp it) */
     krill_overlap_plan_info plan;
-    double seconds;              /* wall time of the execution, staging allocation included
-                                    (the timeline's elapsed excludes it) */
-    double efficiency;           /* the timeline's bound / seconds */
+    double seconds;              /* wall time of the execution: staging allocation, packing
+                                    and timeline recording included (the timeline's
+                                    elapsed, first step to last, excludes them) */
+    double efficiency;           /* the timeline's: bound / elapsed */
 } krill_overlap_gemm_report;
 
 void krill_overlap_gemm_opts_default(krill_overlap_gemm_opts *opts);
