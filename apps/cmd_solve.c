@@ -170,7 +170,9 @@ static int load_matrix(const solve_args *args, cli_solve_report *report, krill_c
     if (args->matrix_path) {
         report->source = args->matrix_path;
         report->source_note = "Matrix Market file";
-        CLI_TRY(krill_mm_read(args->matrix_path, csr, NULL));
+        krill_mm_opts square = KRILL_MM_OPTS_INIT;
+        square.square = 1;       /* refused from the size line, before anything is allocated */
+        CLI_TRY(krill_mm_read_opts(args->matrix_path, &square, csr, NULL));
     } else {
         report->source = args->gen_spec ? args->gen_spec : DEFAULT_PROBLEM;
         report->source_note = args->gen_spec ? "generated" : "default problem";
