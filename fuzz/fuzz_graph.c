@@ -48,17 +48,6 @@ static void check_graph(const krill_csr *g, const krill_graph_info *info)
     krill_csr_destroy(&again);
 }
 
-int LLVMFuzzerInitialize(int *argc, char ***argv);
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-    (void)argc;
-    (void)argv;
-    fuzz_init();
-    return 0;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     krill_csr *from_file = NULL, *from_buffer = NULL;

@@ -17,17 +17,6 @@ static void same_info(const krill_mm_info *a, const krill_mm_info *b)
         fuzz_fail("file and buffer reads report different header info");
 }
 
-int LLVMFuzzerInitialize(int *argc, char ***argv);
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-    (void)argc;
-    (void)argv;
-    fuzz_init();
-    return 0;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     krill_csr *from_file = NULL, *from_buffer = NULL;

@@ -30,17 +30,6 @@ static void gzip_member(const uint8_t *src, size_t n, uint8_t *out, size_t cap, 
     deflateEnd(&zs);
 }
 
-int LLVMFuzzerInitialize(int *argc, char ***argv);
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-    (void)argc;
-    (void)argv;
-    fuzz_init();
-    return 0;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     krill_csr *from_gzip = NULL, *from_text = NULL;

@@ -26,15 +26,18 @@ static void remove_scratch(void)
     for (int k = 0; k < n_scratch; k++) remove(scratch[k]);
 }
 
-void fuzz_init(void)
+int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     krill_ctx_opts o = KRILL_CTX_OPTS_INIT;
+    (void)argc;
+    (void)argv;
     krill_host_mem_limit(FUZZ_MEM_LIMIT);
     atexit(remove_scratch);
     o.device = KRILL_DEVICE_CPU;
     o.threads = 1;
     if (!cpu && krill_ctx_create(&o, &cpu) != KRILL_OK)
         fuzz_fail("cannot create a CPU context: %s", krill_last_error());
+    return 0;
 }
 
 const char *fuzz_path(const char *tag)

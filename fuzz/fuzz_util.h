@@ -16,9 +16,11 @@
  * costs 8 MB to build: more would slow the fuzzer down without reaching new code. */
 #define FUZZ_MEM_LIMIT ((size_t)8 << 20)
 
-/* Set the memory limit, create the CPU context and have the scratch files removed at
- * exit (once per process). */
-void fuzz_init(void);
+/* libFuzzer's entry points: LLVMFuzzerInitialize (fuzz_util.c, for every harness) sets the
+ * memory limit, creates the CPU context and has the scratch files removed at exit; each
+ * harness defines LLVMFuzzerTestOneInput. */
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* "$TMPDIR/krill-fuzz-PID-TAG" (TMPDIR defaults to /dev/shm where it exists, else /tmp);
  * the same for a tag every call. */
