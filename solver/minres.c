@@ -368,20 +368,7 @@ krill_status krill_minres_run(const krill_solve_problem *p, krill_solve_info *in
     }
 
     if (!resnorm_current) KRILL_TRY(minres_true_residual(p, &ws, &resnorm));
-    if (!krill_is_finite(resnorm)) {
-        reason = KRILL_DIVERGED_NAN;
-    } else if (reason == KRILL_REASON_NONE || reason == KRILL_DIVERGED_MAXIT ||
-               reason == KRILL_DIVERGED_BREAKDOWN) {
-        krill_reason conv = krill_converged_reason(p, resnorm);
-        if (conv != KRILL_REASON_NONE) reason = conv;
-        else if (reason == KRILL_REASON_NONE) reason = KRILL_DIVERGED_MAXIT;
-    }
-    info->reason = reason;
-    info->iterations = it;
-    info->history_len = it + 1;
-    info->resnorm = resnorm;
-    info->relres = resnorm / p->bnorm;
-    KRILL_TRY(krill_timer_finish(p->timer, &info->times));
+    KRILL_TRY(krill_solve_finish(p, reason, it, resnorm, info));
 cleanup:
     minres_ws_destroy(p->ctx, &ws);
     return st;

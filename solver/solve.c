@@ -58,6 +58,25 @@ krill_reason krill_converged_reason(const krill_solve_problem *p, double resnorm
     return KRILL_REASON_NONE;
 }
 
+krill_status krill_solve_finish(const krill_solve_problem *p, krill_reason reason, int iterations,
+                               double resnorm, krill_solve_info *info)
+{
+    if (!krill_is_finite(resnorm)) {
+        reason = KRILL_DIVERGED_NAN;
+    } else if (reason == KRILL_REASON_NONE || reason == KRILL_DIVERGED_MAXIT ||
+               reason == KRILL_DIVERGED_BREAKDOWN) {
+        krill_reason conv = krill_converged_reason(p, resnorm);
+        if (conv != KRILL_REASON_NONE) reason = conv;
+        else if (reason == KRILL_REASON_NONE) reason = KRILL_DIVERGED_MAXIT;
+    }
+    info->reason = reason;
+    info->iterations = iterations;
+    info->history_len = iterations + 1;
+    info->resnorm = resnorm;
+    info->relres = resnorm / p->bnorm;
+    return krill_timer_finish(p->timer, &info->times);
+}
+
 krill_status krill_true_residual(const krill_solve_problem *p, double *r, double *norm_dev,
                                  double *norm)
 {
