@@ -357,23 +357,6 @@ done:
 
 /* ---- tests ------------------------------------------------------------------------------- */
 
-static krill_csr *from_dense(int32_t n, const double *dense)
-{
-    int32_t rows[64], cols[64];
-    double vals[64];
-    int64_t nnz = 0;
-    krill_csr *a = NULL;
-    for (int32_t i = 0; i < n; i++)
-        for (int32_t j = 0; j < n; j++)
-            if (dense[i * n + j] != 0.0) {
-                rows[nnz] = i;
-                cols[nnz] = j;
-                vals[nnz++] = dense[i * n + j];
-            }
-    CHECK_OK(krill_csr_from_triplets(n, n, nnz, rows, cols, vals, &a));
-    return a;
-}
-
 /* Every group size of the GPU solves (ilu_impl.h), forced, on matrices whose row count is
  * not a multiple of most of them (a short last group): poisson3d:7 has 343 rows,
  * elasticity3d:3,2,2 81, convdiff3d:9 729. On the CPU the parameter is accepted and the
@@ -420,7 +403,7 @@ static void test_generated(krill_ctx *ctx)
     {   /* 4 x 4 with fill that ILU(0) drops, 1 x 1 */
         const double d4[16] = {4, -1, 0, -1, -1, 4, -1, 0, 0, -1, 4, -1, -1, 0, -1, 4};
         const double d1[1] = {-2.5};
-        krill_csr *a4 = from_dense(4, d4), *a1 = from_dense(1, d1);
+        krill_csr *a4 = tu_csr_from_dense(4, d4), *a1 = tu_csr_from_dense(1, d1);
         CHECK(check_matrix(ctx, a4, "ilu0", "4 x 4 cycle", o));
         CHECK(check_matrix(ctx, a4, "ic0", "4 x 4 cycle", o));
         CHECK(check_matrix(ctx, a1, "ilu0", "1 x 1", o));
@@ -587,7 +570,7 @@ static void test_threads(void)
 static void expect_refusal(krill_ctx *ctx, int32_t n, const double *dense, const char *kind,
                            krill_status want, int32_t row, const char *phrase)
 {
-    krill_csr *a = from_dense(n, dense);
+    krill_csr *a = tu_csr_from_dense(n, dense);
     krill_mat *m = NULL;
     krill_pc *pc = NULL;
     CHECK_OK(krill_mat_create(ctx, a, NULL, &m));
@@ -628,7 +611,7 @@ static void test_errors(krill_ctx *ctx)
     expect_refusal(ctx, 2, zero_pivot, "ic0:0", KRILL_ERR_ARG, -1, "one of 1, 2, 3, 4, 6");
     expect_refusal(ctx, 2, zero_pivot, "ilu0:2x", KRILL_ERR_ARG, -1, "ilu0:2x");
     {
-        krill_csr *a = from_dense(2, small_pivot);
+        krill_csr *a = tu_csr_from_dense(2, small_pivot);
         const run_opts o = {0, 0};
         CHECK(check_matrix(ctx, a, "ilu0", "pivot 2^-38", o));
         krill_csr_destroy(&a);
@@ -695,15 +678,15 @@ static void test_symmetry(krill_ctx *ctx)
     expect_refusal(ctx, 4, skipped_upper, "ic0", KRILL_ERR_ARG, -1, "not symmetric");
     {   /* ilu0 factors both; their mirrored lower triangles, ic0 too */
         double sym[16];
-        krill_csr *a = from_dense(4, last_upper), *b = from_dense(4, skipped_upper), *s;
+        krill_csr *a = tu_csr_from_dense(4, last_upper), *b = tu_csr_from_dense(4, skipped_upper), *s;
         CHECK(check_matrix(ctx, a, "ilu0", "(0, 3) without (3, 0)", o));
         CHECK(check_matrix(ctx, b, "ilu0", "(0, 2) without (2, 0)", o));
         mirror_lower(4, last_upper, sym);
-        s = from_dense(4, sym);
+        s = tu_csr_from_dense(4, sym);
         CHECK(check_matrix(ctx, s, "ic0", "(0, 3) dropped", o));
         krill_csr_destroy(&s);
         mirror_lower(4, skipped_upper, sym);
-        s = from_dense(4, sym);
+        s = tu_csr_from_dense(4, sym);
         CHECK(check_matrix(ctx, s, "ic0", "(0, 2) dropped", o));
         krill_csr_destroy(&s);
         krill_csr_destroy(&a);

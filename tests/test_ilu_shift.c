@@ -62,23 +62,6 @@ static krill_csr *kershaw(int32_t k, double eps)
     return a;
 }
 
-static krill_csr *from_dense(int32_t n, const double *dense)
-{
-    int32_t rows[16], cols[16];
-    double vals[16];
-    int64_t nnz = 0;
-    krill_csr *a = NULL;
-    for (int32_t i = 0; i < n; i++)
-        for (int32_t j = 0; j < n; j++)
-            if (dense[i * n + j] != 0.0) {
-                rows[nnz] = i;
-                cols[nnz] = j;
-                vals[nnz++] = dense[i * n + j];
-            }
-    CHECK_OK(krill_csr_from_triplets(n, n, nnz, rows, cols, vals, &a));
-    return a;
-}
-
 /* A copy of a scaled by s with a_ii -> s a_ii + RN(alpha s a_ii): the matrix the search
  * factors (ilu_shift.c; every a_ii != 0 here). */
 static krill_csr *shifted(const krill_csr *a, double s, double alpha)
@@ -203,7 +186,7 @@ static void test_kershaw(krill_ctx *ctx)
 {
     krill_csr *a1 = kershaw(1, 0.0), *a = kershaw(64, 0.05);
     const double u_cancels[9] = {1, 1, 0, 1, 1, 1, 0, 1, 3};   /* u_11 = 1 - 1 = 0 */
-    krill_csr *c = from_dense(3, u_cancels);
+    krill_csr *c = tu_csr_from_dense(3, u_cancels);
     check_shifted(ctx, a1, "ic0", "ic0:noshift", 1);
     check_shifted(ctx, a, "ic0:shift", "ic0:noshift", 1);
     check_shifted(ctx, c, "ilu0:2,shift", "ilu0", 1);
@@ -302,8 +285,8 @@ static void test_refusals(krill_ctx *ctx)
     const double zv[3] = {2, 1, 0};
     const double mixed[9] = {4, 1, 0, 1, -2, 1, 0, 1, 4};
     const double zero_cancel[9] = {1, 1, 0, 1, 1, 1, 0, 1, 3};
-    krill_csr *k = kershaw(1, 0.0), *s = NULL, *x = from_dense(3, mixed);
-    krill_csr *z = from_dense(3, zero_cancel);
+    krill_csr *k = kershaw(1, 0.0), *s = NULL, *x = tu_csr_from_dense(3, mixed);
+    krill_csr *z = tu_csr_from_dense(3, zero_cancel);
     static const char *bad[] = {"ilu0:shift,shift", "ic0:4,shift,noshift", "ic0:shft",
                                 "ilu0:4,2", "ilu0:", "ilu0:shift,"};
     static const char *good[] = {"ilu0:4,shift", "ic0:shift,2", "ic0:noshift,6", "ilu0:noshift"};
@@ -421,7 +404,7 @@ static void test_faults(krill_ctx *ctx)
 {
     static const char *kinds[] = {"ic0", "ic0:shift", "ilu0:shift"};
     const double cancel[9] = {1, 1, 0, 1, 1, 1, 0, 1, 3};
-    krill_csr *a = kershaw(8, 0.05), *c = from_dense(3, cancel), *na = shifted(a, -1.0, 0.0);
+    krill_csr *a = kershaw(8, 0.05), *c = tu_csr_from_dense(3, cancel), *na = shifted(a, -1.0, 0.0);
     krill_mat *m = NULL, *mc = NULL, *mn = NULL;
     update_call u = {NULL, NULL, NULL};
     tu_fault_call call = {"krill_pc_update_values(ic0, shifted)", run_update, update_refuses,

@@ -297,3 +297,21 @@ long tu_alloc_fault_walk(const tu_fault_call *c)
     if (bad || failed == 0 || (!c->survives && r != 1)) tu_failures++;
     return failed;
 }
+
+krill_csr *tu_csr_from_dense(int32_t n, const double *dense)
+{
+    int32_t rows[64], cols[64];
+    double vals[64];
+    int64_t nnz = 0;
+    krill_csr *a = NULL;
+    CHECK(n >= 0 && n <= 8);
+    for (int32_t i = 0; i < n && n <= 8; i++)
+        for (int32_t j = 0; j < n; j++)
+            if (dense[i * n + j] != 0.0) {
+                rows[nnz] = i;
+                cols[nnz] = j;
+                vals[nnz++] = dense[i * n + j];
+            }
+    CHECK_OK(krill_csr_from_triplets(n, n, nnz, rows, cols, vals, &a));
+    return a;
+}

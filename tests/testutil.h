@@ -93,6 +93,10 @@ int tu_for_each_graph(void (*fn)(const char *path, const char *name, void *user)
 /* max_i |x_i - y_i| / max(max_i |y_i|, tiny) */
 double tu_max_rel_diff(const double *x, const double *y, int64_t n);
 
+/* A host CSR of the nonzeros of the row-major n x n matrix `dense` (n <= 8); NULL (and a
+ * failed check) on error. */
+krill_csr *tu_csr_from_dense(int32_t n, const double *dense);
+
 /* Deterministic pseudo-random doubles in [-1, 1) (xorshift; the same seed, the same data). */
 void tu_random(double *x, int64_t n, uint64_t seed);
 
