@@ -326,6 +326,33 @@ static void test_numbers(void)
     krill_csr_destroy(&a);
 }
 
+/* krill_mm_read_opts's allocations, each failing in turn (square = 1, a square file). */
+typedef struct read_call {
+    const char *path;
+    krill_csr *out;
+} read_call;
+
+static krill_status run_read_square(void *user)
+{
+    read_call *c = (read_call *)user;
+    krill_mm_opts opts = KRILL_MM_OPTS_INIT;
+    opts.square = 1;
+    return krill_mm_read_opts(c->path, &opts, &c->out, NULL);
+}
+
+static int read_out_null(void *user) { return ((read_call *)user)->out == NULL; }
+
+static void read_out_free(void *user) { krill_csr_destroy(&((read_call *)user)->out); }
+
+static void test_square_option_faults(void)
+{
+    read_call c = {scratch("sq3.mtx", "%%MatrixMarket matrix coordinate real symmetric\n"
+                                      "3 3 4\n1 1 4\n2 1 -1\n2 2 4\n3 3 4\n"), NULL};
+    tu_fault_call call = {"krill_mm_read_opts", run_read_square, read_out_null, read_out_free,
+                          &c, 0};
+    CHECK(tu_alloc_fault_walk(&call) > 0);
+}
+
 int main(void)
 {
     test_available();
@@ -333,6 +360,7 @@ int main(void)
     test_csr_too_large();
     test_work_by_entries();
     test_square_option();
+    test_square_option_faults();
     test_vector_sum();
 #ifdef KRILL_HAVE_ZLIB
     test_gzip_bomb();

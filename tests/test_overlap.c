@@ -181,28 +181,102 @@ static void test_chain(krill_ctx *ctx)
     free(ch);
 }
 
-static void test_faults(krill_ctx *ctx)
-{
-    const int64_t h = 40, m = 30, w = 50;
+/* ---- allocation faults: every allocating public function, through the shared walk ------ */
+typedef struct fault_ctx {
+    krill_ctx *ctx;
     double a[40 * 30], b[30 * 50], c[40 * 50];
-    int failed = 0;
+    chain *ch;
+    krill_overlap_model model;
+    krill_overlap_plan *plan;
+    krill_overlap_timeline tl;
+} fault_ctx;
+
+static krill_status run_dgemm(void *user)
+{
+    fault_ctx *f = (fault_ctx *)user;
     krill_overlap_gemm_opts o;
     krill_overlap_gemm_opts_default(&o);
     o.block = 16;
     o.plan.memory = 20e3;
-    tu_random(a, h * m, 3);
-    tu_random(b, m * w, 4);
-    for (long k = 1; k < 5000; k++) {
-        krill_status st;
-        krill_fault_alloc_after(k);
-        st = krill_overlap_dgemm(ctx, h, m, w, a, m, b, w, c, w, &o, NULL);
-        krill_fault_alloc_after(0);
-        if (st == KRILL_OK) break;
-        failed++;
-        CHECK(st == KRILL_ERR_ALLOC || st == KRILL_ERR_DEVICE_ALLOC);
-        CHECK(krill_last_error()[0] != 0);
-    }
-    CHECK(failed > 20);
+    return krill_overlap_dgemm(f->ctx, 40, 30, 50, f->a, 30, f->b, 50, f->c, 50, &o, NULL);
+}
+
+static krill_status run_calibrate(void *user)
+{
+    fault_ctx *f = (fault_ctx *)user;
+    return krill_overlap_calibrate(f->ctx, 1, &f->model);
+}
+
+static krill_status run_plan(void *user)
+{
+    fault_ctx *f = (fault_ctx *)user;
+    krill_overlap_problem pb = chain_problem(f->ch, -1);
+    krill_overlap_plan_opts o;
+    krill_overlap_plan_opts_default(&o);
+    o.memory = 2 * 8192;
+    o.mode = KRILL_OVERLAP_PIPELINED;
+    return krill_overlap_plan_create(&f->model, &pb, &o, &f->plan);
+}
+
+static int plan_null(void *user) { return ((fault_ctx *)user)->plan == NULL; }
+
+static void plan_free(void *user) { krill_overlap_plan_destroy(&((fault_ctx *)user)->plan); }
+
+static krill_status run_execute(void *user)
+{
+    fault_ctx *f = (fault_ctx *)user;
+    return krill_overlap_execute(f->ctx, f->plan, &f->tl);
+}
+
+static int timeline_empty(void *user)
+{
+    const fault_ctx *f = (const fault_ctx *)user;
+    return f->tl.events == NULL && f->tl.n_events == 0;
+}
+
+static void timeline_free(void *user) { krill_overlap_timeline_free(&((fault_ctx *)user)->tl); }
+
+static krill_status run_check(void *user)
+{
+    fault_ctx *f = (fault_ctx *)user;
+    return krill_overlap_timeline_check(f->plan, &f->tl);
+}
+
+static krill_status run_svg(void *user)
+{
+    fault_ctx *f = (fault_ctx *)user;
+    return krill_overlap_timeline_svg(&f->tl, "faults", "test_overlap_faults.svg");
+}
+
+static void test_faults(krill_ctx *ctx)
+{
+    fault_ctx *f = calloc(1, sizeof *f);
+    tu_fault_call calls[] = {
+        {"krill_overlap_dgemm", run_dgemm, NULL, NULL, f, 0},
+        {"krill_overlap_calibrate", run_calibrate, NULL, NULL, f, 0},
+        {"krill_overlap_plan_create", run_plan, plan_null, plan_free, f, 0},
+    };
+    tu_fault_call on_plan[] = {
+        {"krill_overlap_execute", run_execute, timeline_empty, timeline_free, f, 0},
+    };
+    tu_fault_call on_timeline[] = {
+        {"krill_overlap_timeline_check", run_check, NULL, NULL, f, 0},
+        {"krill_overlap_timeline_svg", run_svg, NULL, NULL, f, 0},
+    };
+    f->ctx = ctx;
+    f->ch = malloc(sizeof *f->ch);
+    tu_random(f->a, 40 * 30, 3);
+    tu_random(f->b, 30 * 50, 4);
+    for (size_t k = 0; k < sizeof calls / sizeof *calls; k++) CHECK(tu_alloc_fault_walk(&calls[k]) > 0);
+    CHECK_OK(run_plan(f));
+    CHECK(tu_alloc_fault_walk(&on_plan[0]) > 0);
+    CHECK_OK(run_execute(f));                    /* a timeline to check and draw */
+    for (size_t k = 0; k < sizeof on_timeline / sizeof *on_timeline; k++)
+        CHECK(tu_alloc_fault_walk(&on_timeline[k]) > 0);
+    krill_overlap_timeline_free(&f->tl);
+    krill_overlap_plan_destroy(&f->plan);
+    free(f->ch);
+    free(f);
 }
 
 static void test_model_and_svg(krill_ctx *ctx)
