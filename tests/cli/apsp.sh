@@ -6,12 +6,8 @@
 # numpy and are skipped quietly elsewhere (CI installs nothing for them).
 set -u
 krill=$1 scenario=$2
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
-cd "$tmp" || exit 1
+. "$(dirname "$0")/lib.sh"   # scratch folder, fail, skip, run
 
-fail() { echo "FAIL: $*"; exit 1; }
-skip() { echo "SKIP: $*"; exit 77; }
 need_python() { command -v python3 >/dev/null || skip "python3 is not installed"; }
 have_numpy() { command -v python3 >/dev/null && python3 -c 'import numpy' 2>/dev/null; }
 # testdata REL: the path of a test data file (the shared set first), or "" when absent.
@@ -23,14 +19,6 @@ testdata() {
   printf '\n'
 }
 have_gpu() { "$krill" info 2>/dev/null | grep -Eq '^ +cuda:'; }
-# run EXIT ARGS...: run krill, keep stdout in out, stderr in err, check the exit code.
-run() {
-  local expected=$1; shift
-  "$krill" "$@" >out 2>err
-  local rc=$?
-  echo "krill $* -> exit $rc"
-  [ "$rc" -eq "$expected" ] || { cat out err; fail "exit code $rc, expected $expected"; }
-}
 # has ERE: stdout has a line matching ERE.
 has() { grep -Eq -e "$1" out || { cat out; fail "no line matching /$1/"; }; }
 # checksum: the 16 hex digits of the summary's checksum line.

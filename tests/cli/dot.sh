@@ -8,12 +8,8 @@
 #   n 1000, phi 8, seed 1: -2403081322861.3926   0xc2817c16780b6b24
 set -u
 krill=$1 scenario=$2
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
-cd "$tmp" || exit 1
+. "$(dirname "$0")/lib.sh"   # scratch folder, fail, skip, run
 
-fail() { echo "FAIL: $*"; exit 1; }
-skip() { echo "SKIP: $*"; exit 77; }
 # run EXIT ARGS...: run krill, keep stdout in out, stderr in err, check the exit code.
 run() {
   local expected=$1; shift

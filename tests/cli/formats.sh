@@ -5,12 +5,8 @@
 set -u
 krill=$1 scenario=$2
 here=$(cd "$(dirname "$0")" && pwd)
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
-cd "$tmp" || exit 1
+. "$(dirname "$0")/lib.sh"   # scratch folder, fail, skip, run
 
-fail() { echo "FAIL: $*"; exit 1; }
-skip() { echo "SKIP: $*"; exit 77; }
 need_python() { command -v python3 >/dev/null || skip "python3 is not installed"; }
 # run EXIT ARGS...: run krill, keep stdout in out, stderr in err, check the exit code.
 run() {

@@ -3,26 +3,14 @@
 # (issue 17). Exit 0 = pass, 1 = fail, 77 = skipped (with the reason printed).
 set -u
 krill=$1 scenario=$2
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
-cd "$tmp" || exit 1
+. "$(dirname "$0")/lib.sh"   # scratch folder, fail, skip, run
 
-fail() { echo "FAIL: $*"; exit 1; }
-skip() { echo "SKIP: $*"; exit 77; }
 need_full() { [ -c /dev/full ] || skip "/dev/full is not a character device here"; }
 # clean: no temporary file (.krill-*) is left in the folder.
 clean() {
   local left
   left=$(ls -A | grep '^\.krill-')
   [ -z "$left" ] || fail "temporary files left: $left"
-}
-# run EXIT ARGS...: run krill, keep stdout in out, stderr in err, check the exit code.
-run() {
-  local expected=$1; shift
-  "$krill" "$@" >out 2>err
-  local rc=$?
-  echo "krill $* -> exit $rc"
-  [ "$rc" -eq "$expected" ] || { cat out err; fail "exit code $rc, expected $expected"; }
 }
 # says PATTERN: stderr matches the extended regular expression.
 says() { grep -Eq -e "$1" err || { cat err; fail "stderr does not match /$1/"; }; }

@@ -8,12 +8,8 @@
 set -u
 krill=$1 case=$2
 here=$(cd "$(dirname "$0")" && pwd)
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
-cd "$tmp" || exit 1
+. "$(dirname "$0")/lib.sh"   # scratch folder, fail, skip, run
 
-fail() { echo "FAIL: $*"; exit 1; }
-skip() { echo "SKIP: $*"; exit 77; }
 run() {
   local expected=$1; shift
   "$krill" "$@" >out 2>err

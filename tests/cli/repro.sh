@@ -5,12 +5,8 @@
 # something. Exit 0 = pass, 1 = fail, 77 = skipped (with the reason printed).
 set -u
 krill=$1 scenario=$2
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
-cd "$tmp" || exit 1
+. "$(dirname "$0")/lib.sh"   # scratch folder, fail, skip, run
 
-fail() { echo "FAIL: $*"; exit 1; }
-skip() { echo "SKIP: $*"; exit 77; }
 # hash ARGS...: solve, print "<hash> <iterations>" of the run (fails on a bad exit or output)
 hash() {
   "$krill" solve "$@" --json >out 2>err
