@@ -101,14 +101,14 @@ static int32_t message_row(const char *msg)
     return p == end ? -1 : (int32_t)atol(p);
 }
 
-/* The factors of pc (host copy, nnz) and their sign and alpha. */
+/* The factors of pc (downloaded to the host, nnz) and their sign and alpha. */
 static double *factors_of(const krill_pc *pc, int64_t nnz, int *sign, double *alpha)
 {
     krill_ilu_factors f;
     double *v = malloc((size_t)nnz * sizeof *v + 8);
     if (!v) exit(1);
     CHECK_OK(krill_pc_ilu_factors(pc, &f));
-    memcpy(v, f.val, (size_t)nnz * sizeof *v);
+    CHECK_OK(krill_mem_download(pc->ctx, v, f.val, (size_t)nnz * sizeof *v)); /* context memory */
     *sign = f.sign;
     *alpha = f.alpha;
     return v;
