@@ -19,6 +19,11 @@ int tu_close(double a, double b, double tol)
     return fabs(a - b) <= tol * scale;
 }
 
+double tu_now(void)
+{
+    return krill_wtime();
+}
+
 int tu_finish(const char *name)
 {
     printf("%s: %d checks\n%d passed, %d failed\n", name, tu_checks, tu_checks - tu_failures,

@@ -50,6 +50,17 @@ int tu_close(double a, double b, double tol);
 /* Print "N passed, N failed" and return the exit code (0 if no check failed). */
 int tu_finish(const char *name);
 
+double tu_now(void);   /* seconds, monotonic */
+
+/* Run `call` and print its wall time to stderr ("  test_x(a, b)  1.23 s"), so a test
+ * that runs long shows where. */
+#define TU_STEP(call)                                                                    \
+    do {                                                                                 \
+        double tu_t0_ = tu_now();                                                   \
+        call;                                                                            \
+        fprintf(stderr, "  %-40s %8.2f s\n", #call, tu_now() - tu_t0_);               \
+    } while (0)
+
 /* Exit 77 (ctest: skipped) with a message. */
 void tu_skip(const char *why);
 
