@@ -152,6 +152,9 @@ typedef struct apsp_ooc_kernels {
     /* device bytes begin takes (counted against the memory the solve may use) */
     double (*scratch_bytes)(const apsp_run *run, int32_t side);
     void (*end)(apsp_run *run, void *state);         /* NULL-safe state release */
+    /* 1 if begin page-locked D in host memory (the scheduler then copies the blocks
+       directly, without staging); NULL: never */
+    int (*host_page_locked)(const void *state);
 } apsp_ooc_kernels;
 
 extern const apsp_ooc_kernels apsp_cpu_ooc_kernels;  /* cpu_ooc.c */

@@ -10,6 +10,7 @@ typedef struct ooc_state {
     apsp_run sub;
     gpu_state gs;
     void *scratch;               /* scratch_cells(side) elements */
+    void *registered;            /* D, page-locked by begin (NULL: registration failed) */
 } ooc_state;
 
 /* The side of the timed product: half the block's (a multiple of the tile), or the block's
@@ -32,6 +33,7 @@ static void ooc_end(apsp_run *run, void *state)
     ooc_state *s = (ooc_state *)state;
     if (s) {
         apsp_gpu_fw_rec.end(&s->sub);
+        if (s->registered) (void)cudaHostUnregister(s->registered);
         krill_cuda_free(run->ctx, s->scratch);
         krill_cuda_free(run->ctx, s->gs.big);
         krill_free(s);
@@ -55,6 +57,12 @@ static krill_status ooc_begin(apsp_run *run, int32_t side, void **state)
     KRILL_TRY(krill_cuda_alloc(run->ctx, &s->scratch, scratch_cells(side) * run->elem,
                                "out-of-core APSP scratch block"));
     KRILL_TRY(apsp_gpu_fw_rec.begin(&s->sub));
+    /* D page-locked for direct copies; where the system refuses, the scheduler stages */
+    if (cudaHostRegister(run->d, (size_t)run->npad * (size_t)run->npad * run->elem,
+                         cudaHostRegisterDefault) == cudaSuccess)
+        s->registered = run->d;
+    else
+        (void)cudaGetLastError();
     *state = s;
     s = NULL;
 cleanup:
@@ -145,6 +153,12 @@ cleanup:
     return st;
 }
 
+static int ooc_page_locked(const void *state)
+{
+    return ((const ooc_state *)state)->registered != NULL;
+}
+
 extern "C" const apsp_ooc_kernels apsp_gpu_ooc_kernels = {
     APSP_GPU_TILE, ooc_begin, ooc_close, ooc_minplus, ooc_time, ooc_scratch_bytes, ooc_end,
+    ooc_page_locked,
 };

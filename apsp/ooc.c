@@ -21,7 +21,9 @@
  * s / 2 relaxations per element moved, which is what makes a large side s pay. The side is
  * the largest power-of-two multiple of the kernels' granule whose eight blocks fit the
  * memory, and at most half of n (two blocks a side at least), so there are blocks to
- * overlap. Distances only: the predecessors would double the traffic (not built). */
+ * overlap. Distances only: the predecessors would double the traffic (not built). On a GPU
+ * the kernels' begin page-locks D (cudaHostRegister, once: each round moves all of D, so
+ * packing through staging would cost nb host copies of it) and the blocks go directly. */
 #include <string.h>
 
 #include "apsp/apsp_impl.h"
@@ -184,6 +186,7 @@ krill_status apsp_ooc_run(apsp_run *in_core, double memory, void *dist, krill_ap
     KRILL_TRY(krill_overlap_calibrate(run.ctx, 0, &model));
     krill_overlap_plan_opts_default(&po);
     po.memory = memory - job.kern->scratch_bytes(&run, job.side);
+    po.host_page_locked = job.kern->host_page_locked && job.kern->host_page_locked(job.state);
     KRILL_TRY(krill_overlap_plan_create(&model, &pb, &po, &plan));
     KRILL_TRY(krill_overlap_execute(run.ctx, plan, &tl));
     krill_overlap_plan_info_get(plan, &pinfo);

@@ -87,3 +87,17 @@ cleanup:
     if (xt) cublasXtDestroy(xt);
     return st;
 }
+
+extern "C" krill_status bench_cuda_host_alloc(void **p, size_t bytes)
+{
+    cudaError_t e = cudaMallocHost(p, bytes);
+    if (e != cudaSuccess) *p = nullptr;
+    return e == cudaSuccess ? KRILL_OK
+                            : krill_error(KRILL_ERR_ALLOC, "cudaMallocHost of %zu bytes: %s", bytes,
+                                          cudaGetErrorString(e));
+}
+
+extern "C" void bench_cuda_host_free(void *p)
+{
+    if (p) (void)cudaFreeHost(p);
+}

@@ -22,6 +22,10 @@ void bench_cuda_events_destroy(void *start, void *stop);   /* NULL-safe */
 krill_status bench_cuda_xt_dgemm(int device, int64_t h, int64_t m, int64_t w, const double *a,
                                  const double *b, double *c, int block_dim, double *seconds);
 
+/* Page-locked host memory (cudaMallocHost), for benchmarks whose host arrays are pinned. */
+krill_status bench_cuda_host_alloc(void **p, size_t bytes);
+void bench_cuda_host_free(void *p);   /* NULL-safe */
+
 #ifdef __cplusplus
 }
 #endif

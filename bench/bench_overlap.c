@@ -2,13 +2,15 @@
  * Homma & Suda) and its out-of-core shapes, with cuBLASXt run beside it on the GPU.
  *
  *   bench_overlap [--device cpu|gpu] [--shapes paper|large|H:M:W[@MEM],...] [--runs R]
- *                 [--xt-blocks 1024,2048,...] [--json FILE]
+ *                 [--host pinned|pageable] [--xt-blocks 1024,2048,...] [--json FILE]
  *   bench_overlap --plan-only N,...   the planner's own time on GEMM-shaped problems of
  *                 N x N blocks (1 MiB panels, 64 KiB C blocks, 40 MB of memory, a model of
  *                 20 GB/s each way): krill_overlap_plan_create, median of 3
  *
- * Per shape (A is H x M, B is M x W, double, row-major in pageable host memory; @MEM caps
- * the device memory the plan may use, forcing the out-of-core path):
+ * Per shape (A is H x M, B is M x W, double, row-major in host memory: page-locked with
+ * --host pinned, the GPU's default, where the scheduler copies straight from and to it, or
+ * pageable, where it packs through its pinned staging ring; @MEM caps the device memory the
+ * plan may use, forcing the out-of-core path):
  *   sequential  the unsplit run (send A and B, one DGEMM, receive C), or when it does not
  *               fit, the planner's blocks run one step at a time; its lanes' busy times are
  *               the table's SEND, KERNEL and RECV
@@ -155,6 +157,40 @@ static int plan_only(const char *list)
     return rc;
 }
 
+/* A, B and C of na, nb and nc doubles, page-locked or pageable (NULL where that failed). */
+static void host_arrays(int pinned, size_t na, size_t nb, size_t nc, double **a, double **b,
+                        double **c)
+{
+    double **arr[3] = {a, b, c};
+    const size_t n[3] = {na, nb, nc};
+    (void)pinned;
+    for (int k = 0; k < 3; k++) {
+        *arr[k] = NULL;
+#ifdef KRILL_HAVE_CUDA
+        if (pinned) {
+            if (bench_cuda_host_alloc((void **)arr[k], n[k] * 8) != KRILL_OK) krill_clear_error();
+            continue;
+        }
+#endif
+        *arr[k] = malloc(n[k] * 8);
+    }
+}
+
+static void host_arrays_free(int pinned, double *a, double *b, double *c)
+{
+    double *arr[3] = {a, b, c};
+    (void)pinned;
+    for (int k = 0; k < 3; k++) {
+#ifdef KRILL_HAVE_CUDA
+        if (pinned) {
+            bench_cuda_host_free(arr[k]);
+            continue;
+        }
+#endif
+        free(arr[k]);
+    }
+}
+
 static int parse_shapes(const char *text, shape *out, int *n)
 {
     const char *p = !strcmp(text, "paper") ? paper_shapes : !strcmp(text, "large") ? large_shapes : text;
@@ -182,7 +218,8 @@ int main(int argc, char **argv)
 {
     krill_device device = KRILL_DEVICE_CPU;
     const char *shapes_text = "paper", *json_path = NULL, *xt_text = "1024,2048,4096,8192";
-    int runs = 3, xt_dims[MAX_XT], n_xt = 0, n_shapes = 0, rc = 0;
+    const char *host = NULL;
+    int runs = 3, xt_dims[MAX_XT], n_xt = 0, n_shapes = 0, rc = 0, pinned;
     shape shapes[MAX_SHAPES];
     krill_ctx *ctx = NULL;
     FILE *json = NULL;
@@ -193,10 +230,13 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--runs") && v && (runs = atoi(v)) >= 1) i++;
         else if (!strcmp(argv[i], "--xt-blocks") && v) xt_text = v, i++;
         else if (!strcmp(argv[i], "--json") && v) json_path = v, i++;
+        else if (!strcmp(argv[i], "--host") && v && (!strcmp(v, "pinned") || !strcmp(v, "pageable")))
+            host = v, i++;
         else if (!strcmp(argv[i], "--plan-only") && v) return plan_only(v);
         else {
             fprintf(stderr, "usage: bench_overlap [--device cpu|gpu] [--shapes paper|large|"
-                            "H:M:W[@MEM],...] [--runs R] [--xt-blocks LIST] [--json FILE]\n"
+                            "H:M:W[@MEM],...] [--runs R] [--host pinned|pageable]\n"
+                            "                     [--xt-blocks LIST] [--json FILE]\n"
                             "       bench_overlap --plan-only N,...\n");
             return 2;
         }
@@ -206,14 +246,21 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_overlap: bad --shapes or --xt-blocks\n");
         return 2;
     }
+    pinned = host ? !strcmp(host, "pinned") : device == KRILL_DEVICE_CUDA;
+#ifndef KRILL_HAVE_CUDA
+    if (pinned) {
+        fprintf(stderr, "bench_overlap: --host pinned needs a CUDA build\n");
+        return 2;
+    }
+#endif
     if (bench_ctx_create(device, 0, &ctx) != KRILL_OK) return 3;
     if (json_path && !(json = fopen(json_path, "w"))) {
         fprintf(stderr, "bench_overlap: cannot write %s\n", json_path);
         krill_ctx_destroy(&ctx);
         return 2;
     }
-    printf("bench_overlap on %s; medians of %d runs after a warm-up; ms\n",
-           krill_ctx_describe(ctx), runs);
+    printf("bench_overlap on %s; %s host arrays; medians of %d runs after a warm-up; ms\n",
+           krill_ctx_describe(ctx), pinned ? "page-locked" : "pageable", runs);
     printf("%-20s %9s %9s %9s %10s %10s %10s %9s %5s %7s %6s %10s %6s\n", "H:M:W[@mem]", "SEND",
            "KERNEL", "RECV", "sequential", "scheduled", "sched_wall", "bound", "eff", "block",
            "s/seq", "cuBLASXt", "xt/s");
@@ -221,11 +268,13 @@ int main(int argc, char **argv)
     for (int k = 0; k < n_shapes && rc == 0; k++) {
         shape s = shapes[k];
         const size_t na = (size_t)(s.h * s.m), nb = (size_t)(s.m * s.w), nc = (size_t)(s.h * s.w);
-        double *a = malloc(na * 8), *b = malloc(nb * 8), *c = malloc(nc * 8);
+        double *a = NULL, *b = NULL, *c = NULL;
         double seq[N_FIGURES] = {0}, sch[N_FIGURES] = {0}, xt = NAN, xt_best_dim = 0;
         dgemm_job job = {ctx, s, a, b, c, 0, KRILL_OVERLAP_SEQUENTIAL, {0}, 0};
         krill_status st;
         int64_t seq_block;
+        host_arrays(pinned, na, nb, nc, &a, &b, &c);
+        job.a = a, job.b = b, job.c = c;
         if (!a || !b || !c) {
             fprintf(stderr, "bench_overlap: no host memory for %lld:%lld:%lld\n",
                     (long long)s.h, (long long)s.m, (long long)s.w);
@@ -272,7 +321,8 @@ int main(int argc, char **argv)
                         k ? ",\n" : "", (long long)s.h, (long long)s.m, (long long)s.w, s.memory);
                 fprintf(json, "\"device\": ");
                 bench_json_string(json, krill_ctx_describe(ctx));
-                fprintf(json, ", \"sequential_block\": %lld, \"block\": %lld, \"sequential_mode\": %d, ",
+                fprintf(json, ", \"host\": \"%s\", \"sequential_block\": %lld, \"block\": %lld, "
+                        "\"sequential_mode\": %d, ", pinned ? "pinned" : "pageable",
                         (long long)seq_block, (long long)job.rep.block, job.rep.plan.sequential);
                 bench_json_number(json, "send", seq[F_SEND], 0);
                 bench_json_number(json, "kernel", seq[F_KERNEL], 0);
@@ -292,9 +342,7 @@ int main(int argc, char **argv)
                 fprintf(json, "}");
             }
         }
-        free(a);
-        free(b);
-        free(c);
+        host_arrays_free(pinned, a, b, c);
     }
     if (json) {
         fprintf(json, "\n]\n");

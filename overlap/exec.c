@@ -11,7 +11,12 @@
  * idle, the host unpacks finished receives, in order. Traffic per region: one host copy
  * (pack or unpack, at memcpy speed with the context's threads) and one DMA copy.
  *
- * Sequential plans run the same steps, each after the previous one (unpacks included). */
+ * Sequential plans run the same steps, each after the previous one (unpacks included).
+ *
+ * Direct plans (the regions in page-locked memory on a GPU, overlap_direct) have no staging:
+ * each copy goes between the region itself (pitched) and the device, a receive needs no
+ * unpacking, and a send that must see an earlier receive's data waits for that copy on the
+ * device (the backend adds the wait). Traffic per region: the DMA copy alone. */
 #include <stdio.h>
 #include <string.h>
 #include "overlap/overlap_impl.h"
@@ -21,7 +26,7 @@ void overlap_pack(const krill_overlap_region *r, void *packed, int to_packed, in
     char *host = (char *)r->host, *buf = (char *)packed;
     const int64_t rows = (int64_t)r->rows;
     const size_t rb = r->row_bytes, pitch = r->pitch, total = r->rows * r->row_bytes;
-    const int parallel = total >= ((size_t)4 << 20) && threads > 1;
+    const int parallel = total >= ((size_t)512 << 10) && threads > 1;   /* a fork: ~ 5 us */
     if (pitch == rb) {               /* one contiguous run: split it among the threads */
         const int64_t chunks = parallel ? threads : 1;
         #pragma omp parallel for num_threads(threads) schedule(static) if (parallel)
@@ -120,7 +125,7 @@ static int send_ready(runner *rn, int64_t s)
 {
     const krill_overlap_plan *p = rn->x.plan;
     const overlap_step *st = &p->steps[s];
-    int64_t last = rn->send_last[rn->n_sent % p->opts.send_slots];
+    int64_t last = rn->x.direct ? -1 : rn->send_last[rn->n_sent % p->opts.send_slots];
     int ok = last < 0 || rn->x.backend->done(&rn->x, last);
     for (int32_t w = 0; w < st->n_wait && ok; w++) ok = rn->issued[p->waits[st->wait_first + w]];
     if (ok && st->host_after >= 0) ok = rn->unpacked[st->host_after];
@@ -133,7 +138,10 @@ static krill_status issue(runner *rn, int64_t s)
     const krill_overlap_plan *p = rn->x.plan;
     const overlap_step *step = &p->steps[s];
     const overlap_backend *be = rn->x.backend;
-    if (step->kind == OVERLAP_SEND) {
+    if (rn->x.direct && step->kind != OVERLAP_KERNEL) {   /* the region itself, no slot */
+        KRILL_TRY(be->issue(&rn->x, s, p->regions[step->region].host, NULL, NULL));
+        rn->unpacked[s] = step->kind == OVERLAP_RECV;     /* nothing to unpack */
+    } else if (step->kind == OVERLAP_SEND) {
         int64_t slot = rn->n_sent % p->opts.send_slots;
         if (rn->send_last[slot] >= 0) KRILL_TRY(be->wait(&rn->x, rn->send_last[slot]));
         if (step->host_after >= 0) KRILL_TRY(unpack_through(rn, step->host_after));
@@ -227,13 +235,14 @@ krill_status krill_overlap_execute(krill_ctx *ctx, const krill_overlap_plan *pla
     KRILL_REQUIRE(ctx && plan, "krill_overlap_execute: NULL argument");
     rn.x.ctx = ctx;
     rn.x.plan = plan;
-    rn.x.n_send = plan->opts.send_slots;
-    rn.x.n_recv = plan->opts.recv_slots;
 #ifdef KRILL_HAVE_CUDA
     rn.x.backend = krill_on_gpu(ctx) ? &overlap_gpu_backend : &overlap_cpu_backend;
+    rn.x.direct = rn.x.backend == &overlap_gpu_backend && overlap_direct(plan);
 #else
     rn.x.backend = &overlap_cpu_backend;
 #endif
+    rn.x.n_send = rn.x.direct ? 0 : plan->opts.send_slots;
+    rn.x.n_recv = rn.x.direct ? 0 : plan->opts.recv_slots;
     for (int32_t b = 0; b < plan->n_blocks; b++)
         if (overlap_blk_count(plan, b) > max_args) max_args = overlap_blk_count(plan, b);
     rn.x.max_args = max_args;
@@ -241,8 +250,8 @@ krill_status krill_overlap_execute(krill_ctx *ctx, const krill_overlap_plan *pla
     KRILL_CALLOC(rn.unpacked, (size_t)plan->n_steps);
     KRILL_ALLOC(rn.recv_slot, (size_t)plan->n_steps);
     KRILL_ALLOC(rn.pending, (size_t)plan->n_steps);
-    KRILL_ALLOC(rn.send_last, (size_t)rn.x.n_send);
-    KRILL_ALLOC(rn.recv_held, (size_t)rn.x.n_recv);
+    KRILL_ALLOC(rn.send_last, (size_t)plan->opts.send_slots);
+    KRILL_ALLOC(rn.recv_held, (size_t)plan->opts.recv_slots);
     KRILL_ALLOC(rn.in_ptr, (size_t)max_args);
     KRILL_ALLOC(rn.out_ptr, (size_t)max_args);
     for (int k = 0; k < rn.x.n_send; k++) rn.send_last[k] = -1;

@@ -11,7 +11,9 @@
  * block is measured on zeroed scratch of the block's shape (cuBLAS on a GPU), not on the
  * data, so choosing costs no transfers. On the CPU the block kernel computes each element
  * as the sum of its m products in order of k (no FMA contraction), so C does not depend on
- * the block side and equals the unsplit product bit for bit. */
+ * the block side and equals the unsplit product bit for bit. On a GPU, when A, B and C all
+ * lie in page-locked memory (cudaMallocHost, cudaHostRegister), the plan copies the panels
+ * and blocks straight from and to them (no staging, no host packing). */
 #include <math.h>
 #include <string.h>
 #include "overlap/overlap_impl.h"
@@ -255,6 +257,13 @@ krill_status krill_overlap_dgemm(krill_ctx *ctx, int64_t h, int64_t m, int64_t w
     KRILL_REQUIRE(o.block >= 0, "krill_overlap_dgemm: block %lld < 0", (long long)o.block);
     g = (gemm_job){ctx, h, m, w, 0, 0, 0, a, b, c, lda, ldb, ldc, NULL, NULL, NULL};
     if (o.plan.memory == 0) KRILL_TRY(krill_overlap_default_memory(ctx, &o.plan.memory));
+#ifdef KRILL_HAVE_CUDA
+    if (krill_on_gpu(ctx) && !o.plan.host_page_locked)   /* direct copies, no staging */
+        o.plan.host_page_locked =
+            overlap_gpu_page_locked(a, (size_t)((h - 1) * lda + m) * 8) &&
+            overlap_gpu_page_locked(b, (size_t)((m - 1) * ldb + w) * 8) &&
+            overlap_gpu_page_locked(c, (size_t)((h - 1) * ldc + w) * 8);
+#endif
     KRILL_TRY(krill_overlap_calibrate(ctx, 0, &model));
     KRILL_TRY(choose(&g, &model, &o.plan, o.block, &plan));
     t = krill_wtime();

@@ -8,7 +8,9 @@
  * we build for) streams map to separate hardware queues, and the false serialization the
  * paper measured on Fermi (a kernel of another stream issued between a copy and the kernel
  * that needs it) cannot occur. The host issues a send as soon as its staging slot is free,
- * ahead of the kernels (exec.c), so the copy engine is fed before the kernel that follows. */
+ * ahead of the kernels (exec.c), so the copy engine is fed before the kernel that follows.
+ * Direct plans (page-locked regions) copy each region with one cudaMemcpy2DAsync between its
+ * pitched host rows and its packed device place, and allocate no staging. */
 #include <cublas_v2.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -155,6 +157,22 @@ cleanup:
     return st;
 }
 
+int overlap_gpu_page_locked(const void *p, size_t bytes)
+{
+    int locked = p != NULL && bytes > 0;
+    for (int end = 0; end < 2 && locked; end++) {
+        cudaPointerAttributes at;
+        const char *q = (const char *)p + (end ? bytes - 1 : 0);
+        if (cudaPointerGetAttributes(&at, q) != cudaSuccess) {
+            (void)cudaGetLastError();
+            locked = 0;
+        } else {
+            locked = at.type == cudaMemoryTypeHost;
+        }
+    }
+    return locked;
+}
+
 krill_status overlap_gpu_free_memory(krill_ctx *ctx, double *bytes)
 {
     krill_status st = KRILL_OK;
@@ -167,7 +185,7 @@ cleanup:
 }
 
 /* Copies of `bytes` (rates: best of 3) and of 8 bytes (latency: median of 21); the copy
- * engines overlap when two copies (or a copy and a kernel as long as the copy) together
+ * engines overlap when two copies (or a copy and a kernel about as long, timed alone) together
  * take less than 3/4 of their sum; launch latency: 200 empty kernels, per launch. Takes
  * 2 x bytes of device and of pinned memory, and bytes of pageable. */
 static krill_status calibrate_with(krill_ctx *ctx, krill_overlap_model *m, size_t bytes)
@@ -202,16 +220,24 @@ static krill_status calibrate_with(krill_ctx *ctx, krill_overlap_model *m, size_
     m->h2d_pageable_bandwidth = (double)pr.bytes / t_small;
     KRILL_TRY(time_pageable(&pr, cudaMemcpyDeviceToHost, &t_small));
     m->d2h_pageable_bandwidth = (double)pr.bytes / t_small;
-    {
-        krill_overlap_region r = {pr.pageable, pr.bytes, 1, pr.bytes};
-        double best = 1e30;
+    {   /* packing as the clients' regions need it: one contiguous run, and rows of 8 KiB
+           at a 16 KiB pitch in 4 MiB regions (a column panel); the slower rate counts */
+        const size_t row = 8192, region = (size_t)4 << 20;
+        const krill_overlap_region whole = {pr.pageable, pr.bytes, 1, pr.bytes};
+        double best[2] = {1e30, 1e30};
         for (int rep = 0; rep < 3; rep++) {
             double t = krill_wtime();
-            overlap_pack(&r, pr.pinned, 1, ctx->threads);
-            t = krill_wtime() - t;
-            best = std::min(best, t);
+            overlap_pack(&whole, pr.pinned, 1, ctx->threads);
+            best[0] = std::min(best[0], krill_wtime() - t);
+            t = krill_wtime();
+            for (size_t at = 0; at + 2 * region <= pr.bytes; at += 2 * region) {
+                const krill_overlap_region strided = {(char *)pr.pageable + at, row,
+                                                      region / row, 2 * row};
+                overlap_pack(&strided, (char *)pr.pinned + at / 2, 1, ctx->threads);
+            }
+            best[1] = std::min(best[1], krill_wtime() - t);
         }
-        m->host_copy_bandwidth = (double)pr.bytes / best;
+        m->host_copy_bandwidth = std::min((double)pr.bytes / best[0], (double)(pr.bytes / 2) / best[1]);
     }
     KRILL_TRY(time_pair(&pr, 0, 0, &t_pair));
     m->copies_overlap = t_pair < 0.75 * (t_big + t_d2h);
@@ -219,9 +245,17 @@ static krill_status calibrate_with(krill_ctx *ctx, krill_overlap_model *m, size_
         int khz = 0;                         /* the SM clock (kHz), for the spin's length */
         KRILL_TRY(cuda_ok(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, ctx->device_id),
                           "cudaDeviceGetAttribute"));
-        /* a spin kernel as long as the copy beside it */
-        KRILL_TRY(time_pair(&pr, 1, (long long)(t_big * (double)khz * 1e3), &t_pair));
-        m->copy_kernel_overlap = t_pair < 0.75 * (t_big + t_big);
+        /* a spin kernel about as long as the copy beside it (the clock attribute is the
+           top clock, the SM may run slower: the spin's own time is measured) */
+        const long long cycles = (long long)(t_big * (double)khz * 1e3);
+        double t_spin = 0;
+        KRILL_TRY(cuda_ok(cudaEventRecord(pr.e[0], pr.s[1]), "cudaEventRecord"));
+        spin<<<1, 1, 0, pr.s[1]>>>(cycles);
+        KRILL_TRY(cuda_ok(cudaGetLastError(), "spin kernel"));
+        KRILL_TRY(cuda_ok(cudaEventRecord(pr.e[1], pr.s[1]), "cudaEventRecord"));
+        KRILL_TRY(event_seconds(pr.e[0], pr.e[1], &t_spin));
+        KRILL_TRY(time_pair(&pr, 1, cycles, &t_pair));
+        m->copy_kernel_overlap = t_pair < 0.75 * (t_big + t_spin);
     }
     KRILL_TRY(cuda_ok(cudaEventRecord(pr.e[0], pr.s[0]), "cudaEventRecord"));
     for (int k = 0; k < 200; k++) empty_kernel<<<1, 32, 0, pr.s[0]>>>();
@@ -315,8 +349,22 @@ krill_status gpu_issue(overlap_exec *x, int64_t s, void *host, void *const *in, 
     for (int32_t w = 0; w < step->n_wait; w++)
         KRILL_TRY(cuda_ok(cudaStreamWaitEvent(stream, gs->end[p->waits[step->wait_first + w]], 0),
                           "cudaStreamWaitEvent"));
+    if (x->direct && step->kind == OVERLAP_SEND && step->host_after >= 0)   /* its data */
+        KRILL_TRY(cuda_ok(cudaStreamWaitEvent(stream, gs->end[step->host_after], 0),
+                          "cudaStreamWaitEvent"));
     KRILL_TRY(cuda_ok(cudaEventRecord(gs->start[s], stream), "cudaEventRecord"));
-    if (step->kind == OVERLAP_SEND) {
+    if (x->direct && step->kind != OVERLAP_KERNEL) {      /* the pitched region itself */
+        const krill_overlap_region *r = &p->regions[step->region];
+        char *dev = x->arena + step->offset;
+        if (step->kind == OVERLAP_SEND)
+            KRILL_TRY(cuda_ok(cudaMemcpy2DAsync(dev, r->row_bytes, r->host, r->pitch, r->row_bytes,
+                                                r->rows, cudaMemcpyHostToDevice, stream),
+                              "cudaMemcpy2DAsync (send)"));
+        else
+            KRILL_TRY(cuda_ok(cudaMemcpy2DAsync(r->host, r->pitch, dev, r->row_bytes, r->row_bytes,
+                                                r->rows, cudaMemcpyDeviceToHost, stream),
+                              "cudaMemcpy2DAsync (receive)"));
+    } else if (step->kind == OVERLAP_SEND) {
         KRILL_TRY(cuda_ok(cudaMemcpyAsync(x->arena + step->offset, host, bytes,
                                           cudaMemcpyHostToDevice, stream), "cudaMemcpyAsync (send)"));
     } else if (step->kind == OVERLAP_RECV) {

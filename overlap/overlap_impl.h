@@ -80,6 +80,13 @@ static inline int64_t overlap_region_bytes(const krill_overlap_region *r)
     return (int64_t)(r->rows * r->row_bytes);
 }
 
+/* 1 if the plan's copies go straight between the regions' page-locked host memory and a
+ * GPU (no staging slots, no packing): the option, on a GPU model. */
+static inline int overlap_direct(const krill_overlap_plan *p)
+{
+    return p->opts.host_page_locked && p->model.device >= 0;
+}
+
 /* Block b's regions, its inputs then its outputs (a region updated in place twice):
  * overlap_blk_region(p, b, k) for 0 <= k < overlap_blk_count(p, b). */
 static inline int32_t overlap_blk_count(const krill_overlap_plan *p, int32_t b)
@@ -143,7 +150,8 @@ struct overlap_exec {
     const overlap_backend *backend;
     char *arena;                 /* device memory: arena_bytes */
     void **send_slot, **recv_slot;   /* staging buffers */
-    int n_send, n_recv;
+    int n_send, n_recv;          /* 0 and 0 when direct */
+    int direct;                  /* overlap_direct: copies from and to the regions themselves */
     int32_t max_args;            /* the most regions of one block */
     void *state;                 /* the backend's own */
 };
@@ -155,6 +163,9 @@ extern const overlap_backend overlap_gpu_backend;      /* gpu.cu */
 krill_status overlap_gpu_identify(const krill_ctx *ctx, krill_overlap_model *model);
 /* gpu.cu: measure ctx's GPU into model (its identity already filled) */
 krill_status overlap_gpu_calibrate(krill_ctx *ctx, krill_overlap_model *model);
+/* gpu.cu: 1 if [p, p + bytes) is page-locked host memory the CUDA runtime knows (its first
+ * and its last byte are) */
+int overlap_gpu_page_locked(const void *p, size_t bytes);
 /* gpu.cu: free device memory of ctx's GPU */
 krill_status overlap_gpu_free_memory(krill_ctx *ctx, double *bytes);
 /* gpu.cu: the cuBLAS block kernel and its timing on zeroed scratch */

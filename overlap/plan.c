@@ -272,7 +272,9 @@ static krill_status summarize(krill_overlap_plan *p)
     in->predicted = in->sequential ? in->predicted_sequential : in->predicted_pipelined;
     in->bound = overlap_bound(p, seconds);
     in->device_bytes = (double)p->arena_bytes;
-    in->pinned_bytes = (double)(p->opts.send_slots + p->opts.recv_slots) * (double)p->slot_bytes;
+    in->direct = overlap_direct(p);
+    in->pinned_bytes = in->direct ? 0 :
+                       (double)(p->opts.send_slots + p->opts.recv_slots) * (double)p->slot_bytes;
 cleanup:
     krill_free(seconds);
     return st;

@@ -9,7 +9,8 @@
  * end -- or as soon as it has ended if the host is idle by then. Sequential: each step,
  * packing and unpacking included, starts when the previous one has ended; so does every
  * step of the CPU executor (threads for lanes) when its model says copies do not overlap
- * kernels, as its packing then competes for the kernel's cores too. */
+ * kernels, as its packing then competes for the kernel's cores too. Direct plans (page-locked
+ * regions, overlap_direct) pack nothing: their host lane takes no time. */
 #include <math.h>
 #include "overlap/overlap_impl.h"
 
@@ -45,8 +46,10 @@ krill_status overlap_plan_simulate(const krill_overlap_plan *p, int sequential, 
 {
     krill_status st = KRILL_OK;
     const krill_overlap_model *mod = &p->model;
-    sim m = {p, mod->host_copy_bandwidth > 0 ? mod->host_copy_bandwidth : INFINITY, 0, 0,
-             NULL, NULL, NULL, 0, 0};
+    /* direct copies (page-locked regions): no packing, the host lane costs nothing */
+    sim m = {p, mod->host_copy_bandwidth > 0 && !overlap_direct(p) ? mod->host_copy_bandwidth
+                                                                    : INFINITY,
+             0, 0, NULL, NULL, NULL, 0, 0};
     double *send_free = NULL, lane_free[KRILL_OVERLAP_LANES] = {0, 0, 0}, last = 0;
     int64_t *recv_held = NULL, n_sent = 0, n_recv = 0;
     /* the CPU executor's lanes and packing share the cores its kernel uses unless the

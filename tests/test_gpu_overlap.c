@@ -2,10 +2,15 @@
  * the DGEMM client pipelined equal bit for bit to the sequential run of the same blocks
  * and, within the rounding bound, to one whole cuBLAS DGEMM (the unsplit plan) and to the
  * CPU; every timeline consistent; the memory budget respected (out-of-core: a budget far
- * below the operands); a kernel that fails; allocation faults. Skips without a GPU. */
+ * below the operands); page-locked operands copied directly (no staging), with the same
+ * bits as through the staging ring; a kernel that fails; allocation faults. Skips without
+ * a GPU. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef KRILL_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
 #include "overlap/overlap_impl.h"
 #include "testutil.h"
 
@@ -82,6 +87,48 @@ static void test_gemm(krill_ctx *gpu, krill_ctx *cpu)
     free(c_cpu);
 }
 
+#ifdef KRILL_HAVE_CUDA
+/* A, B and C page-locked: the plans copy straight from and to them (direct, no staging),
+ * pipelined and sequential, and C has the bits of the staged (pageable) run. */
+static void test_direct(krill_ctx *gpu)
+{
+    const int64_t h = 1000, m = 600, w = 900;
+    double *a = NULL, *b = NULL, *c = NULL, *ref = malloc(sizeof(double) * h * w);
+    double *pa = malloc(sizeof(double) * h * m), *pb = malloc(sizeof(double) * m * w);
+    krill_overlap_timeline tl;
+    run_result r;
+    CHECK(cudaMallocHost((void **)&a, sizeof(double) * h * m) == cudaSuccess);
+    CHECK(cudaMallocHost((void **)&b, sizeof(double) * m * w) == cudaSuccess);
+    CHECK(cudaMallocHost((void **)&c, sizeof(double) * h * w) == cudaSuccess);
+    if (!a || !b || !c || !ref || !pa || !pb) exit(1);
+    tu_random(pa, h * m, 21);
+    tu_random(pb, m * w, 22);
+    memcpy(a, pa, sizeof(double) * h * m);
+    memcpy(b, pb, sizeof(double) * m * w);
+    CHECK(!overlap_gpu_page_locked(pa, 8) && overlap_gpu_page_locked(a, sizeof(double) * h * m));
+    r = gemm(gpu, h, m, w, pa, pb, ref, 200, 8e6, KRILL_OVERLAP_PIPELINED, NULL);
+    CHECK_OK(r.st);
+    CHECK(!r.rep.plan.direct && r.rep.plan.pinned_bytes > 0);
+    for (int mode = 0; mode < 2; mode++) {
+        memset(c, 0xff, sizeof(double) * h * w);
+        r = gemm(gpu, h, m, w, a, b, c, 200, 8e6,
+                 mode ? KRILL_OVERLAP_SEQUENTIAL : KRILL_OVERLAP_PIPELINED, &tl);
+        CHECK_OK(r.st);
+        CHECK(r.rep.plan.direct == 1 && r.rep.plan.pinned_bytes == 0);
+        CHECK(r.rep.plan.device_bytes <= 8e6);
+        if (r.st == KRILL_OK) CHECK_OK(krill_overlap_timeline_check(NULL, &tl));
+        krill_overlap_timeline_free(&tl);
+        CHECK(memcmp(c, ref, sizeof(double) * h * w) == 0);
+    }
+    (void)cudaFreeHost(a);
+    (void)cudaFreeHost(b);
+    (void)cudaFreeHost(c);
+    free(ref);
+    free(pa);
+    free(pb);
+}
+#endif
+
 /* A problem whose third kernel fails: drained, reported with its block. */
 static krill_status failing_kernel(void *user, int32_t block, void *stream, void *const *in,
                                    void *const *out)
@@ -142,8 +189,11 @@ int main(void)
 {
     krill_ctx *gpu = tu_gpu_ctx_or_skip(), *cpu = tu_cpu_ctx(0);
     test_failure(gpu);
-    test_gemm(gpu, cpu);
-    test_faults(gpu);
+    TU_STEP(test_gemm(gpu, cpu));
+#ifdef KRILL_HAVE_CUDA
+    TU_STEP(test_direct(gpu));
+#endif
+    TU_STEP(test_faults(gpu));
     krill_ctx_destroy(&gpu);
     krill_ctx_destroy(&cpu);
     return tu_finish("test_gpu_overlap");

@@ -105,6 +105,11 @@ typedef struct krill_overlap_plan_opts {
     int send_slots;              /* pinned staging buffers for sends (0 = 3) */
     int recv_slots;              /* and for receives (0 = 3) */
     krill_overlap_mode mode;
+    int host_page_locked;        /* 1: every region's host memory is page-locked (cudaMallocHost,
+                                    cudaHostRegister): on a GPU the copies go straight between
+                                    it and the device, without staging or packing (pageable
+                                    memory would still work, slowly); krill_overlap_dgemm
+                                    finds it out by itself. Ignored by the CPU executor */
 } krill_overlap_plan_opts;
 
 /* Defaults: memory 0, 3 slots each way, AUTO (the environment variable KRILL_OVERLAP_MODE =
@@ -132,6 +137,8 @@ typedef struct krill_overlap_plan_info {
     double bound;                /* the lower bound (doc/overlap.md) on the model's times */
     double device_bytes;         /* peak device memory the regions take */
     double pinned_bytes;         /* pinned staging the executor will allocate */
+    int direct;                  /* 1: copies straight from and to page-locked regions (a GPU
+                                    plan with host_page_locked): no staging, no packing */
 } krill_overlap_plan_info;
 
 /* Plan `problem` (its arrays are copied: the caller may free them) for a platform. Fails
