@@ -82,6 +82,8 @@ static void print_model(const krill_overlap_model *m, FILE *out)
     fprintf(out, "overlap      H2D with D2H: %s; copies with kernels: %s\n",
             m->copies_overlap ? "yes" : "no", m->copy_kernel_overlap ? "yes" : "no");
     fprintf(out, "launch       %.2f us\n", 1e6 * m->launch_latency);
+    fprintf(out, "pitched      +%.1f ns a row H2D, +%.1f ns D2H (direct copies of page-locked rows)\n",
+            1e9 * m->h2d_row_seconds, 1e9 * m->d2h_row_seconds);
 }
 
 static void json_model(cli_json *j, const krill_overlap_model *m)
@@ -99,6 +101,8 @@ static void json_model(cli_json *j, const krill_overlap_model *m)
     cli_json_bool(j, "copies_overlap", m->copies_overlap);
     cli_json_bool(j, "copy_kernel_overlap", m->copy_kernel_overlap);
     cli_json_number(j, "launch_latency", m->launch_latency);
+    cli_json_number(j, "h2d_row_seconds", m->h2d_row_seconds);
+    cli_json_number(j, "d2h_row_seconds", m->d2h_row_seconds);
     cli_json_close(j);
 }
 
@@ -151,6 +155,9 @@ static void print_gemm(const overlap_args *args, krill_ctx *ctx, int64_t h, int6
 {
     const krill_overlap_plan_info *p = &r->plan;
     const double flops = 2.0 * (double)h * (double)m * (double)w;
+    char staging[64];
+    if (p->direct) snprintf(staging, sizeof staging, "direct copies (page-locked operands)");
+    else snprintf(staging, sizeof staging, "pinned staging %.1f MB", 1e-6 * p->pinned_bytes);
     if (args->json) {
         cli_json j;
         cli_json_begin(&j, stdout);
@@ -159,12 +166,14 @@ static void print_gemm(const overlap_args *args, krill_ctx *ctx, int64_t h, int6
         cli_json_int(&j, "w", w);
         cli_json_string(&j, "device", krill_ctx_describe(ctx));
         cli_json_int(&j, "block", r->block);
+        cli_json_int(&j, "block_cols", r->block_cols);
         cli_json_int(&j, "blocks", p->n_blocks);
         cli_json_bool(&j, "sequential", p->sequential);
         cli_json_number(&j, "send_bytes", p->send_bytes);
         cli_json_number(&j, "recv_bytes", p->recv_bytes);
         cli_json_number(&j, "device_bytes", p->device_bytes);
         cli_json_number(&j, "pinned_bytes", p->pinned_bytes);
+        cli_json_bool(&j, "direct", p->direct);
         cli_json_number(&j, "predicted", p->predicted);
         cli_json_number(&j, "predicted_sequential", p->predicted_sequential);
         cli_json_number(&j, "send_seconds", tl->busy[KRILL_OVERLAP_LANE_H2D]);
@@ -182,9 +191,9 @@ static void print_gemm(const overlap_args *args, krill_ctx *ctx, int64_t h, int6
     printf("krill overlap gemm: C (%lld x %lld) = A (%lld x %lld) B (%lld x %lld), double\n",
            (long long)h, (long long)w, (long long)h, (long long)m, (long long)m, (long long)w);
     printf("device       %s\n", krill_ctx_describe(ctx));
-    printf("plan         blocks of %lld (%d blocks), %s; device memory %.1f MB, pinned %.1f MB\n",
-           (long long)r->block, p->n_blocks, p->sequential ? "sequential" : "pipelined",
-           1e-6 * p->device_bytes, 1e-6 * p->pinned_bytes);
+    printf("plan         blocks of %lld x %lld (%d blocks), %s; device memory %.1f MB, %s\n",
+           (long long)(r->block < h ? r->block : h), (long long)r->block_cols, p->n_blocks,
+           p->sequential ? "sequential" : "pipelined", 1e-6 * p->device_bytes, staging);
     printf("traffic      sent %.1f MB (%.0f copies), received %.1f MB (%.0f copies)\n",
            1e-6 * p->send_bytes, p->sends, 1e-6 * p->recv_bytes, p->recvs);
     printf("predicted    %.3f ms (sequential %.3f ms)\n", 1e3 * p->predicted,
@@ -248,8 +257,9 @@ static int run_gemm(krill_ctx *ctx, const overlap_args *args)
     if (args->check) error = sampled_error(h, m, w, a, b, c);
     if (args->timeline) {
         char title[160];
-        snprintf(title, sizeof title, "gemm %lld x %lld x %lld, blocks of %lld", (long long)h,
-                 (long long)m, (long long)w, (long long)rep.block);
+        snprintf(title, sizeof title, "gemm %lld x %lld x %lld, blocks of %lld x %lld", (long long)h,
+                 (long long)m, (long long)w, (long long)(rep.block < h ? rep.block : h),
+                 (long long)rep.block_cols);
         CLI_TRY(krill_overlap_timeline_svg(&tl, title, args->timeline));
     }
     print_gemm(args, ctx, h, m, w, &rep, &tl, error);

@@ -261,7 +261,7 @@ int main(int argc, char **argv)
     }
     printf("bench_overlap on %s; %s host arrays; medians of %d runs after a warm-up; ms\n",
            krill_ctx_describe(ctx), pinned ? "page-locked" : "pageable", runs);
-    printf("%-20s %9s %9s %9s %10s %10s %10s %9s %5s %7s %6s %10s %6s\n", "H:M:W[@mem]", "SEND",
+    printf("%-20s %9s %9s %9s %10s %10s %10s %9s %5s %11s %6s %10s %6s\n", "H:M:W[@mem]", "SEND",
            "KERNEL", "RECV", "sequential", "scheduled", "sched_wall", "bound", "eff", "block",
            "s/seq", "cuBLASXt", "xt/s");
     if (json) fprintf(json, "[\n");
@@ -308,13 +308,16 @@ int main(int argc, char **argv)
                     (long long)s.m, (long long)s.w, krill_last_error());
             rc = 3;
         } else {
-            char label[48];
+            char label[48], blocks[48];
+            snprintf(blocks, sizeof blocks, "%lldx%lld",
+                     (long long)(job.rep.block < s.h ? job.rep.block : s.h),
+                     (long long)job.rep.block_cols);
             snprintf(label, sizeof label, "%lld:%lld:%lld%s", (long long)s.h, (long long)s.m,
                      (long long)s.w, s.memory > 0 ? "@cap" : "");
-            printf("%-20s %9.3f %9.3f %9.3f %10.3f %10.3f %10.3f %9.3f %5.2f %7lld %6.3f %10.3f %6.2f\n",
+            printf("%-20s %9.3f %9.3f %9.3f %10.3f %10.3f %10.3f %9.3f %5.2f %11s %6.3f %10.3f %6.2f\n",
                    label, 1e3 * seq[F_SEND], 1e3 * seq[F_KERNEL], 1e3 * seq[F_RECV],
                    1e3 * seq[F_EVENTS], 1e3 * sch[F_EVENTS], 1e3 * sch[F_WALL],
-                   1e3 * sch[F_BOUND], sch[F_EFF], (long long)job.rep.block,
+                   1e3 * sch[F_BOUND], sch[F_EFF], blocks,
                    sch[F_EVENTS] / seq[F_EVENTS], 1e3 * xt, xt / sch[F_WALL]);
             if (json) {
                 fprintf(json, "%s{\"h\": %lld, \"m\": %lld, \"w\": %lld, \"memory\": %.0f, ",
@@ -322,8 +325,9 @@ int main(int argc, char **argv)
                 fprintf(json, "\"device\": ");
                 bench_json_string(json, krill_ctx_describe(ctx));
                 fprintf(json, ", \"host\": \"%s\", \"sequential_block\": %lld, \"block\": %lld, "
-                        "\"sequential_mode\": %d, ", pinned ? "pinned" : "pageable",
-                        (long long)seq_block, (long long)job.rep.block, job.rep.plan.sequential);
+                        "\"block_cols\": %lld, \"sequential_mode\": %d, ", pinned ? "pinned" : "pageable",
+                        (long long)seq_block, (long long)job.rep.block, (long long)job.rep.block_cols,
+                        job.rep.plan.sequential);
                 bench_json_number(json, "send", seq[F_SEND], 0);
                 bench_json_number(json, "kernel", seq[F_KERNEL], 0);
                 bench_json_number(json, "recv", seq[F_RECV], 0);

@@ -102,6 +102,31 @@ cleanup:
     return st;
 }
 
+/* Best of 3 of a pitched copy between the pinned buffer (rows of `row` bytes at a pitch of
+ * 2 row, over its first `bytes`) and packed device memory: bytes / 2 in bytes / (2 row)
+ * rows. */
+krill_status time_copy2d(probe *pr, size_t row, cudaMemcpyKind kind, double *best)
+{
+    krill_status st = KRILL_OK;
+    const size_t rows = pr->bytes / (2 * row);
+    *best = 1e30;
+    for (int r = 0; r < 3; r++) {
+        double t = 0;
+        KRILL_TRY(cuda_ok(cudaEventRecord(pr->e[0], pr->s[0]), "cudaEventRecord"));
+        if (kind == cudaMemcpyHostToDevice)
+            KRILL_TRY(cuda_ok(cudaMemcpy2DAsync(pr->dev, row, pr->pinned, 2 * row, row, rows, kind,
+                                                pr->s[0]), "cudaMemcpy2DAsync"));
+        else
+            KRILL_TRY(cuda_ok(cudaMemcpy2DAsync(pr->pinned, 2 * row, pr->dev, row, row, rows, kind,
+                                                pr->s[0]), "cudaMemcpy2DAsync"));
+        KRILL_TRY(cuda_ok(cudaEventRecord(pr->e[1], pr->s[0]), "cudaEventRecord"));
+        KRILL_TRY(event_seconds(pr->e[0], pr->e[1], &t));
+        *best = std::min(*best, t);
+    }
+cleanup:
+    return st;
+}
+
 /* Seconds of a pageable copy (synchronous cudaMemcpy), best of 3. */
 krill_status time_pageable(probe *pr, cudaMemcpyKind kind, double *best)
 {
@@ -184,7 +209,8 @@ cleanup:
     return st;
 }
 
-/* Copies of `bytes` (rates: best of 3) and of 8 bytes (latency: median of 21); the copy
+/* Copies of `bytes` (rates: best of 3) and of 8 bytes (latency: median of 21); pitched
+ * copies of 16 KiB rows (the cost per row beyond the contiguous rate); the copy
  * engines overlap when two copies (or a copy and a kernel about as long, timed alone) together
  * take less than 3/4 of their sum; launch latency: 200 empty kernels, per launch. Takes
  * 2 x bytes of device and of pinned memory, and bytes of pageable. */
@@ -216,6 +242,17 @@ static krill_status calibrate_with(krill_ctx *ctx, krill_overlap_model *m, size_
     KRILL_TRY(time_copy(&pr, 8, cudaMemcpyDeviceToHost, 21, &t_small));
     m->d2h_latency = t_small;
     m->d2h_bandwidth = (double)pr.bytes / std::max(t_d2h - t_small, 1e-9);
+    {   /* pitched copies of 16 KiB rows (a 2048-column block of doubles): the cost per row
+           beyond a contiguous copy of the same bytes */
+        const size_t row = 16384, rows = pr.bytes / (2 * row);
+        double t2d = 0;
+        KRILL_TRY(time_copy2d(&pr, row, cudaMemcpyHostToDevice, &t2d));
+        m->h2d_row_seconds = std::max(0.0, t2d - m->h2d_latency -
+                                               (double)(pr.bytes / 2) / m->h2d_bandwidth) / (double)rows;
+        KRILL_TRY(time_copy2d(&pr, row, cudaMemcpyDeviceToHost, &t2d));
+        m->d2h_row_seconds = std::max(0.0, t2d - m->d2h_latency -
+                                               (double)(pr.bytes / 2) / m->d2h_bandwidth) / (double)rows;
+    }
     KRILL_TRY(time_pageable(&pr, cudaMemcpyHostToDevice, &t_small));
     m->h2d_pageable_bandwidth = (double)pr.bytes / t_small;
     KRILL_TRY(time_pageable(&pr, cudaMemcpyDeviceToHost, &t_small));

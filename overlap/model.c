@@ -123,7 +123,9 @@ cleanup:
 /* The fields of the cache file, by name. */
 #define MODEL_FIELDS(X)                                                                    \
     X(h2d_bandwidth) X(h2d_latency) X(d2h_bandwidth) X(d2h_latency) X(h2d_pageable_bandwidth) \
-    X(d2h_pageable_bandwidth) X(host_copy_bandwidth) X(launch_latency)
+    X(d2h_pageable_bandwidth) X(host_copy_bandwidth) X(launch_latency) X(h2d_row_seconds)   \
+    X(d2h_row_seconds)
+#define COUNT_FIELD(name) +1
 
 /* 1 if the file holds a complete model for `want`'s device and driver (into *m). */
 static int cache_read(const char *path, const krill_overlap_model *want, krill_overlap_model *m)
@@ -131,7 +133,7 @@ static int cache_read(const char *path, const krill_overlap_model *want, krill_o
     FILE *f = fopen(path, "r");
     char line[256];
     int fields = 0, ok = 0;
-    const int expected = 8 + 2 + 2;              /* MODEL_FIELDS, two flags, name, driver */
+    const int expected = (0 MODEL_FIELDS(COUNT_FIELD)) + 2 + 2;   /* two flags, name, driver */
     *m = *want;
     while (f && fgets(line, sizeof line, f)) {
         char key[64];

@@ -62,6 +62,18 @@ cleanup:
 }
 
 /* Begin step p->n_steps (its waits follow the previous step's in p->waits). */
+/* The model's time of copying region r: latency + bytes / bandwidth, and in a direct plan
+ * the per-row cost of a pitched copy (the DMA engine walks the rows; staged copies are
+ * contiguous, their packing is the host's). */
+static double copy_seconds(const krill_overlap_plan *p, int32_t r, double latency,
+                           double bandwidth, double row_seconds)
+{
+    const krill_overlap_region *reg = &p->regions[r];
+    const int pitched = overlap_direct(p) && reg->rows > 1 && reg->pitch != reg->row_bytes;
+    return latency + (double)overlap_region_bytes(reg) / bandwidth +
+           (pitched ? (double)reg->rows * row_seconds : 0);
+}
+
 static void step_begin(placer *pc, overlap_step_kind kind, int32_t block, int32_t region)
 {
     krill_overlap_plan *p = pc->p;
@@ -269,8 +281,8 @@ static krill_status block_steps(placer *pc, int64_t pos, int64_t *n_args)
         KRILL_TRY(wait_on_dead(pc, at->offset, at->bytes));
         p->steps[p->n_steps].offset = at->offset;
         p->steps[p->n_steps].host_after = pc->last_recv[r];
-        p->steps[p->n_steps].seconds =
-            m->h2d_latency + (double)overlap_region_bytes(&p->regions[r]) / m->h2d_bandwidth;
+        p->steps[p->n_steps].seconds = copy_seconds(p, r, m->h2d_latency, m->h2d_bandwidth,
+                                                    m->h2d_row_seconds);
         pc->fresh[r] = 0;                                        /* sent */
         p->n_steps++;
     }
@@ -299,8 +311,8 @@ static krill_status block_steps(placer *pc, int64_t pos, int64_t *n_args)
         step_begin(pc, OVERLAP_RECV, b, r);
         KRILL_TRY(push_wait(pc, kernel_step));
         p->steps[p->n_steps].offset = pc->live[pc->where[r]].offset;
-        p->steps[p->n_steps].seconds =
-            m->d2h_latency + (double)overlap_region_bytes(&p->regions[r]) / m->d2h_bandwidth;
+        p->steps[p->n_steps].seconds = copy_seconds(p, r, m->d2h_latency, m->d2h_bandwidth,
+                                                    m->d2h_row_seconds);
         pc->last_recv[r] = p->n_steps;
         p->n_steps++;
     }

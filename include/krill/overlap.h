@@ -43,6 +43,9 @@ typedef struct krill_overlap_model {
     int copies_overlap;          /* 1: a host->device and a device->host copy run together */
     int copy_kernel_overlap;     /* 1: copies run while a kernel runs */
     double launch_latency;       /* seconds to launch and finish an empty kernel */
+    double h2d_row_seconds;      /* a pitched copy straight from page-locked rows (direct
+                                    plans): seconds per row beyond the contiguous copy's */
+    double d2h_row_seconds;      /*   the same device->host; 0 on the CPU */
 } krill_overlap_model;
 
 /* The model of ctx's device (CPU or CUDA): read from the cache when it holds one for this
@@ -216,7 +219,8 @@ typedef struct krill_overlap_gemm_opts {
 } krill_overlap_gemm_opts;
 
 typedef struct krill_overlap_gemm_report {
-    int64_t block;               /* the side of C's blocks used (h and w clamp it) */
+    int64_t block;               /* the rows of C's blocks used (the whole C: max(h, w)) */
+    int64_t block_cols;          /* their columns: block (square), or w (full-width strips) */
     krill_overlap_plan_info plan;
     double seconds;              /* wall time of the execution: staging allocation, packing
                                     and timeline recording included (the timeline's
