@@ -27,8 +27,9 @@ static const krill_solver_type solver_types[] = { KRILL_SOLVER_GMRES, KRILL_SOLV
                                                   KRILL_SOLVER_FGMRES, KRILL_SOLVER_BICGSTAB,
                                                   KRILL_SOLVER_MINRES };
 enum { SOLVER_GMRES, SOLVER_CG, SOLVER_MINRES = 4 };   /* indices in solver_names */
-static const char *const ortho_names[] = { "cgs2", "mgs", NULL };
-static const krill_ortho ortho_types[] = { KRILL_ORTHO_CGS2, KRILL_ORTHO_MGS };
+static const char *const ortho_names[] = { "cgs2", "mgs", "dcgs2", NULL };
+static const krill_ortho ortho_types[] = { KRILL_ORTHO_CGS2, KRILL_ORTHO_MGS,
+                                           KRILL_ORTHO_DCGS2 };
 static const char *const device_names[] = { "auto", "cpu", "gpu", NULL };
 static const krill_device device_types[] = { KRILL_DEVICE_AUTO, KRILL_DEVICE_CPU,
                                              KRILL_DEVICE_CUDA };
@@ -60,7 +61,10 @@ static void solve_usage(FILE *out)
             "                      M^-1 v_j); bicgstab: 2 SpMVs per iteration; minres:\n"
             "                      symmetric indefinite A (saddle points), M definite\n"
             "  --restart M         GMRES / FGMRES restart length (default 30)\n"
-            "  --ortho cgs2|mgs    GMRES / FGMRES orthogonalization (default cgs2)\n"
+            "  --ortho cgs2|mgs|dcgs2\n"
+            "                      GMRES / FGMRES orthogonalization (default cgs2): cgs2\n"
+            "                      classical Gram-Schmidt twice, mgs modified, dcgs2 CGS2\n"
+            "                      with the second pass delayed (one reduction per step)\n"
             "  --precond NAME[:PARAM]\n"
             "                      preconditioner (default none), one of:",
             DEFAULT_PROBLEM);

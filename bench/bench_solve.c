@@ -1,13 +1,15 @@
 /* bench/bench_solve.c - time krill_solve: iterations, time per iteration and its breakdown.
  *
  *   bench_solve [--device cpu|gpu] [--threads N] [--format NAME] [--precond LIST]
- *               [--rtol R] [--maxit N] [--restart M] [--runs K] [--write-bin DIR]
- *               [--no-solve] [--repro S] [--csv FILE] [--json FILE] [SOLVER:MATRIX ...]
+ *               [--rtol R] [--maxit N] [--restart M] [--ortho cgs2|mgs|dcgs2] [--runs K]
+ *               [--write-bin DIR] [--no-solve] [--repro S] [--csv FILE] [--json FILE]
+ *               [SOLVER:MATRIX ...]
  *
  * SOLVER is cg, gmres, fgmres, bicgstab or minres; MATRIX a krill_gen SPEC or a .mtx file.
  * With none: cg:poisson3d:128 and gmres:convdiff3d:128. The system is the one the issue
  * fixes for every side of the comparison: b = A*1 (computed on the host by krill_csr_spmv_ref),
- * x0 = 0, rtol relative to ||b|| (default 1e-8), GMRES restart 30.
+ * x0 = 0, rtol relative to ||b|| (default 1e-8), GMRES restart 30, orthogonalization CGS2
+ * (--ortho: GMRES and FGMRES).
  *
  * --precond LIST: comma-separated preconditioner names as krill_pc_create takes them
  * (default none; e.g. none,jacobi,bjacobi:3,ic0): every problem is solved with each, the
@@ -47,6 +49,10 @@ typedef struct solver_name {
     krill_solver_type type;
 } solver_name;
 
+/* --ortho's names (the `krill solve` ones) */
+static const char *const ortho_names[] = {"cgs2", "mgs", "dcgs2"};
+static const krill_ortho ortho_types[] = {KRILL_ORTHO_CGS2, KRILL_ORTHO_MGS, KRILL_ORTHO_DCGS2};
+
 static const solver_name solver_names[] = {
     {.name = "cg", .type = KRILL_SOLVER_CG},
     {.name = "gmres", .type = KRILL_SOLVER_GMRES},
@@ -64,6 +70,7 @@ typedef struct solve_opts {
     int n_preconds;
     double rtol;
     int maxit, restart, runs;
+    int ortho;                        /* index in ortho_names */
     const char *bin_dir;
     int no_solve;
     int repro;                        /* --repro S: S >= 0; -1 = plain (default) */
@@ -92,8 +99,9 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: bench_solve [--device cpu|gpu] [--threads N] [--format NAME]\n"
             "                   [--precond LIST] [--rtol R] [--maxit N] [--restart M]\n"
-            "                   [--runs K] [--write-bin DIR] [--no-solve] [--repro S]\n"
-            "                   [--csv FILE] [--json FILE] [SOLVER:MATRIX ...]\n"
+            "                   [--ortho cgs2|mgs|dcgs2] [--runs K] [--write-bin DIR]\n"
+            "                   [--no-solve] [--repro S] [--csv FILE] [--json FILE]\n"
+            "                   [SOLVER:MATRIX ...]\n"
             "SOLVER: cg | gmres | fgmres | bicgstab | minres; MATRIX: a krill_gen SPEC or a .mtx\n"
             "file\n"
             "LIST: comma-separated preconditioners, e.g. none,jacobi,bjacobi:3 (default none)\n"
@@ -166,6 +174,7 @@ static krill_status run_solves(krill_ctx *ctx, const krill_csr *csr, const doubl
     so.solver = type;
     so.rtol = o->rtol;
     so.restart = o->restart;
+    so.ortho = ortho_types[o->ortho];
     so.maxit = o->restart < o->maxit ? o->restart : o->maxit;   /* warm-up: one cycle */
     KRILL_TRY(timed_pc_build(a, precond, clock, &pc, &warm_s));
     KRILL_TRY(timed_solve(a, pc, b, x, &so, clock, &info, &warm_s));
@@ -328,8 +337,8 @@ static int write_json(const char *path, const solve_result *res, int n, krill_ct
     fprintf(f, ", \"threads\": %d, \"clock\": \"%s\", \"format\": ", krill_ctx_threads(ctx),
             clock_kind);
     bench_json_string(f, o->format);
-    fprintf(f, ", \"rtol\": %.3e, \"restart\": %d, \"maxit\": %d, \"results\": [\n", o->rtol,
-            o->restart, o->maxit);
+    fprintf(f, ", \"rtol\": %.3e, \"restart\": %d, \"ortho\": \"%s\", \"maxit\": %d, "
+               "\"results\": [\n", o->rtol, o->restart, ortho_names[o->ortho], o->maxit);
     for (int i = 0; i < n; i++) {
         const solve_result *r = &res[i];
         fprintf(f, "  {\"problem\": ");
@@ -412,6 +421,14 @@ static int parse_args(int argc, char **argv, solve_opts *o, int *n_positional)
             o->maxit = atoi(v);
         } else if (strcmp(a, "--restart") == 0) {
             o->restart = atoi(v);
+        } else if (strcmp(a, "--ortho") == 0) {
+            int k = 0, n = (int)(sizeof ortho_names / sizeof ortho_names[0]);
+            while (k < n && strcmp(v, ortho_names[k]) != 0) k++;
+            if (k == n) {
+                fprintf(stderr, "bench_solve: --ortho: '%s' is not cgs2, mgs or dcgs2\n", v);
+                return -1;
+            }
+            o->ortho = k;
         } else if (strcmp(a, "--runs") == 0) {
             o->runs = atoi(v);
         } else if (strcmp(a, "--write-bin") == 0) {
@@ -480,10 +497,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_solve: %s\n", krill_last_error());
         goto cleanup;
     }
-    printf("# bench_solve on %s; clock: %s; format %s, rtol %.1e, restart %d, maxit %d, "
-           "%d timed runs; repro %s (S = %d)\n",
+    printf("# bench_solve on %s; clock: %s; format %s, rtol %.1e, restart %d, ortho %s, "
+           "maxit %d, %d timed runs; repro %s (S = %d)\n",
            krill_ctx_describe(ctx), bench_clock_kind(clock), o.format, o.rtol, o.restart,
-           o.maxit, o.runs, o.repro >= 0 ? "ozaki" : "off", o.repro);
+           ortho_names[o.ortho], o.maxit, o.runs, o.repro >= 0 ? "ozaki" : "off", o.repro);
     for (int p = 0; p < n_problems; p++)
         bench_problem(ctx, problems[p], &o, clock, &res[p * o.n_preconds]);
     for (int i = 0; i < n_results; i++)

@@ -19,6 +19,8 @@
 //                 just loaded). Traffic: k + 1 reads, + 1 write with h_sub.
 //   gemv_t/gemv_n cuBLAS Dgemv on the contiguous n x k block of Krylov vectors (CGS2
 //                 with more than KRILL_CGS_MAX_COLS columns; GMRES's solution update).
+//   dcgs2_gemm    cuBLAS Dgemm: DCGS2's 2k + 3 sums beyond KRILL_DCGS2_MAX_COLS columns
+//                 (its fused sweep and update pass are in kernels/dcgs2.cu).
 //   async read    cudaMemcpyAsync into the context's pinned buffer + an event.
 //
 // Reproducible mode (ctx->repro; solver/solver_impl.h): no kernel here reduces; the sums come
@@ -363,18 +365,19 @@ cgs_pass_kernel(int64_t n, int k, const double *__restrict__ v, int64_t ldv,
     if (threadIdx.x == 0) *counter = 0u;   // ready for the next grid sum on this stream
 }
 
-// Blocks of a CGS pass: KRILL_CGS_BLOCKS_PER_SM per multiprocessor (33 accumulators per
-// thread leave room for few blocks anyway; each thread keeps up to k independent loads in
-// flight, which covers the memory latency), fewer for short vectors.
-int cgs_blocks(const krill_ctx *ctx, int64_t n)
+}  // namespace
+
+// Blocks of a CGS pass (and of DCGS2's sweep, kernels/dcgs2.cu): KRILL_CGS_BLOCKS_PER_SM per
+// multiprocessor (33 accumulators per thread leave room for few blocks anyway; each thread
+// keeps up to k independent loads in flight, which covers the memory latency), fewer for
+// short vectors.
+extern "C" int krill_cuda_cgs_blocks(const krill_ctx *ctx, int64_t n)
 {
     const int64_t most = (int64_t)ctx->cuda->sm_count * KRILL_CGS_BLOCKS_PER_SM;
     const int64_t need = (n + KRILL_CUDA_THREADS - 1) / KRILL_CUDA_THREADS;
     const int64_t blocks = need < most ? need : most;
     return blocks < 1 ? 1 : (int)blocks;
 }
-
-}  // namespace
 
 extern "C" size_t krill_cuda_cgs_partials(const krill_ctx *ctx)
 {
@@ -385,7 +388,7 @@ extern "C" krill_status krill_cuda_cgs_pass(krill_ctx *ctx, double *partial, int
                                             const double *v, int64_t ldv, const double *h_sub,
                                             double *w, double *h_out, double *ss_out)
 {
-    const int blocks = cgs_blocks(ctx, n);
+    const int blocks = krill_cuda_cgs_blocks(ctx, n);
     cudaStream_t s = krill_cuda_stream(ctx);
     double *work = ctx->cuda->work;
     if (k < 1 || k > KRILL_CGS_MAX_COLS || (!h_sub && !h_out))
@@ -415,6 +418,20 @@ extern "C" krill_status krill_cuda_gemv_t(krill_ctx *ctx, int64_t n, int k, cons
     return cublas_call(cublasDgemv((cublasHandle_t)ctx->cuda->cublas, CUBLAS_OP_T, (int)n, k,
                                    &one, v, (int)ldv, w, 1, &zero, h, 1),
                        "cublasDgemv (Krylov basis transposed times a vector)");
+}
+
+// DCGS2's sums for k > KRILL_DCGS2_MAX_COLS: out = [Q u w]^T [u w], (k+2) x 2, one DGEMM of
+// the contiguous columns V[:, 0..k+1] and V[:, k..k+1] (u'w comes out twice, as the
+// contract lays it out). n == 0 zeroes out, as krill_cuda_gemv_t does.
+extern "C" krill_status krill_cuda_dcgs2_gemm(krill_ctx *ctx, int64_t n, int k, const double *v,
+                                              int64_t ldv, double *out)
+{
+    const double one = 1.0, zero = 0.0;
+    if (n == 0) return krill_cuda_memset0(ctx, out, (size_t)(2 * k + 4) * sizeof(double));
+    return cublas_call(cublasDgemm((cublasHandle_t)ctx->cuda->cublas, CUBLAS_OP_T, CUBLAS_OP_N,
+                                   k + 2, 2, (int)n, &one, v, (int)ldv, v + (int64_t)k * ldv,
+                                   (int)ldv, &zero, out, k + 2),
+                       "cublasDgemm (DCGS2: Krylov basis transposed times u and w)");
 }
 
 // w = alpha V h + beta w (beta == 0: w is not read, as in BLAS).

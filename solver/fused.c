@@ -293,6 +293,139 @@ krill_status krill_fused_axpy_dot(krill_ctx *ctx, const krill_reduce_ws *ws, int
     return KRILL_OK;
 }
 
+/* ---- GMRES: DCGS2 --------------------------------------------------------------------------- */
+
+/* acc[c] += V[lo:hi, c]'u and acc[k + c] += V[lo:hi, c]'w for c < k, each sum in index order;
+ * two columns at a time (four sums per load of u and w). */
+static void gemv_t2_rows(int64_t lo, int64_t hi, int k, const double *v, int64_t ldv,
+                         const double *u, const double *w, double *acc)
+{
+    int c = 0;
+    for (; c + 2 <= k; c += 2) {
+        const double *v0 = v + (size_t)c * (size_t)ldv, *v1 = v0 + ldv;
+        double u0 = 0.0, u1 = 0.0, w0 = 0.0, w1 = 0.0;
+#pragma omp simd reduction(+ : u0, u1, w0, w1)
+        for (int64_t i = lo; i < hi; i++) {
+            double ui = u[i], wi = w[i];
+            u0 += v0[i] * ui;
+            u1 += v1[i] * ui;
+            w0 += v0[i] * wi;
+            w1 += v1[i] * wi;
+        }
+        acc[c] += u0;
+        acc[c + 1] += u1;
+        acc[k + c] += w0;
+        acc[k + c + 1] += w1;
+    }
+    for (; c < k; c++) {
+        const double *vc = v + (size_t)c * (size_t)ldv;
+        double su = 0.0, sw = 0.0;
+#pragma omp simd reduction(+ : su, sw)
+        for (int64_t i = lo; i < hi; i++) {
+            su += vc[i] * u[i];
+            sw += vc[i] * w[i];
+        }
+        acc[c] += su;
+        acc[k + c] += sw;
+    }
+}
+
+/* CPU: per thread and block of GEMV_ROW_BLOCK rows, Q'u and Q'w (gemv_t2_rows), then u'u,
+ * u'w, w'w over the block (u and w in L1). Partials per thread: [0, k) Q'u, [k, 2k) Q'w,
+ * 2k u'u, 2k+1 u'w, 2k+2 w'w. Reproducible mode: [Q u w]'u and [Q u w]'w by two Ozaki
+ * multi-dots (statistics and products: 4 (k + 3) reads). */
+krill_status krill_fused_dcgs2_dots(krill_ctx *ctx, const krill_reduce_ws *ws, int64_t n, int k,
+                                    const double *v, int64_t ldv, double *out)
+{
+    krill_status st = KRILL_OK;
+    const double *u = v + (size_t)k * (size_t)ldv, *w = u + ldv;
+    int used = 1;
+    if (repro(ctx)) {
+        KRILL_TRY(krill_ozaki_mdot(ctx, n, k + 2, v, ldv, u, out));
+        KRILL_TRY(krill_ozaki_mdot(ctx, n, k + 2, v, ldv, w, out + k + 2));
+        goto cleanup;
+    }
+#ifdef KRILL_HAVE_CUDA
+    if (krill_on_gpu(ctx)) {
+        if (k <= KRILL_DCGS2_MAX_COLS)
+            return krill_cuda_dcgs2_dots(ctx, ws->partial, n, k, v, ldv, out);
+        return krill_cuda_dcgs2_gemm(ctx, n, k, v, ldv, out);
+    }
+#endif
+    if (2 * k + 3 > ws->stride)
+        return krill_error(KRILL_ERR_INTERNAL, "dcgs2_dots: %d columns but room for %d", k,
+                           (ws->stride - 3) / 2);
+#pragma omp parallel num_threads(cpu_threads(ctx)) if (n >= FUSED_PARALLEL_MIN)
+    {
+        int t = omp_get_thread_num(), nt = omp_get_num_threads();
+        int64_t lo, hi;
+        double *acc = ws->partial + (size_t)t * ws->stride;
+        if (t == 0) used = nt;
+        thread_chunk(n, t, nt, &lo, &hi);
+        for (int c = 0; c < 2 * k + 3; c++) acc[c] = 0.0;
+        for (int64_t b = lo; b < hi; b += GEMV_ROW_BLOCK) {
+            int64_t e = b + GEMV_ROW_BLOCK < hi ? b + GEMV_ROW_BLOCK : hi;
+            double uu = 0.0, uw = 0.0, ww = 0.0;
+            gemv_t2_rows(b, e, k, v, ldv, u, w, acc);
+#pragma omp simd reduction(+ : uu, uw, ww)
+            for (int64_t i = b; i < e; i++) {
+                uu += u[i] * u[i];
+                uw += u[i] * w[i];
+                ww += w[i] * w[i];
+            }
+            acc[2 * k] += uu;
+            acc[2 * k + 1] += uw;
+            acc[2 * k + 2] += ww;
+        }
+    }
+    for (int c = 0; c < k; c++) {
+        out[c] = partial_sum(ws, used, c);
+        out[k + 2 + c] = partial_sum(ws, used, k + c);
+    }
+    out[k] = partial_sum(ws, used, 2 * k);
+    out[k + 1] = out[2 * k + 2] = partial_sum(ws, used, 2 * k + 1);
+    out[2 * k + 3] = partial_sum(ws, used, 2 * k + 2);
+cleanup:
+    return st;
+}
+
+/* CPU: the element order of the contract in both modes (-ffp-contract=off); per block of
+ * rows, u's block is finished before w's reads it. The columns go one at a time: both
+ * outputs stream with V, so the pass is bound by its k + 4 vector streams. */
+krill_status krill_fused_dcgs2_update(krill_ctx *ctx, int64_t n, int k, double *v, int64_t ldv,
+                                      const double *c)
+{
+#ifdef KRILL_HAVE_CUDA
+    if (krill_on_gpu(ctx)) return krill_cuda_dcgs2_update(ctx, n, k, v, ldv, c);
+#endif
+    double *u = v + (size_t)k * (size_t)ldv, *w = u + ldv;
+#pragma omp parallel num_threads(cpu_threads(ctx)) if (n >= FUSED_PARALLEL_MIN)
+    {
+        int64_t lo, hi;
+        thread_chunk(n, omp_get_thread_num(), omp_get_num_threads(), &lo, &hi);
+        for (int64_t b = lo; b < hi; b += GEMV_ROW_BLOCK) {
+            int64_t e = b + GEMV_ROW_BLOCK < hi ? b + GEMV_ROW_BLOCK : hi;
+            const double cu = c[k], cw = c[2 * k + 2], cq = c[2 * k + 1];
+            for (int64_t i = b; i < e; i++) {
+                u[i] *= cu;
+                w[i] *= cw;
+            }
+            for (int j = 0; j < k; j++) {
+                const double *vj = v + (size_t)j * (size_t)ldv;
+                const double su = c[j], sw = c[k + 1 + j];
+#pragma omp simd
+                for (int64_t i = b; i < e; i++) {
+                    u[i] += su * vj[i];
+                    w[i] += sw * vj[i];
+                }
+            }
+#pragma omp simd
+            for (int64_t i = b; i < e; i++) w[i] += cq * u[i];
+        }
+    }
+    return KRILL_OK;
+}
+
 /* ---- CG ------------------------------------------------------------------------------------- */
 
 /* Reproducible residual step (solver_impl.h): r -= alpha q and, DIAGONAL, z = dinv .* r over

@@ -9,7 +9,7 @@
  *   cycle:  v_0 = r / beta, g = beta e_0
  *     for j = 0 .. m-1:
  *       w = A M^{-1} v_j                               (w is stored as column j+1 of V)
- *       h_{0..j,j} and w -= V h by CGS2 (default) or MGS; h_{j+1,j} = ||w||
+ *       h_{0..j,j} and w -= V h by CGS2 (default), MGS or DCGS2; h_{j+1,j} = ||w||
  *       rotate column j by the previous Givens rotations, make rotation j that zeroes
  *       h_{j+1,j}; g_{j+1} = -s_j g_j, g_j = c_j g_j; |g_{j+1}| is the residual estimate
  *       lucky breakdown, h_{j+1,j} <= HAPPY_RTOL ||A M^{-1} v_j||: the solution is in the
@@ -34,6 +34,12 @@
  * w -= V h2 with ||w||^2. Three reductions per step, however large j.
  * MGS: h_i = v_i'w, w -= h_i v_i for i = 0..j, with the update of step i fused to the dot of
  * step i+1 (and the last to ||w||^2): j+2 reductions, each a full pass.
+ * DCGS2 (dcgs2.c, which derives it): v_j's second CGS pass and its norm are delayed to step
+ * j+1, whose one sweep computes them with the projection of w: one reduction and two passes
+ * per step. Column j of H is final only at step j+1 (or at the cycle's end, by one more sweep
+ * without SpMV): the cycle rotates it provisionally for the stopping tests and rotates it
+ * again, rewriting its history entry, once it is corrected. GMRES's update is then
+ * x += M^{-1} V_k (T y), T the triangle relating the vectors the SpMV saw to the basis.
  *
  * Memory traffic per iteration j (passes over vectors of n doubles besides the SpMV's read
  * of its input and write of w):
@@ -41,6 +47,8 @@
  *         w -= V h2 with ||w||^2 (j+2 reads, 1 write), v_{j+1} = w / h (2) = 3j + 10
  *   MGS:  v_0'w (2), j fused steps (v_i, w, v_{i+1} read, w written: 4), the last step
  *         (3), v_{j+1} = w / h (2)                                     = 4j + 7
+ *   DCGS2: the sweep (j+2 reads), the update (j+2 reads, 2 writes)    = 2j + 6
+ *         and once per cycle of k steps a sweep over V_{k+1} (k+1 reads)
  *   preconditioner (not M = I): z = M^{-1} v_j, Jacobi: 3 (v_j, dinv read, z written);
  *         FGMRES writes z_j into Z instead of the one z: the same traffic.
  * Per cycle of k steps: GMRES: V y (k reads, 1 write), M^{-1} (3), x += (3); FGMRES:
@@ -64,8 +72,8 @@
  * and x += V y: the same k + 2 passes as plain, each element summed in column order.
  *
  * Workspace, allocated once: V (n x (m+1)), z (n, only with a preconditioner; FGMRES:
- * Z, n x m), 3m+3 doubles of context memory, O(m^2) host doubles, and (CPU) the GEMV
- * partial sums. */
+ * Z, n x m), 3m+3 doubles of context memory (DCGS2: 2m+1 more), O(m^2) host doubles, and
+ * (CPU) the GEMV partial sums. */
 #include <math.h>
 #include <string.h>
 
@@ -104,7 +112,22 @@ typedef struct gmres_ws {
     double *g;               /* host, m+1: the rotated right-hand side beta e_0 */
     double *y;               /* host, m */
     krill_reduce_ws red;     /* CPU GEMV-T partials */
+    int dcgs2_on;            /* DCGS2: the fields below are used */
+    krill_dcgs2 dcgs2;       /* its coefficients and T */
+    double *raw;             /* host, m+1: the provisional column, unrotated (entries 0..j+1) */
+    double *yq;              /* host, m: T y */
+    double g_saved;          /* g_j before the provisional rotation j */
 } gmres_ws;
+
+/* tests/test_dcgs2.c's view of the basis (solver_impl.h) */
+static krill_gmres_basis_fn basis_hook;
+static void *basis_hook_user;
+
+void krill_gmres_set_basis_hook(krill_gmres_basis_fn fn, void *user)
+{
+    basis_hook = fn;
+    basis_hook_user = user;
+}
 
 static void gmres_ws_destroy(krill_ctx *ctx, gmres_ws *ws)
 {
@@ -118,6 +141,9 @@ static void gmres_ws_destroy(krill_ctx *ctx, gmres_ws *ws)
     krill_free(ws->g);
     krill_free(ws->y);
     krill_reduce_ws_destroy(ctx, &ws->red);
+    krill_dcgs2_destroy(ctx, &ws->dcgs2);
+    krill_free(ws->raw);
+    krill_free(ws->yq);
     memset(ws, 0, sizeof *ws);
 }
 
@@ -144,7 +170,14 @@ static krill_status gmres_ws_create(const krill_solve_problem *p, gmres_ws *ws)
     KRILL_ALLOC(ws->sn, m);
     KRILL_ALLOC(ws->g, (size_t)m + 1);
     KRILL_ALLOC(ws->y, m);
-    KRILL_TRY(krill_reduce_ws_create(ctx, m + 1, &ws->red));
+    ws->dcgs2_on = p->opts.ortho == KRILL_ORTHO_DCGS2;
+    /* CGS2 sums k + 1 <= m + 1 values per pass; DCGS2's sweep 2k + 3 <= 2m + 1 */
+    KRILL_TRY(krill_reduce_ws_create(ctx, ws->dcgs2_on ? 2 * m + 1 : m + 1, &ws->red));
+    if (ws->dcgs2_on) {
+        KRILL_TRY(krill_dcgs2_create(ctx, m, &ws->dcgs2));
+        KRILL_ALLOC(ws->raw, (size_t)m + 1);
+        KRILL_ALLOC(ws->yq, m);
+    }
 cleanup:
     if (st != KRILL_OK) gmres_ws_destroy(ctx, ws);
     return st;
@@ -152,7 +185,9 @@ cleanup:
 
 /* Orthogonalize w = V[:, j+1] against V[:, 0..j]: col[0..j] = h, *hn = ||w|| after (from
  * the fused ||w||^2, or recomputed where that over- or underflowed: w = A M^{-1} v_j scales
- * with A, so ||A|| ~ 1e160 or 1e-170 reaches the limits of a sum of squares). */
+ * with A, so ||A|| ~ 1e160 or 1e-170 reaches the limits of a sum of squares). DCGS2: its
+ * sweep only (krill_dcgs2_project: col and *hn provisional, ws->raw, column j-1, corrected);
+ * the cycle runs the update pass once column j-1 has not ended it. */
 static krill_status orthogonalize(const krill_solve_problem *p, gmres_ws *ws, int j,
                                   double *col, double *hn)
 {
@@ -160,6 +195,11 @@ static krill_status orthogonalize(const krill_solve_problem *p, gmres_ws *ws, in
     krill_ctx *ctx = p->ctx;
     const int64_t n = p->n;
     double *v = ws->v, *w = ws->v + (size_t)(j + 1) * (size_t)n, *dev = ws->dev;
+    if (ws->dcgs2_on) {
+        KRILL_TRY(krill_dcgs2_project(p, &ws->dcgs2, &ws->red, v, j, dev, ws->hread, ws->raw,
+                                      col, hn));
+        goto cleanup;
+    }
     if (p->opts.ortho == KRILL_ORTHO_CGS2) {
         double *h1 = dev + 1, *h2 = dev + 1 + (j + 1);
         KRILL_TRY(krill_fused_cgs_pass(ctx, &ws->red, n, j + 1, v, n, NULL, w, h1, NULL));
@@ -182,6 +222,23 @@ cleanup:
     return st;
 }
 
+/* sqrt(sum_{i<=j} col_i^2 + hn^2), scaled so that large entries do not overflow; NaN when
+ * an entry is NaN or Inf: ||A M^{-1} v_j|| from column j of H. */
+static double column_norm(const double *col, int j, double hn)
+{
+    double ss = 0.0, scale = fabs(hn);
+    int finite = krill_is_finite(hn);
+    for (int i = 0; i <= j; i++) {
+        finite = finite && krill_is_finite(col[i]);
+        if (fabs(col[i]) > scale) scale = fabs(col[i]);
+    }
+    if (finite && scale > 0.0) {
+        for (int i = 0; i <= j; i++) ss += (col[i] / scale) * (col[i] / scale);
+        ss += (hn / scale) * (hn / scale);
+    }
+    return finite ? scale * sqrt(ss) : NAN;
+}
+
 /* w = A M^{-1} v_j into V[:, j+1], orthogonalized: h into column j of the Hessenberg
  * matrix, *hn = h_{j+1,j}, *wnorm = ||A M^{-1} v_j||. M^{-1} v_j goes to z (FGMRES: to
  * column j of Z, kept for the update). */
@@ -192,8 +249,6 @@ static krill_status arnoldi_step(const krill_solve_problem *p, gmres_ws *ws, int
     const int64_t n = p->n;
     double *vj = ws->v + (size_t)j * (size_t)n, *w = vj + n;
     double *col = ws->hess + (size_t)j * (size_t)(ws->m + 1);
-    double ss = 0.0, scale;
-    int finite;
     if (ws->z) {
         double *zj = ws->z + (ws->flexible ? (size_t)j * (size_t)n : 0);
         KRILL_TRY(krill_timer_phase(p->timer, KRILL_PHASE_PRECOND));
@@ -206,19 +261,7 @@ static krill_status arnoldi_step(const krill_solve_problem *p, gmres_ws *ws, int
     KRILL_TRY(orthogonalize(p, ws, j, col, hn));
     KRILL_TRY(krill_timer_phase(p->timer, KRILL_PHASE_OTHER));
     KRILL_TRY(krill_timer_poll(p->timer));
-    /* sqrt(sum h_i^2 + hn^2), scaled so that large entries do not overflow; NaN when an
-     * entry is NaN or Inf */
-    finite = krill_is_finite(*hn);
-    scale = fabs(*hn);
-    for (int i = 0; i <= j; i++) {
-        finite = finite && krill_is_finite(col[i]);
-        if (fabs(col[i]) > scale) scale = fabs(col[i]);
-    }
-    if (finite && scale > 0.0) {
-        for (int i = 0; i <= j; i++) ss += (col[i] / scale) * (col[i] / scale);
-        ss += (*hn / scale) * (*hn / scale);
-    }
-    *wnorm = finite ? scale * sqrt(ss) : NAN;
+    *wnorm = column_norm(col, j, *hn);
 cleanup:
     return st;
 }
@@ -244,8 +287,40 @@ static int givens(gmres_ws *ws, int j, double hn, double wnorm)
     return 0;
 }
 
-/* x += M^{-1} V_k y (FGMRES: x += Z_k y) with R y = g (k x k, back substitution on the
- * host). When y is not finite (R too ill-conditioned: the division overflowed), x is left
+/* DCGS2: column c of H, rotated provisionally at its step and now corrected in ws->raw
+ * (entries 0..c+1, unrotated), is rotated again from g_c as it was; its iteration's history
+ * entry (it_c) becomes the final estimate. A NaN (*k = 0), a singular R (*k = c, the column
+ * dropped), a lucky breakdown or a met tolerance set *end; otherwise it is left alone. */
+static void refinish(const krill_solve_problem *p, gmres_ws *ws, krill_solve_info *info, int c,
+                     int it_c, int *k, cycle_end *end)
+{
+    double *col = ws->hess + (size_t)c * (size_t)(ws->m + 1);
+    const double hn = ws->raw[c + 1], wnorm = column_norm(ws->raw, c, hn);
+    double estimate;
+    int singular;
+    memcpy(col, ws->raw, (size_t)(c + 1) * sizeof *col);
+    ws->g[c] = ws->g_saved;
+    if (!krill_is_finite(wnorm)) {
+        info->history[it_c] = NAN;
+        *k = 0;
+        *end = END_NAN;
+        return;
+    }
+    singular = givens(ws, c, hn, wnorm);
+    estimate = fabs(ws->g[singular ? c : c + 1]);
+    info->history[it_c] = estimate;
+    if (singular) {
+        *k = c;
+        *end = END_BREAKDOWN;
+    } else if (hn <= GMRES_HAPPY_RTOL * wnorm) {
+        *end = END_LUCKY;
+    } else if (estimate <= p->tol) {
+        *end = END_ESTIMATE;
+    }
+}
+
+/* x += M^{-1} V_k y (FGMRES: x += Z_k y; GMRES with DCGS2: V_k (T y)) with R y = g (k x k,
+ * back substitution on the host). When y is not finite (R too ill-conditioned: the division overflowed), x is left
  * as it was and *end becomes END_NAN. */
 static krill_status update_solution(const krill_solve_problem *p, gmres_ws *ws, int k,
                                     cycle_end *end)
@@ -267,7 +342,12 @@ static krill_status update_solution(const krill_solve_problem *p, gmres_ws *ws, 
         *end = END_NAN;
         goto cleanup;
     }
-    KRILL_TRY(krill_scalars_write(ctx, ydev, ws->y, k));
+    if (ws->dcgs2_on && !ws->flexible) {
+        krill_dcgs2_coordinates(&ws->dcgs2, k, ws->y, ws->yq);
+        KRILL_TRY(krill_scalars_write(ctx, ydev, ws->yq, k));
+    } else {
+        KRILL_TRY(krill_scalars_write(ctx, ydev, ws->y, k));
+    }
     if (ws->z == NULL) {
         KRILL_TRY(krill_fused_gemv_n(ctx, n, k, 1.0, ws->v, n, ydev, 1.0, p->x));
     } else if (ws->flexible) {
@@ -293,7 +373,8 @@ static krill_status gmres_cycle(const krill_solve_problem *p, gmres_ws *ws,
 {
     krill_status st = KRILL_OK;
     const int64_t n = p->n;
-    int k = 0;
+    const int it0 = *it;
+    int k = 0, prov = -1;    /* DCGS2: the column still provisional, or -1 */
     *end = END_FULL;
     *stopped = 0;
     KRILL_TRY(krill_blas_scal(p->ctx, n, 1.0 / beta, ws->v));
@@ -302,6 +383,20 @@ static krill_status gmres_cycle(const krill_solve_problem *p, gmres_ws *ws,
         double hn = 0.0, wnorm = 0.0, estimate;
         int singular, stop = 0;
         KRILL_TRY(arnoldi_step(p, ws, j, &hn, &wnorm));
+        if (prov >= 0) {     /* DCGS2: column j-1 is final now */
+            refinish(p, ws, info, prov, it0 + prov + 1, &k, end);
+            prov = -1;
+            if (*end != END_FULL) break;
+        }
+        if (ws->dcgs2_on && krill_is_finite(wnorm)) {
+            const double *col = ws->hess + (size_t)j * (size_t)(ws->m + 1);
+            KRILL_TRY(krill_timer_phase(p->timer, KRILL_PHASE_ORTHO));
+            KRILL_TRY(krill_dcgs2_update(p, &ws->dcgs2, ws->v, j));
+            KRILL_TRY(krill_timer_phase(p->timer, KRILL_PHASE_OTHER));
+            memcpy(ws->raw, col, (size_t)(j + 1) * sizeof *col);
+            ws->raw[j + 1] = hn;
+            ws->g_saved = ws->g[j];
+        }
         (*it)++;
         if (!krill_is_finite(wnorm)) {
             info->history[*it] = NAN;
@@ -319,13 +414,25 @@ static krill_status gmres_cycle(const krill_solve_problem *p, gmres_ws *ws,
             break;
         }
         k = j + 1;
+        if (ws->dcgs2_on) prov = j;
         if (hn <= GMRES_HAPPY_RTOL * wnorm) *end = END_LUCKY;
         else if (estimate <= p->tol) *end = END_ESTIMATE;
         else if (*it >= p->opts.maxit) *end = END_MAXIT;
         else if (stop) *end = END_STOPPED;
         if (*end != END_FULL) break;
-        KRILL_TRY(krill_blas_scal(p->ctx, n, 1.0 / hn, ws->v + (size_t)(j + 1) * (size_t)n));
+        if (!ws->dcgs2_on)   /* DCGS2's update pass has scaled it */
+            KRILL_TRY(krill_blas_scal(p->ctx, n, 1.0 / hn, ws->v + (size_t)(j + 1) * (size_t)n));
     }
+    if (prov >= 0) {         /* DCGS2's final sweep corrects the last column */
+        cycle_end last = END_FULL;
+        KRILL_TRY(krill_timer_phase(p->timer, KRILL_PHASE_ORTHO));
+        KRILL_TRY(krill_dcgs2_finish(p, &ws->dcgs2, &ws->red, ws->v, k, ws->dev, ws->hread,
+                                     ws->raw));
+        KRILL_TRY(krill_timer_phase(p->timer, KRILL_PHASE_OTHER));
+        refinish(p, ws, info, prov, it0 + prov + 1, &k, &last);
+        if (last == END_NAN || last == END_BREAKDOWN) *end = last;
+    }
+    if (basis_hook && k > 0) basis_hook(p->ctx, ws->v, n, k, basis_hook_user);
     KRILL_TRY(update_solution(p, ws, k, end));
 cleanup:
     return st;

@@ -137,9 +137,10 @@ static krill_status check_options(const krill_solver_opts *o)
     if (gmres_like) {
         KRILL_REQUIRE(o->restart >= 1, "krill_solve: restart = %d; GMRES needs restart >= 1",
                       o->restart);
-        KRILL_REQUIRE(o->ortho == KRILL_ORTHO_CGS2 || o->ortho == KRILL_ORTHO_MGS,
+        KRILL_REQUIRE(o->ortho == KRILL_ORTHO_CGS2 || o->ortho == KRILL_ORTHO_MGS ||
+                          o->ortho == KRILL_ORTHO_DCGS2,
                       "krill_solve: unknown orthogonalization %d (KRILL_ORTHO_CGS2 = 0, "
-                      "KRILL_ORTHO_MGS = 1)", (int)o->ortho);
+                      "KRILL_ORTHO_MGS = 1, KRILL_ORTHO_DCGS2 = 2)", (int)o->ortho);
     }
 cleanup:
     return st;

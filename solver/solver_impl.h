@@ -186,8 +186,39 @@ krill_status krill_fused_axpy_dot(krill_ctx *ctx, const krill_reduce_ws *ws, int
                                   const double *coeff, const double *v, double *w,
                                   const double *u, double *result);
 
+/* DCGS2's fused sweep (dcgs2.c's one reduction per step): with Q = V[:, 0..k-1], u = V[:, k] and w = V[:, k+1]
+ * (k >= 0; the k+2 columns are contiguous), out = [Q u w]^T [u w], column-major (k+2) x 2:
+ *   out[0..k-1] = Q'u, out[k] = u'u, out[k+1] = w'u,
+ *   out[k+2..2k+1] = Q'w, out[2k+2] = u'w, out[2k+3] = w'w   (out in context memory).
+ * All 2k+3 sums in one pass and one reduction. On the GPU one kernel for k <=
+ * KRILL_DCGS2_MAX_COLS (2k+3 <= 33 register accumulators, as the CGS pass), else one cuBLAS
+ * DGEMM of the same shape. Reproducible mode: two krill_ozaki_mdot calls (u, then w).
+ *                                                    reads k+2 vectors */
+#define KRILL_DCGS2_MAX_COLS 15
+krill_status krill_fused_dcgs2_dots(krill_ctx *ctx, const krill_reduce_ws *ws, int64_t n, int k,
+                                    const double *v, int64_t ldv, double *out);
+/* DCGS2's update pass, per row i, with c (context memory, 2k+3 doubles) and the same V:
+ *   u_i <- c[k] u_i, then u_i <- u_i + c[j] v_ij for j = 0..k-1,
+ *   w_i <- c[2k+2] w_i, then w_i <- w_i + c[k+1+j] v_ij for j = 0..k-1,
+ *          then w_i <- w_i + c[2k+1] u_i with the new u_i,
+ * every product and sum rounded (the reproducible order; the plain GPU kernel contracts).
+ *                                                    reads k+2 vectors, writes 2 */
+krill_status krill_fused_dcgs2_update(krill_ctx *ctx, int64_t n, int k, double *v, int64_t ldv,
+                                      const double *c);
+
 #ifdef KRILL_HAVE_CUDA
 size_t krill_cuda_cgs_partials(const krill_ctx *ctx);
+/* the grid of the CGS and DCGS2 sweeps (kernels/krylov.cu) */
+int krill_cuda_cgs_blocks(const krill_ctx *ctx, int64_t n);
+/* k <= KRILL_DCGS2_MAX_COLS; partial: krill_cuda_cgs_partials(ctx) doubles */
+krill_status krill_cuda_dcgs2_dots(krill_ctx *ctx, double *partial, int64_t n, int k,
+                                   const double *v, int64_t ldv, double *out);
+/* the same sums by cublasDgemm, any k */
+krill_status krill_cuda_dcgs2_gemm(krill_ctx *ctx, int64_t n, int k, const double *v,
+                                   int64_t ldv, double *out);
+/* without contraction in reproducible mode (ctx->repro) */
+krill_status krill_cuda_dcgs2_update(krill_ctx *ctx, int64_t n, int k, double *v, int64_t ldv,
+                                     const double *c);
 /* krill_fused_gemv_n's element order on the GPU (reproducible mode), no cuBLAS */
 krill_status krill_cuda_gemv_n_repro(krill_ctx *ctx, int64_t n, int k, double alpha,
                                      const double *v, int64_t ldv, const double *h, double beta,
@@ -202,6 +233,50 @@ krill_status krill_cuda_gemv_n(krill_ctx *ctx, int64_t n, int k, double alpha, c
 krill_status krill_cuda_axpy_dot(krill_ctx *ctx, int64_t n, const double *coeff,
                                  const double *v, double *w, const double *u, double *result);
 #endif
+
+/* ---- DCGS2 (dcgs2.c): delayed CGS2 for GMRES and FGMRES (gmres.c runs the cycle) --------
+ * Step j works on Q_j = V[:, 0..j-1] (final), u_j = V[:, j] (v_j before its second pass and
+ * its exact norm) and w = A M^{-1} u_j = V[:, j+1]. The relation kept is
+ * A M^{-1} U_k = Q_{k+1} Hbar_k with U_k = [u_0 .. u_{k-1}] = Q_k T (T upper triangular,
+ * column j = (s_j; rho_j)), so column j of H is final only when u_{j+1}'s s and rho are
+ * known: at step j+1, or by krill_dcgs2_finish at the end of a cycle. */
+typedef struct krill_dcgs2 {
+    double *coef;                /* context memory, 2m + 1: the update pass's coefficients */
+    double *hcoef;               /* host, 2m + 1 */
+    double *tri;                 /* host, m x m, column-major: T */
+    int m;
+    double nu;                   /* u_{j+1} = w_new / nu; h_{j+1,j} until corrected */
+} krill_dcgs2;
+
+krill_status krill_dcgs2_create(krill_ctx *ctx, int m, krill_dcgs2 *d);
+void krill_dcgs2_destroy(krill_ctx *ctx, krill_dcgs2 *d);
+/* Step j's sweep (krill_fused_dcgs2_dots into dev + 1, read into hread: 2j + 4 doubles
+ * each; dev[0] may be overwritten). j >= 1: prev (host, column j-1 of H as made at step j-1,
+ * entries 0..j) is corrected: prev[0..j-1] += nu s_j, prev[j] = nu rho_j; when u_j lies in
+ * span(Q_j), prev[j] = 0 and nothing else is done (then column j-1 ends the cycle: a lucky
+ * breakdown or a singular R). Else col[0..j] = column j of H before its correction, *hn =
+ * its provisional h_{j+1,j} (the new nu), and the update's coefficients are ready.
+ * NaN or Inf in the sums: col and *hn (and prev[j]) NaN. */
+krill_status krill_dcgs2_project(const krill_solve_problem *p, krill_dcgs2 *d,
+                                 const krill_reduce_ws *red, double *v, int j, double *dev,
+                                 double *hread, double *prev, double *col, double *hn);
+/* Step j's update pass: V[:, j] = q_j, V[:, j+1] = u_{j+1}. */
+krill_status krill_dcgs2_update(const krill_solve_problem *p, krill_dcgs2 *d, double *v, int j);
+/* End of a cycle whose column k-1 is still provisional: s_k and rho_k from one CGS pass over
+ * Q_k and u_k (krill_fused_cgs_pass, no update), then prev (column k-1) corrected as in
+ * krill_dcgs2_project. */
+krill_status krill_dcgs2_finish(const krill_solve_problem *p, krill_dcgs2 *d,
+                                const krill_reduce_ws *red, double *v, int k, double *dev,
+                                double *hread, double *prev);
+/* out = T_k y (k x k upper triangular times y): x += M^{-1} U_k y = M^{-1} Q_k (T_k y). */
+void krill_dcgs2_coordinates(const krill_dcgs2 *d, int k, const double *y, double *out);
+
+/* Test hook (tests/test_dcgs2.c): when set, GMRES and FGMRES call it at the end of every
+ * cycle with the orthonormal basis Q_k = V[:, 0..k-1] (context memory, leading dimension n),
+ * before the solution update. NULL in normal use. */
+typedef void (*krill_gmres_basis_fn)(krill_ctx *ctx, const double *v, int64_t n, int k,
+                                     void *user);
+void krill_gmres_set_basis_hook(krill_gmres_basis_fn fn, void *user);
 
 /* ---- CG state in context memory ----------------------------------------------------------
  * The scalars of CG live where the vectors live, and the kernels themselves decide: alpha

@@ -23,6 +23,13 @@ krill_cli_case(solve_rhs_random 0 "^result +converged" "" solve --gen poisson3d:
 krill_cli_case(solve_jacobi 0 "precond jacobi" "" solve --gen poisson3d:6 --precond jacobi)
 krill_cli_case(solve_gmres_mgs 0 "ortho mgs" "" solve --gen poisson3d:6 --solver gmres
                --ortho mgs --restart 5)
+# DCGS2 (issue 18): runs and says so; a bad --ortho names the option, the choices and the value
+krill_cli_case(solve_gmres_dcgs2 0 "ortho dcgs2" "" solve --gen convdiff3d:6 --solver gmres
+               --ortho dcgs2)
+krill_cli_case(solve_fgmres_dcgs2 0 "^result +converged" "" solve --gen convdiff3d:6
+               --solver fgmres --precond jacobi --ortho dcgs2)
+krill_cli_case(bad_ortho 2 "" "--ortho expects one of cgs2, mgs, dcgs2; got 'cgs3'" solve
+               --gen poisson3d:4 --ortho cgs3)
 krill_cli_case(monitor 0 "" "^iter +[0-9]+ +resid" solve --gen poisson3d:4 --monitor)
 krill_cli_case(unknown_option 2 "" "--bogus" solve --gen poisson3d:4 --bogus)
 krill_cli_case(threads_zero 2 "" "--threads" solve --gen poisson3d:4 --threads 0)

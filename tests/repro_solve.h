@@ -35,6 +35,8 @@ static const rs_case rs_cases[] = {
     {"bicgstab", KRILL_SOLVER_BICGSTAB, KRILL_ORTHO_CGS2, NULL, 30, 0},
     {"minres", KRILL_SOLVER_MINRES, KRILL_ORTHO_CGS2, NULL, 60, 1},
     {"minres+jacobi", KRILL_SOLVER_MINRES, KRILL_ORTHO_CGS2, "jacobi", 60, 1},
+    {"gmres(30) dcgs2", KRILL_SOLVER_GMRES, KRILL_ORTHO_DCGS2, NULL, 45, 0},
+    {"fgmres(30)+jac dcgs2", KRILL_SOLVER_FGMRES, KRILL_ORTHO_DCGS2, "jacobi", 40, 0},
 };
 #define RS_NCASES ((int)(sizeof rs_cases / sizeof rs_cases[0]))
 

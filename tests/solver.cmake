@@ -41,6 +41,15 @@ krill_test(test_ilu_shift test_ilu_shift.c LABELS data)
 krill_test(test_gpu_ilu_shift test_ilu_shift.c LABELS gpu)
 target_compile_definitions(test_gpu_ilu_shift PRIVATE ILU_SHIFT_TEST_GPU)
 krill_test(test_fgmres test_fgmres.c LABELS data)
+# DCGS2 (issue 18): its passes against plain C references, iterations against CGS2 (within
+# 2%), loss of orthogonality against CGS2 and MGS, FGMRES; the testdata walk; the GPU variant
+krill_test(test_dcgs2 test_dcgs2.c LABELS unit)
+krill_test(test_dcgs2_testdata test_dcgs2.c LABELS data ARGS testdata)
+krill_test(test_gpu_dcgs2 test_dcgs2.c LABELS gpu)
+target_compile_definitions(test_gpu_dcgs2 PRIVATE DCGS2_TEST_GPU)
+foreach(t test_dcgs2 test_dcgs2_testdata)
+  set_property(TEST ${t} APPEND PROPERTY ENVIRONMENT OMP_WAIT_POLICY=passive)
+endforeach()
 # extreme but finite scaling: diag(1e160 ...) and diag(1e-170 ...) in every solver, and
 # scaled real problems against the unscaled (solve.c's equilibration, krill_norm_from_ss)
 krill_test(test_scaling test_scaling.c LABELS data)

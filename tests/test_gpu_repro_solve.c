@@ -1,5 +1,5 @@
 /* Reproducible whole solves on the GPU against the CPU (issue 5's contract, solver part): the
- * solves of test_repro_solve (GMRES(30) CGS2 and MGS, GMRES and FGMRES with Jacobi, CG with
+ * solves of test_repro_solve (GMRES(30) CGS2, MGS and DCGS2, GMRES and FGMRES with Jacobi, CG with
  * no preconditioner, Jacobi and block Jacobi, BiCGStab; elasticity3d, convdiff3d,
  * poisson3d:21, bcsstk15 of $KRILL_TESTDATA), csr on both devices, in exact mode and with
  * S = 2: the GPU's residual history (every entry), final true residual and solution bytes

@@ -1,5 +1,5 @@
-/* Reproducible whole solves on the CPU (issue 5's contract, solver part). GMRES(30) with CGS2
- * and with MGS, GMRES and FGMRES with Jacobi, CG without a preconditioner, with Jacobi (the
+/* Reproducible whole solves on the CPU (issue 5's contract, solver part). GMRES(30) with CGS2,
+ * MGS and DCGS2, GMRES and FGMRES with Jacobi (FGMRES with DCGS2 too), CG without a preconditioner, with Jacobi (the
  * diagonal fused into the CG kernels) and with block Jacobi (the general path), and BiCGStab,
  * on elasticity3d (8 x 8 x 8 nodes), convdiff3d (nonsymmetric), poisson3d:21 (CG on vectors
  * long enough that every plain loop runs threaded) and bcsstk15 of $KRILL_TESTDATA: in

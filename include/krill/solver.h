@@ -27,7 +27,10 @@ typedef enum krill_solver_type {
 
 typedef enum krill_ortho {
     KRILL_ORTHO_CGS2 = 0,    /* classical Gram-Schmidt, applied twice: two GEMV-shaped passes */
-    KRILL_ORTHO_MGS = 1      /* modified Gram-Schmidt: j+1 dot/axpy pairs at step j */
+    KRILL_ORTHO_MGS = 1,     /* modified Gram-Schmidt: j+1 dot/axpy pairs at step j */
+    KRILL_ORTHO_DCGS2 = 2    /* delayed CGS2 (low synchronization): v_j's second pass is
+                                merged into step j+1, one fused pass of inner products and
+                                one update pass per step, one reduction */
 } krill_ortho;
 
 typedef enum krill_reason {
