@@ -276,6 +276,13 @@ cleanup:
     return st;
 }
 
+#ifndef KRILL_HAVE_CUDA
+void krill_overlap_release_staging(void)
+{
+    /* the CPU executor keeps no staging */
+}
+#endif
+
 void krill_overlap_timeline_free(krill_overlap_timeline *timeline)
 {
     if (timeline) {

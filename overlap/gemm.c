@@ -198,8 +198,10 @@ static double block_bytes(const gemm_job *g, int64_t sh, int64_t sw)
 }
 
 /* The plan for square blocks of `side`, or (side 0) the candidate with the shortest
- * predicted time: squares, then full-width strips (rows x w), of 32, 64, ..., 16384 rows,
- * and the whole C. */
+ * predicted time: full-width strips (rows x w), then squares, of 32, 64, ..., 16384 rows,
+ * and the whole C. A later candidate must predict 1% less to replace an earlier one: the
+ * strips' contiguous copies win ties (B stays resident, A and C move once, and a pitched
+ * copy of a square block can lose more to the DMA engine than the model's cost per row). */
 static krill_status choose(gemm_job *g, const krill_overlap_model *model,
                            const krill_overlap_plan_opts *po, int64_t side,
                            krill_overlap_plan **plan)
@@ -213,7 +215,7 @@ static krill_status choose(gemm_job *g, const krill_overlap_model *model,
     int64_t best_h = side, best_w = side;
     double best = 0;
     for (int k = 0; side == 0 && k < 2 * n_cand; k++) {
-        const int strip = k >= n_cand;
+        const int strip = k < n_cand;
         const int64_t s = candidates[k % n_cand] == 0 || candidates[k % n_cand] > whole
                               ? whole : candidates[k % n_cand];
         const int64_t sh = s, sw = strip ? g->w : s;
@@ -221,7 +223,7 @@ static krill_status choose(gemm_job *g, const krill_overlap_model *model,
         if (k % n_cand > 0 && s == (candidates[k % n_cand - 1] > whole ? whole
                                                                      : candidates[k % n_cand - 1]))
             continue;                             /* the same side as the previous one */
-        if (strip && (s >= g->h || s >= g->w)) continue;   /* a square already tried */
+        if (strip && (s >= g->h || s >= g->w)) continue;   /* a square's blocks */
         if (block_bytes(g, sh, sw) > po->memory) continue; /* one block does not fit */
         if ((double)((g->h + sh - 1) / sh) * (double)((g->w + sw - 1) / sw) > GEMM_MAX_BLOCKS)
             continue;                             /* more blocks than are worth planning */
@@ -234,7 +236,8 @@ static krill_status choose(gemm_job *g, const krill_overlap_model *model,
         }
         KRILL_TRY(st);
         krill_overlap_plan_info_get(trial, &info);
-        if (best_h == 0 || info.predicted < best) best = info.predicted, best_h = sh, best_w = sw;
+        if (best_h == 0 || info.predicted < 0.99 * best)
+            best = info.predicted, best_h = sh, best_w = sw;
         krill_overlap_plan_destroy(&trial);
     }
     if (best_h == 0) {

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <vector>
 #include <algorithm>
+#include <mutex>
 
 #include "kernels/kernels_impl.cuh"
 #include "overlap/overlap_impl.h"
@@ -52,6 +53,54 @@ krill_status pinned_alloc(void **p, size_t bytes, const char *what)
         }
     }
     return st;
+}
+
+/* The staging ring outlives an execution: slots go back to a process-wide list (at most
+ * STAGING_KEEP bytes, larger slots freed) and the next execution takes slots of its size
+ * from it, so a client that runs many plans (the bench's repetitions, a solver's setup)
+ * pays cudaMallocHost (about 0.1 s a GB) once. krill_overlap_release_staging empties it. */
+#define STAGING_KEEP ((size_t)1 << 30)
+
+struct staging_list {
+    std::mutex lock;
+    std::vector<std::pair<void *, size_t>> slots;
+    size_t bytes = 0;
+};
+
+staging_list &staging()
+{
+    static staging_list list;
+    return list;
+}
+
+/* A slot of exactly `bytes`: a kept one, else a new allocation. */
+krill_status slot_take(void **p, size_t bytes, const char *what)
+{
+    {
+        staging_list &l = staging();
+        std::lock_guard<std::mutex> g(l.lock);
+        for (size_t k = 0; k < l.slots.size(); k++)
+            if (l.slots[k].second == bytes) {
+                *p = l.slots[k].first;
+                l.slots.erase(l.slots.begin() + (long)k);
+                l.bytes -= bytes;
+                return KRILL_OK;
+            }
+    }
+    return pinned_alloc(p, bytes, what);
+}
+
+/* Back to the list, or freed when the list is full. */
+void slot_give(void *p, size_t bytes)
+{
+    staging_list &l = staging();
+    std::lock_guard<std::mutex> g(l.lock);
+    if (l.bytes + bytes <= STAGING_KEEP) {
+        l.slots.emplace_back(p, bytes);
+        l.bytes += bytes;
+    } else {
+        (void)cudaFreeHost(p);
+    }
 }
 
 __global__ void spin(long long cycles)
@@ -103,21 +152,21 @@ cleanup:
 }
 
 /* Best of 3 of a pitched copy between the pinned buffer (rows of `row` bytes at a pitch of
- * 2 row, over its first `bytes`) and packed device memory: bytes / 2 in bytes / (2 row)
- * rows. */
-krill_status time_copy2d(probe *pr, size_t row, cudaMemcpyKind kind, double *best)
+ * `spread` rows, spread 2 or 4: over its first spread / 2 x bytes) and packed device
+ * memory: bytes / 2 in bytes / (2 row) rows. */
+krill_status time_copy2d(probe *pr, size_t row, size_t spread, cudaMemcpyKind kind, double *best)
 {
     krill_status st = KRILL_OK;
-    const size_t rows = pr->bytes / (2 * row);
+    const size_t rows = pr->bytes / (2 * row), pitch = spread * row;
     *best = 1e30;
     for (int r = 0; r < 3; r++) {
         double t = 0;
         KRILL_TRY(cuda_ok(cudaEventRecord(pr->e[0], pr->s[0]), "cudaEventRecord"));
         if (kind == cudaMemcpyHostToDevice)
-            KRILL_TRY(cuda_ok(cudaMemcpy2DAsync(pr->dev, row, pr->pinned, 2 * row, row, rows, kind,
+            KRILL_TRY(cuda_ok(cudaMemcpy2DAsync(pr->dev, row, pr->pinned, pitch, row, rows, kind,
                                                 pr->s[0]), "cudaMemcpy2DAsync"));
         else
-            KRILL_TRY(cuda_ok(cudaMemcpy2DAsync(pr->pinned, 2 * row, pr->dev, row, row, rows, kind,
+            KRILL_TRY(cuda_ok(cudaMemcpy2DAsync(pr->pinned, pitch, pr->dev, row, row, rows, kind,
                                                 pr->s[0]), "cudaMemcpy2DAsync"));
         KRILL_TRY(cuda_ok(cudaEventRecord(pr->e[1], pr->s[0]), "cudaEventRecord"));
         KRILL_TRY(event_seconds(pr->e[0], pr->e[1], &t));
@@ -242,16 +291,19 @@ static krill_status calibrate_with(krill_ctx *ctx, krill_overlap_model *m, size_
     KRILL_TRY(time_copy(&pr, 8, cudaMemcpyDeviceToHost, 21, &t_small));
     m->d2h_latency = t_small;
     m->d2h_bandwidth = (double)pr.bytes / std::max(t_d2h - t_small, 1e-9);
-    {   /* pitched copies of 16 KiB rows (a 2048-column block of doubles): the cost per row
-           beyond a contiguous copy of the same bytes */
+    {   /* pitched copies of 16 KiB rows (a 2048-column block of doubles) at pitches of 2 and
+           4 rows: the larger cost per row beyond a contiguous copy of the same bytes */
         const size_t row = 16384, rows = pr.bytes / (2 * row);
         double t2d = 0;
-        KRILL_TRY(time_copy2d(&pr, row, cudaMemcpyHostToDevice, &t2d));
-        m->h2d_row_seconds = std::max(0.0, t2d - m->h2d_latency -
-                                               (double)(pr.bytes / 2) / m->h2d_bandwidth) / (double)rows;
-        KRILL_TRY(time_copy2d(&pr, row, cudaMemcpyDeviceToHost, &t2d));
-        m->d2h_row_seconds = std::max(0.0, t2d - m->d2h_latency -
-                                               (double)(pr.bytes / 2) / m->d2h_bandwidth) / (double)rows;
+        m->h2d_row_seconds = m->d2h_row_seconds = 0;
+        for (size_t spread = 2; spread <= 4; spread += 2) {
+            KRILL_TRY(time_copy2d(&pr, row, spread, cudaMemcpyHostToDevice, &t2d));
+            m->h2d_row_seconds = std::max(m->h2d_row_seconds, (t2d - m->h2d_latency -
+                (double)(pr.bytes / 2) / m->h2d_bandwidth) / (double)rows);
+            KRILL_TRY(time_copy2d(&pr, row, spread, cudaMemcpyDeviceToHost, &t2d));
+            m->d2h_row_seconds = std::max(m->d2h_row_seconds, (t2d - m->d2h_latency -
+                (double)(pr.bytes / 2) / m->d2h_bandwidth) / (double)rows);
+        }
     }
     KRILL_TRY(time_pageable(&pr, cudaMemcpyHostToDevice, &t_small));
     m->h2d_pageable_bandwidth = (double)pr.bytes / t_small;
@@ -275,6 +327,8 @@ static krill_status calibrate_with(krill_ctx *ctx, krill_overlap_model *m, size_
             best[1] = std::min(best[1], krill_wtime() - t);
         }
         m->host_copy_bandwidth = std::min((double)pr.bytes / best[0], (double)(pr.bytes / 2) / best[1]);
+        m->host_copy_latency = overlap_pack_latency(pr.pageable, pr.pinned, m->host_copy_bandwidth,
+                                                    ctx->threads);
     }
     KRILL_TRY(time_pair(&pr, 0, 0, &t_pair));
     m->copies_overlap = t_pair < 0.75 * (t_big + t_d2h);
@@ -365,9 +419,9 @@ krill_status gpu_open(overlap_exec *x)
     KRILL_TRY(krill_host_mem_check((size_t)(x->n_send + x->n_recv) * (size_t)p->slot_bytes,
                                    "the overlap scheduler's pinned staging slots"));
     for (int k = 0; k < x->n_send; k++)
-        KRILL_TRY(pinned_alloc(&x->send_slot[k], (size_t)p->slot_bytes, "a send staging slot"));
+        KRILL_TRY(slot_take(&x->send_slot[k], (size_t)p->slot_bytes, "a send staging slot"));
     for (int k = 0; k < x->n_recv; k++)
-        KRILL_TRY(pinned_alloc(&x->recv_slot[k], (size_t)p->slot_bytes, "a receive staging slot"));
+        KRILL_TRY(slot_take(&x->recv_slot[k], (size_t)p->slot_bytes, "a receive staging slot"));
     KRILL_TRY(cuda_ok(cudaEventRecord(gs->origin, gs->lane[0]), "cudaEventRecord"));
     for (int l = 1; l < KRILL_OVERLAP_LANES; l++)
         KRILL_TRY(cuda_ok(cudaStreamWaitEvent(gs->lane[l], gs->origin, 0), "cudaStreamWaitEvent"));
@@ -476,9 +530,9 @@ void gpu_close(overlap_exec *x)
         x->state = NULL;
     }
     for (int k = 0; x->send_slot && k < x->n_send; k++)
-        if (x->send_slot[k]) (void)cudaFreeHost(x->send_slot[k]);
+        if (x->send_slot[k]) slot_give(x->send_slot[k], (size_t)x->plan->slot_bytes);
     for (int k = 0; x->recv_slot && k < x->n_recv; k++)
-        if (x->recv_slot[k]) (void)cudaFreeHost(x->recv_slot[k]);
+        if (x->recv_slot[k]) slot_give(x->recv_slot[k], (size_t)x->plan->slot_bytes);
     krill_free(x->send_slot);
     krill_free(x->recv_slot);
     krill_cuda_free(x->ctx, x->arena);
@@ -546,4 +600,13 @@ cleanup:
         if (e[k]) (void)cudaEventDestroy(e[k]);
     krill_cuda_free(ctx, scratch);
     return st;
+}
+
+extern "C" void krill_overlap_release_staging(void)
+{
+    staging_list &l = staging();
+    std::lock_guard<std::mutex> g(l.lock);
+    for (auto &slot : l.slots) (void)cudaFreeHost(slot.first);
+    l.slots.clear();
+    l.bytes = 0;
 }

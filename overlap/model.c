@@ -45,6 +45,20 @@ static int compare_doubles(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+double overlap_pack_latency(void *src, void *dst, double bandwidth, int threads)
+{
+    const size_t bytes = (size_t)1 << 20;
+    const krill_overlap_region r = {src, bytes, 1, bytes};
+    double t[21];
+    for (int k = 0; k < 21; k++) {
+        t[k] = krill_wtime();
+        overlap_pack(&r, dst, 1, threads);
+        t[k] = krill_wtime() - t[k];
+    }
+    qsort(t, 21, sizeof *t, compare_doubles);
+    return t[10] > (double)bytes / bandwidth ? t[10] - (double)bytes / bandwidth : 0;
+}
+
 static krill_status measure_cpu(krill_ctx *ctx, krill_overlap_model *m)
 {
     krill_status st = KRILL_OK;
@@ -56,6 +70,7 @@ static krill_status measure_cpu(krill_ctx *ctx, krill_overlap_model *m)
     m->h2d_bandwidth = m->h2d_pageable_bandwidth = copy_rate(b, a, bytes, 0);
     m->d2h_bandwidth = m->d2h_pageable_bandwidth = copy_rate(a, b, bytes, 0);
     m->host_copy_bandwidth = copy_rate(b, a, bytes, ctx->threads);
+    m->host_copy_latency = overlap_pack_latency(a, b, m->host_copy_bandwidth, ctx->threads);
     for (int k = 0; k < 101; k++) {
         double t = krill_wtime();
         memcpy(b + (k % 7) * 4096, a + (k % 5) * 4096, 256);
@@ -123,7 +138,8 @@ cleanup:
 /* The fields of the cache file, by name. */
 #define MODEL_FIELDS(X)                                                                    \
     X(h2d_bandwidth) X(h2d_latency) X(d2h_bandwidth) X(d2h_latency) X(h2d_pageable_bandwidth) \
-    X(d2h_pageable_bandwidth) X(host_copy_bandwidth) X(launch_latency) X(h2d_row_seconds)   \
+    X(d2h_pageable_bandwidth) X(host_copy_bandwidth) X(host_copy_latency) X(launch_latency) \
+    X(h2d_row_seconds)                                                                         \
     X(d2h_row_seconds)
 #define COUNT_FIELD(name) +1
 

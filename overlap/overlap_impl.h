@@ -175,6 +175,10 @@ krill_status overlap_gpu_time_dgemm(krill_ctx *ctx, int64_t bh, int64_t m, int64
                                     double *seconds);
 #endif
 
+/* model.c: the median seconds of packing 1 MiB from src into dst (each of 1 MiB at least)
+ * beyond 1 MiB / bandwidth: the model's host_copy_latency */
+double overlap_pack_latency(void *src, void *dst, double bandwidth, int threads);
+
 /* model.c: the model of ctx's device, no cache (calibrate's measurement) */
 krill_status overlap_measure(krill_ctx *ctx, krill_overlap_model *model);
 

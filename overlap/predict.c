@@ -21,7 +21,7 @@ static int sim_lane(const krill_overlap_model *m, int kind)
 
 typedef struct sim {
     const krill_overlap_plan *p;
-    double host_bw, host_free, total;
+    double host_bw, host_lat, host_free, total;   /* a pack: host_lat + bytes / host_bw */
     double *end, *unpacked;      /* per step; unpacked < 0: a receive not yet unpacked */
     int64_t *pending, head, tail;    /* receives to unpack, in issue order */
 } sim;
@@ -32,7 +32,7 @@ static void unpack_oldest(sim *m)
     const int64_t s = m->pending[m->head++];
     const double bytes = (double)overlap_region_bytes(&m->p->regions[m->p->steps[s].region]);
     if (m->host_free < m->end[s]) m->host_free = m->end[s];
-    m->host_free += bytes / m->host_bw;
+    m->host_free += m->host_lat + bytes / m->host_bw;
     m->unpacked[s] = m->host_free;
     if (m->host_free > m->total) m->total = m->host_free;
 }
@@ -47,8 +47,8 @@ krill_status overlap_plan_simulate(const krill_overlap_plan *p, int sequential, 
     krill_status st = KRILL_OK;
     const krill_overlap_model *mod = &p->model;
     /* direct copies (page-locked regions): no packing, the host lane costs nothing */
-    sim m = {p, mod->host_copy_bandwidth > 0 && !overlap_direct(p) ? mod->host_copy_bandwidth
-                                                                    : INFINITY,
+    const int packs = mod->host_copy_bandwidth > 0 && !overlap_direct(p);
+    sim m = {p, packs ? mod->host_copy_bandwidth : INFINITY, packs ? mod->host_copy_latency : 0,
              0, 0, NULL, NULL, NULL, 0, 0};
     double *send_free = NULL, lane_free[KRILL_OVERLAP_LANES] = {0, 0, 0}, last = 0;
     int64_t *recv_held = NULL, n_sent = 0, n_recv = 0;
@@ -76,7 +76,7 @@ krill_status overlap_plan_simulate(const krill_overlap_plan *p, int sequential, 
             double *slot = &send_free[n_sent++ % p->opts.send_slots];
             if (s->host_after >= 0) unpack_through(&m, s->host_after);
             if (m.host_free < *slot) m.host_free = *slot;
-            m.host_free += bytes / m.host_bw;                /* the pack */
+            m.host_free += m.host_lat + bytes / m.host_bw;   /* the pack */
             if (ready < m.host_free) ready = m.host_free;
             m.end[i] = ready + s->seconds;
             *slot = m.end[i];

@@ -176,11 +176,16 @@ static void each_graph(const char *path, const char *name, void *user)
         krill_apsp *r = NULL;
         CHECK_STATUS(krill_apsp_solve(ctx[0], g, NULL, &r, NULL), KRILL_ERR_NUMERIC);
     } else if (gi.n <= 41000) {      /* every graph of the shared set (bremen: 40461) */
+        /* the CPU's D where it takes seconds (Dijkstra from all of bremen's vertices on the
+           tests' two threads takes minutes); the certificate on every graph */
+        const int with_cpu = gi.n <= 12000;
         krill_apsp *fw = at_solve(ctx[0], g, "fw-a", wt, 1);
-        krill_apsp *ref = at_solve(ctx[1], g, gi.negative ? "fw-a" : "dijkstra", wt, 0);
-        CHECK(fw && ref && at_compare(fw, ref, 0.0, name) == 0);
+        krill_apsp *ref = with_cpu ? at_solve(ctx[1], g, gi.negative ? "fw-a" : "dijkstra", wt, 0)
+                                   : NULL;
+        if (with_cpu) CHECK(fw && ref && at_compare(fw, ref, 0.0, name) == 0);
         CHECK(fw && at_certify(g, fw, 0, gi.n / 20 + 1, 0.0, name) == 0);
-        printf("graph %s: n %d, checked against the CPU\n", name, gi.n);
+        printf("graph %s: n %d, %s\n", name, gi.n,
+               with_cpu ? "checked against the CPU" : "certified (sampled rows)");
         krill_apsp_destroy(&fw);
         krill_apsp_destroy(&ref);
     } else {
@@ -227,7 +232,8 @@ static void test_out_of_core(krill_ctx *gpu, krill_ctx *cpu)
                 char what[80];
                 o.method = "fw-a";
                 o.weight = weights[t];
-                o.device_memory = 10.0 * side * side * elem + 8192;   /* 8 blocks + scratch */
+                /* 8 blocks and the GPU kernels' scratch (about 3 blocks), below 8 of 2 side */
+                o.device_memory = 14.0 * side * side * elem;
                 snprintf(what, sizeof what, "gpu out of core n %d %s side %d", sizes[s],
                          krill_apsp_weight_name(weights[t]), side);
                 CHECK_OK(krill_apsp_solve(gpu, g, &o, &r, &info));

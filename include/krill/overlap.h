@@ -40,6 +40,8 @@ typedef struct krill_overlap_model {
     double h2d_pageable_bandwidth;  /* the same from/to pageable memory, bytes/s (for the */
     double d2h_pageable_bandwidth;  /*   record: the executor never copies pageable memory) */
     double host_copy_bandwidth;  /* host memcpy between user memory and pinned staging, bytes/s */
+    double host_copy_latency;    /*   seconds per pack or unpack beyond bytes / bandwidth (the
+                                      call and its threads' start, measured on 1 MiB) */
     int copies_overlap;          /* 1: a host->device and a device->host copy run together */
     int copy_kernel_overlap;     /* 1: copies run while a kernel runs */
     double launch_latency;       /* seconds to launch and finish an empty kernel */
@@ -190,6 +192,11 @@ typedef struct krill_overlap_timeline {
 krill_status krill_overlap_execute(krill_ctx *ctx, const krill_overlap_plan *plan,
                                    krill_overlap_timeline *timeline);
 void krill_overlap_timeline_free(krill_overlap_timeline *timeline);   /* NULL-safe */
+
+/* The GPU executor keeps the pinned staging slots of finished executions (up to 1 GiB) for
+ * the next one of the same slot size; this frees them (page-locked memory is a scarce
+ * system resource). Thread-safe; nothing to do on the CPU. */
+void krill_overlap_release_staging(void);
 
 /* The timeline as an SVG picture with three lanes (like Figure 7 of the paper). */
 krill_status krill_overlap_timeline_svg(const krill_overlap_timeline *timeline,
