@@ -125,7 +125,7 @@ static int send_ready(runner *rn, int64_t s)
 {
     const krill_overlap_plan *p = rn->x.plan;
     const overlap_step *st = &p->steps[s];
-    int64_t last = rn->x.direct ? -1 : rn->send_last[rn->n_sent % p->opts.send_slots];
+    int64_t last = rn->x.direct ? -1 : rn->send_last[rn->n_sent % rn->x.n_send];
     int ok = last < 0 || rn->x.backend->done(&rn->x, last);
     for (int32_t w = 0; w < st->n_wait && ok; w++) ok = rn->issued[p->waits[st->wait_first + w]];
     if (ok && st->host_after >= 0) ok = rn->unpacked[st->host_after];
@@ -142,7 +142,7 @@ static krill_status issue(runner *rn, int64_t s)
         KRILL_TRY(be->issue(&rn->x, s, p->regions[step->region].host, NULL, NULL));
         rn->unpacked[s] = step->kind == OVERLAP_RECV;     /* nothing to unpack */
     } else if (step->kind == OVERLAP_SEND) {
-        int64_t slot = rn->n_sent % p->opts.send_slots;
+        int64_t slot = rn->n_sent % rn->x.n_send;
         if (rn->send_last[slot] >= 0) KRILL_TRY(be->wait(&rn->x, rn->send_last[slot]));
         if (step->host_after >= 0) KRILL_TRY(unpack_through(rn, step->host_after));
         overlap_pack(&p->regions[step->region], rn->x.send_slot[slot], 1, rn->x.ctx->threads);
@@ -150,7 +150,7 @@ static krill_status issue(runner *rn, int64_t s)
         rn->send_last[slot] = s;
         rn->n_sent++;
     } else if (step->kind == OVERLAP_RECV) {
-        int64_t slot = rn->n_received % p->opts.recv_slots;
+        int64_t slot = rn->n_received % rn->x.n_recv;
         if (rn->recv_held[slot] >= 0) KRILL_TRY(unpack_through(rn, rn->recv_held[slot]));
         KRILL_TRY(be->issue(&rn->x, s, rn->x.recv_slot[slot], NULL, NULL));
         rn->recv_slot[s] = slot;
@@ -241,8 +241,9 @@ krill_status krill_overlap_execute(krill_ctx *ctx, const krill_overlap_plan *pla
 #else
     rn.x.backend = &overlap_cpu_backend;
 #endif
-    rn.x.n_send = rn.x.direct ? 0 : plan->opts.send_slots;
-    rn.x.n_recv = rn.x.direct ? 0 : plan->opts.recv_slots;
+    /* a sequential plan holds one region in staging at a time each way */
+    rn.x.n_send = rn.x.direct ? 0 : plan->info.sequential ? 1 : plan->opts.send_slots;
+    rn.x.n_recv = rn.x.direct ? 0 : plan->info.sequential ? 1 : plan->opts.recv_slots;
     for (int32_t b = 0; b < plan->n_blocks; b++)
         if (overlap_blk_count(plan, b) > max_args) max_args = overlap_blk_count(plan, b);
     rn.x.max_args = max_args;

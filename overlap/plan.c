@@ -274,7 +274,8 @@ static krill_status summarize(krill_overlap_plan *p)
     in->device_bytes = (double)p->arena_bytes;
     in->direct = overlap_direct(p);
     in->pinned_bytes = in->direct ? 0 :
-                       (double)(p->opts.send_slots + p->opts.recv_slots) * (double)p->slot_bytes;
+                       (double)(in->sequential ? 2 : p->opts.send_slots + p->opts.recv_slots) *
+                           (double)p->slot_bytes;
 cleanup:
     krill_free(seconds);
     return st;
