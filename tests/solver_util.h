@@ -23,6 +23,39 @@ typedef struct su_system {
 } su_system;
 
 /* Generated matrix; exits on failure (the generators have their own tests). */
+/* The default options with the solver, orthogonalization, restart and rtol set, and maxit
+ * when > 0. */
+static inline krill_solver_opts su_krylov_opts(krill_solver_type solver, krill_ortho ortho,
+                                               int restart, double rtol, int maxit)
+{
+    krill_solver_opts o;
+    krill_solver_opts_default(&o);
+    o.solver = solver;
+    o.ortho = ortho;
+    o.restart = restart;
+    o.rtol = rtol;
+    if (maxit > 0) o.maxit = maxit;
+    return o;
+}
+
+/* --ortho's name of o. */
+static inline const char *su_ortho_name(krill_ortho o)
+{
+    return o == KRILL_ORTHO_CGS2 ? "cgs2" : o == KRILL_ORTHO_MGS ? "mgs" : "dcgs2";
+}
+
+/* Context memory holding a copy of n host doubles (and 8 bytes more); exits on failure. */
+static inline double *su_to_ctx(krill_ctx *ctx, const double *h, int64_t n)
+{
+    double *d = NULL;
+    if (krill_mem_alloc(ctx, (void **)&d, (size_t)n * sizeof(double) + 8, "test") != KRILL_OK ||
+        krill_mem_upload(ctx, d, h, (size_t)n * sizeof(double)) != KRILL_OK) {
+        fprintf(stderr, "su_to_ctx: %s\n", krill_last_error());
+        exit(1);
+    }
+    return d;
+}
+
 static inline krill_csr *su_gen(const char *spec)
 {
     krill_csr *csr = NULL;

@@ -36,17 +36,6 @@ static krill_ctx *test_ctx(int threads)
 static krill_ctx *test_ctx(int threads) { return tu_cpu_ctx(threads); }
 #endif
 
-static double *to_ctx(krill_ctx *ctx, const double *h, int64_t n)
-{
-    double *d = NULL;
-    if (krill_mem_alloc(ctx, (void **)&d, (size_t)n * sizeof(double) + 8, "test") != KRILL_OK ||
-        krill_mem_upload(ctx, d, h, (size_t)n * sizeof(double)) != KRILL_OK) {
-        fprintf(stderr, "to_ctx: %s\n", krill_last_error());
-        exit(1);
-    }
-    return d;
-}
-
 /* ---- the passes against their references ----------------------------------------------- */
 
 /* out = [Q u w]'[u w] (solver_impl.h's layout), each sum in index order; mag: the same
@@ -96,10 +85,10 @@ static void check_passes(krill_ctx *ctx, int64_t n, int k, int repro, double *go
     tu_random(vh, (int64_t)len, 1000 + (uint64_t)k);
     tu_random(ch, 2 * k + 3, 2000 + (uint64_t)k);
     memcpy(ref, vh, len * sizeof(double));
-    v = to_ctx(ctx, vh, (int64_t)len);
+    v = su_to_ctx(ctx, vh, (int64_t)len);
     memset(out, 0, sizeof out);
-    outd = to_ctx(ctx, out, 2 * k + 4);
-    cd = to_ctx(ctx, ch, 2 * k + 3);
+    outd = su_to_ctx(ctx, out, 2 * k + 4);
+    cd = su_to_ctx(ctx, ch, 2 * k + 3);
     CHECK_OK(krill_reduce_ws_create(ctx, 2 * k + 3, &red));
     CHECK_OK(krill_fused_dcgs2_dots(ctx, &red, n, k, v, n, outd));
     CHECK_OK(krill_scalars_read(ctx, outd, out, 2 * k + 4));
@@ -169,24 +158,6 @@ static void test_passes(void)
 
 /* ---- whole solves ----------------------------------------------------------------------- */
 
-static krill_solver_opts gmres_opts(krill_solver_type solver, krill_ortho ortho, int restart,
-                                    double rtol, int maxit)
-{
-    krill_solver_opts o;
-    krill_solver_opts_default(&o);
-    o.solver = solver;
-    o.ortho = ortho;
-    o.restart = restart;
-    o.rtol = rtol;
-    o.maxit = maxit;
-    return o;
-}
-
-static const char *ortho_name(krill_ortho o)
-{
-    return o == KRILL_ORTHO_DCGS2 ? "dcgs2" : o == KRILL_ORTHO_CGS2 ? "cgs2" : "mgs";
-}
-
 /* Iterations within 2% of the reference's, at least 1 either way. */
 static int within_2pct(int it, int ref)
 {
@@ -226,7 +197,7 @@ static void compare_counts(krill_ctx *ctx, const char *name, krill_csr *csr, con
     su_system_make(&s, ctx, csr, NULL, 7);
     if (pc_name) CHECK_OK(krill_pc_create(s.a, pc_name, &pc));
     for (int i = 0; i < 2; i++) {
-        krill_solver_opts o = gmres_opts(solver, i ? KRILL_ORTHO_DCGS2 : KRILL_ORTHO_CGS2,
+        krill_solver_opts o = su_krylov_opts(solver, i ? KRILL_ORTHO_DCGS2 : KRILL_ORTHO_CGS2,
                                          restart, rtol, 5000);
         solve(&s, pc, &o, &r[i]);
         CHECK(r[i].reason == KRILL_CONVERGED_RTOL);
@@ -320,14 +291,14 @@ static void check_loss(krill_ctx *ctx, const char *name, krill_csr *csr, int res
     run r;
     su_system_make(&s, ctx, csr, NULL, 11);
     for (int i = 0; i < 3; i++) {
-        krill_solver_opts o = gmres_opts(KRILL_SOLVER_GMRES, orthos[i], restart, 1e-14, maxit);
+        krill_solver_opts o = su_krylov_opts(KRILL_SOLVER_GMRES, orthos[i], restart, 1e-14, maxit);
         memset(&loss[i], 0, sizeof loss[i]);
         krill_gmres_set_basis_hook(basis_hook, &loss[i]);
         solve(&s, NULL, &o, &r);
         krill_gmres_set_basis_hook(NULL, NULL);
         CHECK(loss[i].cycles > 0);
         printf("||I - Q'Q||_F %-26s %-5s: %.3e (worst of %d cycles, %d iterations, "
-               "relres %.2e)\n", name, ortho_name(orthos[i]), loss[i].worst, loss[i].cycles,
+               "relres %.2e)\n", name, su_ortho_name(orthos[i]), loss[i].worst, loss[i].cycles,
                r.iterations, r.relres);
     }
     /* at the CGS2 level: within 10x, or both at the rounding of an orthonormal basis */
@@ -365,7 +336,7 @@ static void testdata_one(const krill_csr *a, const char *name, void *user)
     su_system_make(&s, wk->ctx, copy, NULL, 5);
     for (int i = 0; i < 2; i++) {
         /* DCGS2 gets 2% more room, so that a count just past CGS2's still shows */
-        krill_solver_opts o = gmres_opts(KRILL_SOLVER_GMRES,
+        krill_solver_opts o = su_krylov_opts(KRILL_SOLVER_GMRES,
                                          i ? KRILL_ORTHO_DCGS2 : KRILL_ORTHO_CGS2, 30, 1e-8,
                                          i ? maxit + maxit / 50 + 1 : maxit);
         solve(&s, NULL, &o, &r[i]);
@@ -382,7 +353,7 @@ static void testdata_one(const krill_csr *a, const char *name, void *user)
         if (!within_2pct(r[1].iterations, r[0].iterations)) {
             /* Restarted GMRES over many cycles amplifies rounding: MGS, the same method with
              * other rounding, shows how far the count moves by rounding alone. */
-            krill_solver_opts o = gmres_opts(KRILL_SOLVER_GMRES, KRILL_ORTHO_MGS, 30, 1e-8,
+            krill_solver_opts o = su_krylov_opts(KRILL_SOLVER_GMRES, KRILL_ORTHO_MGS, 30, 1e-8,
                                              2 * maxit);
             solve(&s, NULL, &o, &r[2]);
             CHECK(abs(r[1].iterations - r[0].iterations) <= 0.1 * r[0].iterations);

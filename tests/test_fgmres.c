@@ -13,18 +13,6 @@
 #include "precond/precond_impl.h"
 #include "solver_util.h"
 
-static krill_solver_opts opts(krill_solver_type solver, krill_ortho ortho, int restart,
-                              double rtol)
-{
-    krill_solver_opts o;
-    krill_solver_opts_default(&o);
-    o.solver = solver;
-    o.ortho = ortho;
-    o.restart = restart;
-    o.rtol = rtol;
-    return o;
-}
-
 /* max over k of |a_k / b_k - 1| for the first n entries */
 static double history_diff(const double *a, const double *b, int n)
 {
@@ -54,8 +42,10 @@ static void compare_fixed(krill_ctx *ctx, const char *name, krill_csr *csr, cons
     }
     for (int ortho = KRILL_ORTHO_CGS2; ortho <= KRILL_ORTHO_DCGS2; ortho++) {
         krill_solve_info g, f;
-        krill_solver_opts og = opts(KRILL_SOLVER_GMRES, (krill_ortho)ortho, restart, rtol);
-        krill_solver_opts of = opts(KRILL_SOLVER_FGMRES, (krill_ortho)ortho, restart, rtol);
+        krill_solver_opts og = su_krylov_opts(KRILL_SOLVER_GMRES, (krill_ortho)ortho,
+                                              restart, rtol, 0);
+        krill_solver_opts of = su_krylov_opts(KRILL_SOLVER_FGMRES, (krill_ortho)ortho,
+                                              restart, rtol, 0);
         double relres, diff;
         int first_cycle;
         CHECK_OK(su_solve(&s, pc, &og, &g));
@@ -211,8 +201,8 @@ static void test_varying(krill_ctx *ctx)
     for (int sweeps = 0; sweeps <= 3; sweeps += 3) {
         varying_setup v;
         krill_solve_info f, g, j;
-        krill_solver_opts of = opts(KRILL_SOLVER_FGMRES, KRILL_ORTHO_CGS2, 40, 1e-10);
-        krill_solver_opts og = opts(KRILL_SOLVER_GMRES, KRILL_ORTHO_CGS2, 40, 1e-10);
+        krill_solver_opts of = su_krylov_opts(KRILL_SOLVER_FGMRES, KRILL_ORTHO_CGS2, 40, 1e-10, 0);
+        krill_solver_opts og = su_krylov_opts(KRILL_SOLVER_GMRES, KRILL_ORTHO_CGS2, 40, 1e-10, 0);
         double gap_f, gap_g;
         varying_make(&v, ctx, "convdiff3d:12,20", sweeps);
 
@@ -264,7 +254,7 @@ static void test_edge_cases(krill_ctx *ctx)
     su_system s;
     krill_pc *pc = NULL;
     krill_solve_info info;
-    krill_solver_opts o = opts(KRILL_SOLVER_FGMRES, KRILL_ORTHO_CGS2, 10, 1e-10);
+    krill_solver_opts o = su_krylov_opts(KRILL_SOLVER_FGMRES, KRILL_ORTHO_CGS2, 10, 1e-10, 0);
     su_monitor mon = {0, 0, 1, 0};
     double *zeros;
     su_system_make(&s, ctx, su_gen("convdiff3d:8,1"), NULL, 33);
@@ -312,7 +302,7 @@ static void test_edge_cases(krill_ctx *ctx)
 /* The k-th allocation of a solve fails, for every k: a clean error, no leak (ASan). */
 static void test_faults(krill_ctx *ctx)
 {
-    krill_solver_opts o = opts(KRILL_SOLVER_FGMRES, KRILL_ORTHO_MGS, 8, 1e-8);
+    krill_solver_opts o = su_krylov_opts(KRILL_SOLVER_FGMRES, KRILL_ORTHO_MGS, 8, 1e-8, 0);
     su_check_alloc_faults(ctx, "convdiff3d:6,1", 34, "jacobi", &o, 8);
 }
 

@@ -5,22 +5,6 @@
 #include "core/core_impl.h"
 #include "solver_util.h"
 
-static krill_solver_opts gmres_opts(krill_ortho ortho, int restart, double rtol)
-{
-    krill_solver_opts o;
-    krill_solver_opts_default(&o);
-    o.solver = KRILL_SOLVER_GMRES;
-    o.ortho = ortho;
-    o.restart = restart;
-    o.rtol = rtol;
-    return o;
-}
-
-static const char *ortho_name(krill_ortho o)
-{
-    return o == KRILL_ORTHO_CGS2 ? "cgs2" : o == KRILL_ORTHO_MGS ? "mgs" : "dcgs2";
-}
-
 /* The history has iterations + 1 entries and does not increase inside a cycle. */
 static void check_history(const krill_solve_info *info, int restart)
 {
@@ -49,7 +33,8 @@ static void check_system(krill_ctx *ctx, const char *name, krill_csr *csr, const
     CHECK(cond >= 1.0);
     if (pc_name) CHECK_OK(krill_pc_create(s.a, pc_name, &pc));
     for (int ortho = KRILL_ORTHO_CGS2; ortho <= KRILL_ORTHO_DCGS2; ortho++) {
-        krill_solver_opts o = gmres_opts((krill_ortho)ortho, restart, rtol);
+        krill_solver_opts o = su_krylov_opts(KRILL_SOLVER_GMRES, (krill_ortho)ortho,
+                                             restart, rtol, 0);
         krill_solve_info info;
         double relres, err;
         CHECK_OK(su_solve(&s, pc, &o, &info));
@@ -61,7 +46,7 @@ static void check_system(krill_ctx *ctx, const char *name, krill_csr *csr, const
         CHECK(err <= 2.0 * cond * relres + 1e-14);
         check_history(&info, restart);
         printf("gmres(%d) %-5s %-22s pc %-6s: %4d iterations, relres %.2e, error %.2e, "
-               "cond %.3g\n", restart, ortho_name((krill_ortho)ortho), name,
+               "cond %.3g\n", restart, su_ortho_name((krill_ortho)ortho), name,
                pc_name ? pc_name : "none", info.iterations, relres, err, cond);
         krill_solve_info_free(&info);
     }
@@ -116,7 +101,7 @@ static void test_breakdown(krill_ctx *ctx)
     krill_csr *csr = NULL;
     krill_mat *a;
     krill_solve_info info;
-    krill_solver_opts o = gmres_opts(KRILL_ORTHO_CGS2, 30, 1e-12);
+    krill_solver_opts o = su_krylov_opts(KRILL_SOLVER_GMRES, KRILL_ORTHO_CGS2, 30, 1e-12, 0);
     CHECK_OK(krill_vec_create(ctx, N, &b));
     CHECK_OK(krill_vec_create(ctx, N, &x));
     tu_random(bh, N, 31);
@@ -181,7 +166,7 @@ static void test_overflow(krill_ctx *ctx)
     CHECK_OK(krill_vec_create(ctx, 4, &x));
     CHECK_OK(krill_vec_upload(b, ones));
     for (int solver = KRILL_SOLVER_GMRES; solver <= KRILL_SOLVER_MINRES; solver++) {
-        krill_solver_opts o = gmres_opts(KRILL_ORTHO_CGS2, 30, 1e-8);
+        krill_solver_opts o = su_krylov_opts(KRILL_SOLVER_GMRES, KRILL_ORTHO_CGS2, 30, 1e-8, 0);
         o.solver = (krill_solver_type)solver;
         CHECK_OK(krill_vec_fill(x, 0.0));
         CHECK_OK(krill_solve(a, NULL, b, x, &o, &info));
@@ -207,7 +192,7 @@ static void test_overflowing_y(krill_ctx *ctx)
     krill_mat *a = NULL;
     krill_vec *b = NULL, *x = NULL;
     krill_solve_info info;
-    krill_solver_opts o = gmres_opts(KRILL_ORTHO_CGS2, 1, 1e-8);
+    krill_solver_opts o = su_krylov_opts(KRILL_SOLVER_GMRES, KRILL_ORTHO_CGS2, 1, 1e-8, 0);
     o.maxit = 50;
     CHECK_OK(krill_csr_from_triplets(2, 2, 2, rows, cols, vals, &csr));
     CHECK_OK(krill_mat_create(ctx, csr, NULL, &a));
@@ -230,7 +215,7 @@ static void test_edge_cases(krill_ctx *ctx)
 {
     su_system s;
     krill_solve_info info;
-    krill_solver_opts o = gmres_opts(KRILL_ORTHO_CGS2, 10, 1e-10);
+    krill_solver_opts o = su_krylov_opts(KRILL_SOLVER_GMRES, KRILL_ORTHO_CGS2, 10, 1e-10, 0);
     su_monitor mon = {0, 0, 1, 0};
     double *zeros;
     su_system_make(&s, ctx, su_gen("convdiff3d:8,1"), NULL, 22);
@@ -278,7 +263,7 @@ static void test_edge_cases(krill_ctx *ctx)
     CHECK_OK(su_solve(&s, NULL, &o, &info));
     CHECK(info.reason == KRILL_CONVERGED_ATOL && info.resnorm <= o.atol);
     krill_solve_info_free(&info);
-    o = gmres_opts(KRILL_ORTHO_CGS2, 10, 1e-10);
+    o = su_krylov_opts(KRILL_SOLVER_GMRES, KRILL_ORTHO_CGS2, 10, 1e-10, 0);
 
     /* already converged at the start: 0 iterations */
     CHECK_OK(krill_vec_upload(s.x, s.x_true));
@@ -307,7 +292,8 @@ static void test_threads(void)
         su_system s;
         su_system_make(&s, ctx, su_gen("convdiff3d:24,1"), NULL, 23);
         for (int ortho = KRILL_ORTHO_CGS2; ortho <= KRILL_ORTHO_MGS; ortho++) {
-            krill_solver_opts o = gmres_opts((krill_ortho)ortho, 20, 1e-9);
+            krill_solver_opts o = su_krylov_opts(KRILL_SOLVER_GMRES, (krill_ortho)ortho,
+                                                 20, 1e-9, 0);
             krill_solve_info info;
             CHECK_OK(su_solve(&s, NULL, &o, &info));
             CHECK(info.reason == KRILL_CONVERGED_RTOL);
@@ -325,7 +311,7 @@ static void test_arguments(krill_ctx *ctx)
 {
     su_system s;
     krill_solve_info info;
-    krill_solver_opts o = gmres_opts(KRILL_ORTHO_CGS2, 10, 1e-8);
+    krill_solver_opts o = su_krylov_opts(KRILL_SOLVER_GMRES, KRILL_ORTHO_CGS2, 10, 1e-8, 0);
     krill_ctx *other = tu_cpu_ctx(1);
     krill_vec *short_vec = NULL, *foreign = NULL;
     krill_csr *rect_csr = NULL;
@@ -406,7 +392,7 @@ static void test_arguments(krill_ctx *ctx)
 static void test_faults(krill_ctx *ctx)
 {
     for (int ortho = KRILL_ORTHO_CGS2; ortho <= KRILL_ORTHO_DCGS2; ortho++) {
-        krill_solver_opts o = gmres_opts((krill_ortho)ortho, 8, 1e-8);
+        krill_solver_opts o = su_krylov_opts(KRILL_SOLVER_GMRES, (krill_ortho)ortho, 8, 1e-8, 0);
         su_check_alloc_faults(ctx, "convdiff3d:6,1", 25, "jacobi", &o, 8);
     }
 }
@@ -426,7 +412,7 @@ static void test_monitor_stop_at_cycle_end(krill_ctx *ctx)
     krill_vec *b = NULL, *x = NULL;
     krill_solve_info info;
     su_monitor mon = {0, 0, 1, N};
-    krill_solver_opts o = gmres_opts(KRILL_ORTHO_CGS2, N, 1e-14);
+    krill_solver_opts o = su_krylov_opts(KRILL_SOLVER_GMRES, KRILL_ORTHO_CGS2, N, 1e-14, 0);
     for (int i = 0; i < N; i++) {
         rows[nnz] = cols[nnz] = i;
         vals[nnz++] = 1.0 + 0.001 * i;

@@ -9,18 +9,6 @@
 #include "solver/solver_impl.h"
 #include "solver_util.h"
 
-/* Context memory holding a copy of host data. */
-static double *to_ctx(krill_ctx *ctx, const double *h, int64_t n)
-{
-    double *d = NULL;
-    if (krill_mem_alloc(ctx, (void **)&d, (size_t)n * sizeof(double) + 8, "test") != KRILL_OK ||
-        krill_mem_upload(ctx, d, h, (size_t)n * sizeof(double)) != KRILL_OK) {
-        fprintf(stderr, "to_ctx: %s\n", krill_last_error());
-        exit(1);
-    }
-    return d;
-}
-
 static void from_ctx(krill_ctx *ctx, double *h, const double *d, int64_t n)
 {
     CHECK_OK(krill_mem_download(ctx, h, d, (size_t)n * sizeof(double)));
@@ -41,8 +29,8 @@ static void test_cgs_wide(krill_ctx *gpu, krill_ctx *cpu)
         for (int c = 0; c < 2; c++) {
             krill_ctx *ctx = ctxs[c];
             krill_reduce_ws red;
-            double *v = to_ctx(ctx, vh, n * (k + 1)), *w = v + (size_t)k * (size_t)n;
-            double *hd = to_ctx(ctx, vh, 2 * k + 2);
+            double *v = su_to_ctx(ctx, vh, n * (k + 1)), *w = v + (size_t)k * (size_t)n;
+            double *hd = su_to_ctx(ctx, vh, 2 * k + 2);
             CHECK_OK(krill_reduce_ws_create(ctx, k + 1, &red));
             CHECK_OK(krill_fused_cgs_pass(ctx, &red, n, k, v, n, NULL, w, hd, NULL));
             CHECK_OK(krill_fused_cgs_pass(ctx, &red, n, k, v, n, hd, w, hd + k, hd + 2 * k));
@@ -81,8 +69,8 @@ static void test_kernels(krill_ctx *gpu, krill_ctx *cpu)
     for (int c = 0; c < 2; c++) {
         krill_ctx *ctx = ctxs[c];
         krill_reduce_ws red;
-        double *v = to_ctx(ctx, vh, n * (k + 1)), *w = to_ctx(ctx, wh, n);
-        double *d = to_ctx(ctx, dh, n), *x = to_ctx(ctx, wh, n), *hd = to_ctx(ctx, vh, 48);
+        double *v = su_to_ctx(ctx, vh, n * (k + 1)), *w = su_to_ctx(ctx, wh, n);
+        double *d = su_to_ctx(ctx, dh, n), *x = su_to_ctx(ctx, wh, n), *hd = su_to_ctx(ctx, vh, 48);
         krill_cg_state *s = NULL;
         krill_async_read reader;
         CHECK_OK(krill_reduce_ws_create(ctx, k + 1, &red));
