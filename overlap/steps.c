@@ -61,7 +61,6 @@ cleanup:
     return st;
 }
 
-/* Begin step p->n_steps (its waits follow the previous step's in p->waits). */
 /* The model's time of copying region r: latency + bytes / bandwidth, and in a direct plan
  * the per-row cost of a pitched copy (the DMA engine walks the rows; staged copies are
  * contiguous, their packing is the host's). */
@@ -74,6 +73,7 @@ static double copy_seconds(const krill_overlap_plan *p, int32_t r, double latenc
            (pitched ? (double)reg->rows * row_seconds : 0);
 }
 
+/* Begin step p->n_steps (its waits follow the previous step's in p->waits). */
 static void step_begin(placer *pc, overlap_step_kind kind, int32_t block, int32_t region)
 {
     krill_overlap_plan *p = pc->p;
