@@ -34,17 +34,7 @@ mkdir -p "$OUT/logs"
 . "$ROOT/bench/lib.sh"
 T_START=$(date +%s)
 
-if [ "${NO_INSTALL:-0}" != 1 ] && ! pkg-config --exists PETSc 2>/dev/null; then
-    run_step install-petsc 1800 env DEBIAN_FRONTEND=noninteractive apt-get -y install petsc-dev
-fi
-{
-    date -u
-    grep -m1 'model name' /proc/cpuinfo
-    echo "cores: $(nproc); load at start: $(cut -d" " -f1-3 /proc/loadavg)"
-    pkg-config --modversion PETSc 2>&1 | sed 's/^/PETSc /'
-    git -C "$ROOT" rev-parse --short HEAD 2>&1 | sed 's/^/krill commit /'
-} >"$OUT/env.txt"
-cat "$OUT/env.txt"
+petsc_setup "$OUT"
 
 if [ ! -f "$BUILD/build.ninja" ]; then
     run_step configure 600 cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \

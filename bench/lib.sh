@@ -38,3 +38,23 @@ safe_name() {
 print_step_summary() {
     echo "steps ok: ${#STEPS_OK[@]}; failed: ${#STEPS_FAILED[@]}${STEPS_FAILED[*]:+ (${STEPS_FAILED[*]})}"
 }
+
+# The PETSc comparisons' start: install petsc-dev through apt-get when pkg-config does not
+# find PETSc (unless NO_INSTALL=1), then write OUT/env.txt (date, CPU, cores and load, PETSc
+# version, krill commit, and the lines given after OUT) and print it. Needs ROOT.
+petsc_setup() {
+    local out=$1
+    shift
+    if [ "${NO_INSTALL:-0}" != 1 ] && ! pkg-config --exists PETSc 2>/dev/null; then
+        run_step install-petsc 1800 env DEBIAN_FRONTEND=noninteractive apt-get -y install petsc-dev
+    fi
+    {
+        date -u
+        grep -m1 'model name' /proc/cpuinfo
+        echo "cores: $(nproc); load at start: $(cut -d" " -f1-3 /proc/loadavg)"
+        pkg-config --modversion PETSc 2>&1 | sed 's/^/PETSc /'
+        git -C "$ROOT" rev-parse --short HEAD 2>&1 | sed 's/^/krill commit /'
+        for line in "$@"; do echo "$line"; done
+    } >"$out/env.txt"
+    cat "$out/env.txt"
+}
