@@ -49,7 +49,8 @@ rm -f "$OUT"/json/*.json
 . "$ROOT/bench/lib.sh"
 T_START=$(date +%s)
 
-petsc_setup "$OUT" "problems: $PROBLEMS; rounds: $ROUNDS; krill threads: $THREADS; restart $RESTART, maxit $MAXIT, rtol $RTOL"
+petsc_setup "$OUT" "problems: $PROBLEMS; rounds: $ROUNDS; krill threads: $THREADS;" \
+    "restart $RESTART, maxit $MAXIT, rtol $RTOL"
 
 if [ ! -f "$BUILD/build.ninja" ]; then
     run_step configure 600 cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
