@@ -1,8 +1,9 @@
 /* tests/test_overlap_plan.c - the overlap planner on synthetic models and problems: the
  * block order (section 4.1's rule, dependencies, cycles), placement within the memory
  * budget, the prediction arithmetic against hand-computed schedules, the lower bound, the
- * fall-back to the sequential schedule, malformed problems and allocation faults. Nothing
- * runs: regions point at a dummy byte. */
+ * fall-back to the sequential schedule, the host pack latency, direct plans and the cost of
+ * pitched copies, malformed problems and allocation faults. Nothing runs: regions point at
+ * a dummy byte. */
 #include <math.h>
 #include <string.h>
 #include "overlap/overlap_impl.h"
@@ -218,6 +219,76 @@ static void test_prediction(void)
     }
 }
 
+/* The model's newer terms, on test_prediction's three blocks (1 MB in, 1 MB out, 1 ms
+ * kernel; copies 1.1 ms with 0.1 ms latency):
+ *  - the host pack latency: test_prediction's one-slot schedule with 0.6 ms packs and
+ *    unpacks (0.5 + 0.1) instead of 0.5: pack S0 0-0.6, S0 0.6-1.7, K0 1.7-2.7, R0 2.7-3.8;
+ *    pack S1 1.7-2.3, S1 2.3-3.4, K1 3.4-4.4; unpack R0 3.8-4.4, R1 4.4-5.5; pack S2
+ *    4.4-5.0, S2 5.0-6.1, K2 6.1-7.1; unpack R1 5.5-6.1, R2 7.1-8.2, unpack R2 8.2-8.8;
+ *    sequential 3 x (0.6 + 1.1 + 1 + 1.1 + 0.6);
+ *  - a direct plan (page-locked regions, a GPU model): no packing, no pinned staging:
+ *    S 0-1.1-2.2-3.3, K 1.1-2.1, 2.2-3.2, 3.3-4.3, R 2.1-3.2-4.3-5.4; sequential 3 x 3.2;
+ *    with 10 pitched rows a region and 10 us a row each copy takes 0.1 ms more, and only
+ *    in the direct plan (a staged copy is contiguous);
+ *  - host_page_locked on the CPU's model changes nothing. */
+static void test_model_terms(void)
+{
+    krill_overlap_region r[6];
+    krill_overlap_block b[3];
+    int32_t io[3][2];
+    krill_overlap_model m = unit_model();
+    krill_overlap_plan_opts o = opts_with(1e9, KRILL_OVERLAP_AUTO);
+    krill_overlap_plan *p = NULL;
+    krill_overlap_plan_info info;
+    for (int k = 0; k < 3; k++) {
+        r[2 * k] = r[2 * k + 1] = (krill_overlap_region){&dummy, 1000000, 1, 1000000};
+        io[k][0] = 2 * k;
+        io[k][1] = 2 * k + 1;
+        b[k] = (krill_overlap_block){&io[k][0], &io[k][1], NULL, 1, 1, 0, 1e-3};
+    }
+    krill_overlap_problem pb = {r, b, 6, 3, no_kernel, NULL};
+    m.h2d_latency = m.d2h_latency = 1e-4;
+    m.host_copy_bandwidth = 2e9;
+    m.host_copy_latency = 1e-4;
+    o.send_slots = o.recv_slots = 1;
+    CHECK_OK(krill_overlap_plan_create(&m, &pb, &o, &p));
+    krill_overlap_plan_info_get(p, &info);
+    CHECK_CLOSE(info.predicted_pipelined, 8.8e-3, 1e-9);
+    CHECK_CLOSE(info.predicted_sequential, 3 * 4.4e-3, 1e-9);
+    CHECK(!info.direct && info.pinned_bytes == 2e6);
+    krill_overlap_plan_destroy(&p);
+
+    o.host_page_locked = 1;                      /* the CPU's model: still staged */
+    CHECK_OK(krill_overlap_plan_create(&m, &pb, &o, &p));
+    krill_overlap_plan_info_get(p, &info);
+    CHECK(!info.direct && info.pinned_bytes > 0);
+    CHECK_CLOSE(info.predicted_pipelined, 8.8e-3, 1e-9);
+    krill_overlap_plan_destroy(&p);
+
+    m.device = 0;                                /* a GPU's model: direct */
+    o = opts_with(1e9, KRILL_OVERLAP_AUTO);
+    o.host_page_locked = 1;
+    CHECK_OK(krill_overlap_plan_create(&m, &pb, &o, &p));
+    krill_overlap_plan_info_get(p, &info);
+    CHECK(info.direct && info.pinned_bytes == 0);
+    CHECK_CLOSE(info.predicted_pipelined, 5.4e-3, 1e-9);
+    CHECK_CLOSE(info.predicted_sequential, 3 * 3.2e-3, 1e-9);
+    CHECK_CLOSE(info.send_seconds, 3 * 1.1e-3, 1e-12);
+    krill_overlap_plan_destroy(&p);
+
+    m.h2d_row_seconds = m.d2h_row_seconds = 1e-5;   /* 10 rows of 100 kB, 200 kB apart */
+    for (int k = 0; k < 6; k++) r[k] = (krill_overlap_region){&dummy, 100000, 10, 200000};
+    for (int direct = 1; direct >= 0; direct--) {
+        o.host_page_locked = direct;
+        CHECK_OK(krill_overlap_plan_create(&m, &pb, &o, &p));
+        krill_overlap_plan_info_get(p, &info);
+        CHECK(info.direct == direct);
+        CHECK_CLOSE(info.send_seconds, 3 * (direct ? 1.2e-3 : 1.1e-3), 1e-12);
+        CHECK_CLOSE(info.recv_seconds, 3 * (direct ? 1.2e-3 : 1.1e-3), 1e-12);
+        krill_overlap_plan_destroy(&p);
+    }
+}
+
 /* Fragmentation: regions of 512, 256 and 768 bytes, block 0 reads {0, 1}, block 1 reads
  * {1, 2}, 1024 bytes of memory. First fit leaves region 1 at 512 after block 0, so region 2
  * (768) fits nowhere beside it: the arena is emptied and block 1 placed afresh (region 1
@@ -300,6 +371,7 @@ int main(void)
     test_budget();
     test_dependencies();
     test_prediction();
+    test_model_terms();
     test_fragmentation();
     test_malformed();
     test_faults();
