@@ -163,7 +163,41 @@ typedef struct cli_solve_report {
     double reorder_seconds;      /* RCM and P A P^T, P b (0 without reordering) */
     int repro, repro_slices;     /* --repro[=S]: reproducible mode and its slice count */
     uint64_t x_hash;             /* FNV-1a 64 of the solution's bytes (A's numbering) */
+    int ranks;                   /* MPI ranks of a distributed solve (mpirun), else 1 */
+    const struct cli_rank_load *load;   /* ranks entries on rank 0 when ranks > 1, else NULL */
 } cli_solve_report;
+
+/* What one rank of a distributed solve holds and sends (krill_dist_layout). */
+typedef struct cli_rank_load {
+    int64_t rows, nnz_diag, nnz_off;
+    int64_t halo;                /* x entries received per SpMV */
+    int64_t sent;                /* x entries sent per SpMV */
+    int recv_ranks, send_ranks;
+} cli_rank_load;
+
+/* One process, or the ranks of MPI_COMM_WORLD when mpirun started `krill solve` in a build
+ * with MPI (solve_ranks.c; Open MPI, MPICH's Hydra and PMIx launchers set the variables it
+ * looks for). Without MPI each step is the local call. The krill calls are collective and
+ * agree on failures, so every rank takes the same path; rank 0's own steps (making the
+ * problem) are shared by one broadcast (cli_ranks_share). */
+typedef struct cli_ranks {
+    int on, rank, size;
+} cli_ranks;
+
+void cli_ranks_start(cli_ranks *m);             /* MPI_Init when started by mpirun */
+void cli_ranks_end(const cli_ranks *m);         /* MPI_Finalize */
+/* Rank 0's exit code, the problem's size and its solver, to every rank. */
+int cli_ranks_share(const cli_ranks *m, int rc, cli_solve_report *r);
+krill_status cli_ranks_ctx(const cli_ranks *m, const krill_ctx_opts *o, krill_ctx **ctx);
+/* The matrix (distributed: rank 0's csr scattered, balanced by nonzeros); *rows: this
+ * process's rows. */
+krill_status cli_ranks_mat(const cli_ranks *m, krill_ctx *ctx, const krill_csr *csr,
+                           const char *format, krill_mat **mat, int64_t *rows);
+/* host (rank 0's whole vector) -> v, or with gather v -> host */
+krill_status cli_ranks_vec(const cli_ranks *m, const krill_mat *mat, double *host,
+                           krill_vec *v, int gather);
+/* Every rank's load into `load` (size entries, rank 0; NULL elsewhere). */
+void cli_ranks_load(const cli_ranks *m, const krill_mat *mat, cli_rank_load *load);
 
 void cli_report_human(FILE *out, const cli_solve_report *report);
 void cli_report_json(FILE *out, const cli_solve_report *report);

@@ -1,7 +1,12 @@
 /* apps/cmd_solve.c - `krill solve`: read or generate A, make b, solve, report.
  *
  * Without a matrix it solves the embedded default problem. With the default right-hand
- * side b = A*1 the exact solution x = 1 is known, and the report shows the error. */
+ * side b = A*1 the exact solution x = 1 is known, and the report shows the error.
+ *
+ * Started by mpirun in a build with MPI (`mpirun -n P krill solve ...`; doc/mpi.md), it
+ * solves distributed: rank 0 makes A and b as above and scatters their rows (balanced by
+ * nonzeros), every rank solves its part, rank 0 gathers x and prints the one report, with
+ * each rank's rows, nonzeros and halo. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -365,11 +370,35 @@ static int write_history(const char *path, const krill_solve_info *info)
     return rc;
 }
 
+/* Rank 0's part before the solve: A, the solver, b, and the reordering. */
+static int make_problem(const solve_args *args, cli_solve_report *report, krill_csr **csr,
+                        double **host_b, double **host_x, int32_t **perm)
+{
+    int rc = load_matrix(args, report, csr);
+    if (rc != CLI_EXIT_OK) goto cleanup;
+    choose_solver(args, *csr, report);
+    *host_b = malloc((size_t)(report->n > 0 ? report->n : 1) * sizeof **host_b);
+    *host_x = malloc((size_t)(report->n > 0 ? report->n : 1) * sizeof **host_x);
+    if (!*host_b || !*host_x) {
+        rc = cli_error(CLI_EXIT_FAILURE, "out of memory for two vectors of %ld doubles",
+                       (long)report->n);
+        goto cleanup;
+    }
+    rc = make_rhs(args->rhs, *csr, *host_b, report);
+    if (rc != CLI_EXIT_OK) goto cleanup;
+    report->reorder = reorder_names[args->reorder];
+    report->bandwidth_before = report->bandwidth_after = krill_csr_bandwidth(*csr);
+    if (args->reorder == REORDER_RCM) rc = reorder_rcm(csr, perm, *host_b, *host_x, report);
+cleanup:
+    return rc;
+}
+
 static int solve_run(int argc, char **argv)
 {
     solve_args args;
     cli_solve_report report;
     cli_progress progress = { 0 };
+    cli_ranks ranks;
     krill_ctx_opts ctx_opts = KRILL_CTX_OPTS_INIT;
     krill_csr *csr = NULL;
     krill_ctx *ctx = NULL;
@@ -378,45 +407,37 @@ static int solve_run(int argc, char **argv)
     krill_vec *b = NULL, *x = NULL;
     double *host_b = NULL, *host_x = NULL;
     int32_t *perm = NULL;        /* --reorder rcm: perm[new] = old */
+    cli_rank_load *load = NULL;  /* distributed: every rank's, on rank 0 */
     double t0 = 0.0, bnorm_sq = 0.0;
+    int64_t rows = 0;            /* this process's rows (all of them without MPI) */
     krill_status solve_status = KRILL_OK;
     memset(&report, 0, sizeof report);
+    cli_ranks_start(&ranks);
     int rc = parse_solve_args(argc, argv, &args);
     if (rc != CLI_EXIT_OK || args.help) {
-        if (rc == CLI_EXIT_OK) solve_usage(stdout);
+        if (rc == CLI_EXIT_OK && ranks.rank == 0) solve_usage(stdout);
         goto cleanup;
     }
     report.opts = args.opts;
     report.precond = args.precond ? args.precond : "none";
+    report.ranks = ranks.size;
 
-    rc = load_matrix(&args, &report, &csr);
+    if (ranks.rank == 0) rc = make_problem(&args, &report, &csr, &host_b, &host_x, &perm);
+    if (rc == CLI_EXIT_OK && ranks.on && ranks.rank == 0 &&
+        !(load = calloc((size_t)ranks.size, sizeof *load)))
+        rc = cli_error(CLI_EXIT_FAILURE, "out of memory for %d ranks' loads", ranks.size);
+    rc = cli_ranks_share(&ranks, rc, &report);
     if (rc != CLI_EXIT_OK) goto cleanup;
-    choose_solver(&args, csr, &report);
-    host_b = malloc((size_t)(report.n > 0 ? report.n : 1) * sizeof *host_b);
-    host_x = malloc((size_t)(report.n > 0 ? report.n : 1) * sizeof *host_x);
-    if (!host_b || !host_x) {
-        rc = cli_error(CLI_EXIT_FAILURE, "out of memory for two vectors of %ld doubles",
-                       (long)report.n);
-        goto cleanup;
-    }
-    rc = make_rhs(args.rhs, csr, host_b, &report);
-    if (rc != CLI_EXIT_OK) goto cleanup;
-    report.reorder = reorder_names[args.reorder];
-    report.bandwidth_before = report.bandwidth_after = krill_csr_bandwidth(csr);
-    if (args.reorder == REORDER_RCM) {
-        rc = reorder_rcm(&csr, &perm, host_b, host_x, &report);
-        if (rc != CLI_EXIT_OK) goto cleanup;
-    }
 
     ctx_opts.device = device_types[args.device];
     ctx_opts.threads = args.threads;
-    CLI_TRY(krill_ctx_create(&ctx_opts, &ctx));
+    CLI_TRY(cli_ranks_ctx(&ranks, &ctx_opts, &ctx));
     report.device = krill_ctx_describe(ctx);
     if (args.repro) CLI_TRY(krill_ctx_set_repro(ctx, KRILL_REPRO_OZAKI, args.repro_slices));
     report.repro = args.repro;
     report.repro_slices = args.repro_slices;
     t0 = cli_seconds();
-    CLI_TRY(krill_mat_create(ctx, csr, args.format, &mat));
+    CLI_TRY(cli_ranks_mat(&ranks, ctx, csr, args.format, &mat, &rows));
     krill_csr_destroy(&csr);       /* the matrix holds its own copy: free the host one early */
     /* every name but a plain "none" is built: krill_pc_create checks the name (the
      * message lists the known ones) and its parameter */
@@ -427,14 +448,16 @@ static int solve_run(int argc, char **argv)
     report.build_seconds = cli_seconds() - t0;
     krill_mat_stats(mat, &report.stats);
     report.format = krill_mat_format(mat);
-    CLI_TRY(krill_vec_create(ctx, report.n, &b));
-    CLI_TRY(krill_vec_create(ctx, report.n, &x));
-    CLI_TRY(krill_vec_upload(b, host_b));
+    cli_ranks_load(&ranks, mat, load);
+    report.load = load;
+    CLI_TRY(krill_vec_create(ctx, rows, &b));
+    CLI_TRY(krill_vec_create(ctx, rows, &x));
+    CLI_TRY(cli_ranks_vec(&ranks, mat, host_b, b, 0));
 
-    for (int64_t i = 0; i < report.n; i++) bnorm_sq += host_b[i] * host_b[i];
+    for (int64_t i = 0; ranks.rank == 0 && i < report.n; i++) bnorm_sq += host_b[i] * host_b[i];
     progress.bnorm = sqrt(bnorm_sq);
-    progress.every_iteration = args.monitor;
-    progress.live = !args.quiet && !args.monitor && isatty(fileno(stderr));
+    progress.every_iteration = args.monitor && ranks.rank == 0;
+    progress.live = !args.quiet && !args.monitor && ranks.rank == 0 && isatty(fileno(stderr));
     if (progress.every_iteration || progress.live) {   /* a monitor costs the GPU CG its */
         report.opts.monitor = cli_progress_monitor;    /* run-ahead: only when shown       */
         report.opts.monitor_data = &progress;
@@ -443,7 +466,9 @@ static int solve_run(int argc, char **argv)
     cli_progress_clear(&progress);
     CLI_TRY(solve_status);
 
-    CLI_TRY(krill_vec_download(x, host_x));
+    CLI_TRY(cli_ranks_vec(&ranks, mat, host_x, x, 1));
+    rc = report.info.reason > 0 ? CLI_EXIT_OK : CLI_EXIT_NOT_CONVERGED;
+    if (ranks.rank != 0) goto cleanup;   /* the rest is rank 0's: output and the report */
     if (perm) {                  /* y in the RCM numbering; x = P^T y (host_b is free now) */
         memcpy(host_b, host_x, (size_t)report.n * sizeof *host_b);
         krill_vec_unpermute_host((int32_t)report.n, perm, host_b, host_x);
@@ -452,14 +477,16 @@ static int solve_run(int argc, char **argv)
     report.x_hash = hash_doubles(host_x, report.n);
     if (args.out_path) CLI_TRY(krill_mm_write_vector(args.out_path, host_x, report.n));
     if (args.history_path) {
-        rc = write_history(args.history_path, &report.info);
-        if (rc != CLI_EXIT_OK) goto cleanup;
+        int hrc = write_history(args.history_path, &report.info);
+        if (hrc != CLI_EXIT_OK) {
+            rc = hrc;
+            goto cleanup;
+        }
     }
     if (args.json)
         cli_report_json(stdout, &report);
     else if (!args.quiet)
         cli_report_human(stdout, &report);
-    rc = report.info.reason > 0 ? CLI_EXIT_OK : CLI_EXIT_NOT_CONVERGED;
 cleanup:
     krill_solve_info_free(&report.info);
     krill_vec_destroy(&x);
@@ -471,6 +498,8 @@ cleanup:
     free(host_b);
     free(host_x);
     free(perm);
+    free(load);
+    cli_ranks_end(&ranks);
     return rc;
 }
 

@@ -48,7 +48,7 @@ void cli_report_human(FILE *out, const cli_solve_report *r)
     fprintf(out, "matrix    %s (%s)\n", r->source, r->source_note);
     fprintf(out, "          n %" PRId64 ", nnz %" PRId64 ", format %s", r->n, r->nnz, r->format);
     if (r->stats.variant[0]) fprintf(out, " (%s)", r->stats.variant);
-    fprintf(out, ", %s stored\n", bytes);
+    fprintf(out, ", %s stored%s\n", bytes, r->load ? " on rank 0" : "");
     if (strcmp(r->reorder, "none") != 0)
         fprintf(out, "          reorder %s: half bandwidth %" PRId32 " -> %" PRId32 ", %.3f ms\n",
                 r->reorder, r->bandwidth_before, r->bandwidth_after, 1e3 * r->reorder_seconds);
@@ -56,6 +56,12 @@ void cli_report_human(FILE *out, const cli_solve_report *r)
         fprintf(out, "          reorder %s: half bandwidth %" PRId32 "\n", r->reorder,
                 r->bandwidth_before);
     fprintf(out, "device    %s\n", r->device);
+    for (int k = 0; r->load && k < r->ranks; k++)
+        fprintf(out, "%s rank %d: rows %" PRId64 ", nnz %" PRId64 " + %" PRId64 " off-rank, "
+                "halo %" PRId64 " in from %d ranks, %" PRId64 " out to %d\n",
+                k ? "         " : "ranks    ", k, r->load[k].rows, r->load[k].nnz_diag,
+                r->load[k].nnz_off, r->load[k].halo, r->load[k].recv_ranks, r->load[k].sent,
+                r->load[k].send_ranks);
     fprintf(out, "solver    %s (%s)\n", r->solver, r->solver_why);
     fprintf(out, "          precond %s, rtol %g, atol %g, maxit %d", r->precond, r->opts.rtol,
             r->opts.atol, r->opts.maxit);

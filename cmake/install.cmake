@@ -11,8 +11,13 @@ install(TARGETS krill krill_static krill_cli EXPORT krillTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(FILES include/krill.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-install(DIRECTORY include/krill DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
-  FILES_MATCHING PATTERN "*.h")
+if(KRILL_HAVE_MPI)
+  install(DIRECTORY include/krill DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+    FILES_MATCHING PATTERN "*.h")
+else()   # krill/mpi.h declares what only a build with MPI has
+  install(DIRECTORY include/krill DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+    FILES_MATCHING PATTERN "*.h" PATTERN "mpi.h" EXCLUDE)
+endif()
 install(EXPORT krillTargets NAMESPACE krill:: DESTINATION ${KRILL_INSTALL_CMAKEDIR})
 
 configure_package_config_file(cmake/krillConfig.cmake.in
@@ -45,6 +50,11 @@ if(IS_ABSOLUTE "${CMAKE_INSTALL_INCLUDEDIR}")
   set(KRILL_PC_INCLUDEDIR "${CMAKE_INSTALL_INCLUDEDIR}")
 else()
   set(KRILL_PC_INCLUDEDIR "\${prefix}/${CMAKE_INSTALL_INCLUDEDIR}")
+endif()
+if(KRILL_HAVE_MPI)
+  foreach(lib ${MPI_C_LIBRARIES})
+    string(APPEND KRILL_PC_LIBS_PRIVATE " ${lib}")
+  endforeach()
 endif()
 configure_file(cmake/krill.pc.in "${PROJECT_BINARY_DIR}/krill.pc" @ONLY)
 install(FILES "${PROJECT_BINARY_DIR}/krill.pc" DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

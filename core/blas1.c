@@ -4,7 +4,8 @@
  * CPU reductions split [0, n) into `threads` contiguous chunks (the static schedule), each
  * thread sums its chunk in index order, and the partial sums are added in thread order:
  * a given thread count always gives the same bits (OpenMP's reduction clause combines in
- * arrival order, which does not). */
+ * arrival order, which does not). On a context with a communicator each rank's sum is then
+ * added over the ranks (krill_ctx_allreduce: one MPI_Allreduce of 8 bytes). */
 #include <math.h>
 #include <omp.h>
 #include <string.h>
@@ -122,32 +123,38 @@ krill_status krill_blas_dot(krill_ctx *ctx, int64_t n, const double *x, const do
     if (ctx->repro != KRILL_REPRO_OFF) return krill_ozaki_dot(ctx, n, x, y, result);
     GPU(ctx, krill_cuda_dot(ctx, n, x, y, result));
     *result = dot_cpu(ctx, n, x, y);
-    return KRILL_OK;
+    return krill_ctx_allreduce(ctx, result, 1, KRILL_REDUCE_SUM);
 }
 
 /* ||x||_2. The plain sum of squares over- or underflows when |x_i| > ~1e154 or all
- * |x_i| < ~1e-154; only then is the sum redone with x scaled by its largest magnitude. */
+ * |x_i| < ~1e-154; only then is the sum redone with x scaled by its largest magnitude. With
+ * a communicator: the global sum of squares (one allreduce), and in the rare rescaled case
+ * the global maximum and the global scaled sum (two more). */
 krill_status krill_blas_nrm2(krill_ctx *ctx, int64_t n, const double *x, double *result)
 {
+    krill_status st = KRILL_OK;
+    double ss, amax = 0.0, s = 0.0;
     if (ctx->repro != KRILL_REPRO_OFF) return krill_ozaki_nrm2(ctx, n, x, result);
     GPU(ctx, krill_cuda_nrm2(ctx, n, x, result));
-    double ss = dot_cpu(ctx, n, x, x);
+    ss = dot_cpu(ctx, n, x, x);
+    KRILL_TRY(krill_ctx_allreduce(ctx, &ss, 1, KRILL_REDUCE_SUM));
     if (isnan(ss) || (isfinite(ss) && ss > 1e-290)) {
         *result = sqrt(ss);
-        return KRILL_OK;
+        goto cleanup;
     }
-    double amax = 0.0;
     for (int64_t i = 0; i < n; i++)
         if (fabs(x[i]) > amax) amax = fabs(x[i]);
+    KRILL_TRY(krill_ctx_allreduce(ctx, &amax, 1, KRILL_REDUCE_MAX));
     if (amax == 0.0 || isinf(amax)) {
         *result = amax;
-        return KRILL_OK;
+        goto cleanup;
     }
-    double s = 0.0;
     for (int64_t i = 0; i < n; i++) {
         double t = x[i] / amax;
         s += t * t;
     }
+    KRILL_TRY(krill_ctx_allreduce(ctx, &s, 1, KRILL_REDUCE_SUM));
     *result = amax * sqrt(s);
-    return KRILL_OK;
+cleanup:
+    return st;
 }

@@ -104,6 +104,30 @@ typedef struct krill_cuda {
 #define KRILL_CUDA_SLOT(ctx, k) ((ctx)->cuda->work + KRILL_CUDA_PARTIALS + (k))
 #define KRILL_CUDA_PINNED_DOUBLES 4096
 
+/* ---- communicator ----------------------------------------------------------------------
+ * What a context on several processes needs from MPI, as a table that dist/ fills
+ * (dist/comm.c): core calls down through it and never includes mpi.h, so a build without
+ * MPI is today's build (doc/decisions.md, "Distributed reductions through the context").
+ * Every entry is collective over the communicator. */
+typedef enum krill_reduce_op { KRILL_REDUCE_SUM = 0, KRILL_REDUCE_MAX = 1 } krill_reduce_op;
+
+typedef struct krill_comm_ops {
+    /* a new handle on a duplicate of c's communicator (MPI_Comm_dup) */
+    krill_status (*dup)(const krill_comm *c, krill_comm **copy);
+    void (*destroy)(krill_comm *c);      /* frees what dup made */
+    /* buf[0..count) (host) = the sum or maximum of every rank's buf, on every rank */
+    krill_status (*allreduce)(const krill_comm *c, double *buf, int count, krill_reduce_op op);
+    /* Every rank passes its status; every rank gets KRILL_OK when all were OK, else the
+     * status of the lowest failing rank with its message ("rank R: ...") */
+    krill_status (*agree)(const krill_comm *c, krill_status st);
+} krill_comm_ops;
+
+struct krill_comm {
+    const krill_comm_ops *ops;
+    int rank, size;
+    void *impl;              /* dist/: the MPI_Comm */
+};
+
 struct krill_ctx {
     krill_device device;     /* CPU or CUDA */
     int threads;             /* OpenMP threads for CPU work (also the host side of CUDA) */
@@ -113,7 +137,18 @@ struct krill_ctx {
     krill_repro_mode repro;  /* reproducible reductions (ozaki/): OFF, OZAKI or OZAKI_FAST */
     int repro_slices;        /* 0 = exact, S >= 1 = at most S slices per operand */
     void *ozaki;             /* ozaki/'s workspace (ozaki_impl.h); NULL until first needed */
+    krill_comm *comm;        /* NULL, or the context's own duplicate of the caller's */
 };
+
+/* The reductions of a context on a communicator: buf (host, count doubles) summed (or
+ * maximized) over the ranks; KRILL_OK at once without a communicator. Every reduction point
+ * of krill (krill_blas_dot / nrm2, the solvers' fused sums, the fused SpMV-dot) calls it
+ * after its local sum and before anything that reads the result. */
+krill_status krill_ctx_allreduce(krill_ctx *ctx, double *buf, int count, krill_reduce_op op);
+/* Collective steps that can fail on one rank (allocation, a bad local argument) end with
+ * this: st where every rank agrees, so no rank goes on into a collective the others left.
+ * Without a communicator it returns st. */
+krill_status krill_ctx_agree(krill_ctx *ctx, krill_status st);
 
 static inline int krill_on_gpu(const krill_ctx *ctx) { return ctx->device == KRILL_DEVICE_CUDA; }
 

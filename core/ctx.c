@@ -37,6 +37,15 @@ int krill_have_zlib(void)
 #endif
 }
 
+int krill_have_mpi(void)
+{
+#ifdef KRILL_HAVE_MPI
+    return 1;
+#else
+    return 0;
+#endif
+}
+
 const char *krill_version(void) { return KRILL_VERSION_STRING; }
 
 static krill_status init_cuda(krill_ctx *ctx, int device_id)
@@ -106,23 +115,26 @@ cleanup:
     return st;
 }
 
-krill_status krill_ctx_create(const krill_ctx_opts *opts, krill_ctx **out)
+/* Everything a context needs that is local to this process. */
+static krill_status ctx_create_local(const krill_ctx_opts *o, krill_ctx **out)
 {
     krill_status st = KRILL_OK;
-    krill_ctx_opts o = KRILL_CTX_OPTS_INIT;
     krill_ctx *ctx = NULL;
     int threads = 0;
 
-    KRILL_REQUIRE(out != NULL, "krill_ctx_create: ctx must not be NULL");
-    *out = NULL;
-    if (opts) o = *opts;
-    KRILL_REQUIRE(o.device == KRILL_DEVICE_AUTO || o.device == KRILL_DEVICE_CPU ||
-                  o.device == KRILL_DEVICE_CUDA, "krill_ctx_create: unknown device %d",
-                  (int)o.device);
-    KRILL_REQUIRE(o.threads >= 0 && o.threads <= KRILL_MAX_THREADS,
+    KRILL_REQUIRE(o->device == KRILL_DEVICE_AUTO || o->device == KRILL_DEVICE_CPU ||
+                  o->device == KRILL_DEVICE_CUDA, "krill_ctx_create: unknown device %d",
+                  (int)o->device);
+    if (o->comm && o->device == KRILL_DEVICE_CUDA) {
+        st = krill_error(KRILL_ERR_UNSUPPORTED, "krill_ctx_create: a CUDA context on an MPI "
+                         "communicator is not built yet (distributed solves run on the CPU in "
+                         "this version: doc/mpi.md)");
+        goto cleanup;
+    }
+    KRILL_REQUIRE(o->threads >= 0 && o->threads <= KRILL_MAX_THREADS,
                   "krill_ctx_create: threads = %d must be in 0..%d (KRILL_MAX_THREADS; 0 = "
-                  "OpenMP's default)", o.threads, KRILL_MAX_THREADS);
-    threads = o.threads > 0 ? o.threads : omp_get_max_threads();
+                  "OpenMP's default)", o->threads, KRILL_MAX_THREADS);
+    threads = o->threads > 0 ? o->threads : omp_get_max_threads();
     KRILL_REQUIRE(threads <= KRILL_MAX_THREADS, "krill_ctx_create: threads = 0 means OpenMP's "
                   "default, here %d, more than KRILL_MAX_THREADS = %d (lower OMP_NUM_THREADS "
                   "or ask for a count)", threads, KRILL_MAX_THREADS);
@@ -130,12 +142,39 @@ krill_status krill_ctx_create(const krill_ctx_opts *opts, krill_ctx **out)
     KRILL_CALLOC(ctx, 1);
     ctx->threads = threads;
     ctx->device = KRILL_DEVICE_CPU;
-    if (o.device == KRILL_DEVICE_CUDA ||
-        (o.device == KRILL_DEVICE_AUTO && krill_cuda_device_count() > 0))
-        KRILL_TRY(init_cuda(ctx, o.device_id));
+    if (o->device == KRILL_DEVICE_CUDA ||
+        (o->device == KRILL_DEVICE_AUTO && !o->comm && krill_cuda_device_count() > 0))
+        KRILL_TRY(init_cuda(ctx, o->device_id));
+    else if (o->comm)
+        snprintf(ctx->describe, sizeof ctx->describe, "cpu: %d OpenMP thread%s, MPI rank %d of "
+                 "%d", ctx->threads, ctx->threads == 1 ? "" : "s", o->comm->rank, o->comm->size);
     else
         snprintf(ctx->describe, sizeof ctx->describe, "cpu: %d OpenMP thread%s", ctx->threads,
                  ctx->threads == 1 ? "" : "s");
+    *out = ctx;
+    ctx = NULL;
+cleanup:
+    krill_ctx_destroy(&ctx);
+    return st;
+}
+
+/* With a communicator the ranks first agree on the local part (a rank that failed must not
+ * leave the others waiting in MPI_Comm_dup), then duplicate it together. */
+krill_status krill_ctx_create(const krill_ctx_opts *opts, krill_ctx **out)
+{
+    krill_status st = KRILL_OK;
+    krill_ctx_opts o = KRILL_CTX_OPTS_INIT;
+    krill_ctx *ctx = NULL;
+
+    KRILL_REQUIRE(out != NULL, "krill_ctx_create: ctx must not be NULL");
+    *out = NULL;
+    if (opts) o = *opts;
+    st = ctx_create_local(&o, &ctx);
+    if (o.comm) {
+        KRILL_TRY(o.comm->ops->agree(o.comm, st));
+        KRILL_TRY(o.comm->ops->agree(o.comm, o.comm->ops->dup(o.comm, &ctx->comm)));
+    }
+    KRILL_TRY(st);
     *out = ctx;
     ctx = NULL;
 cleanup:
@@ -147,6 +186,7 @@ void krill_ctx_destroy(krill_ctx **pctx)
 {
     if (!pctx || !*pctx) return;
     krill_ozaki_ctx_fini(*pctx);   /* before the device goes: its workspace may be there */
+    if ((*pctx)->comm) (*pctx)->comm->ops->destroy((*pctx)->comm);
 #ifdef KRILL_HAVE_CUDA
     if ((*pctx)->cuda) krill_cuda_ctx_fini(*pctx);
 #endif
@@ -156,6 +196,18 @@ void krill_ctx_destroy(krill_ctx **pctx)
 
 krill_device krill_ctx_device(const krill_ctx *ctx) { return ctx->device; }
 int krill_ctx_threads(const krill_ctx *ctx) { return ctx->threads; }
+int krill_ctx_rank(const krill_ctx *ctx) { return ctx->comm ? ctx->comm->rank : 0; }
+int krill_ctx_size(const krill_ctx *ctx) { return ctx->comm ? ctx->comm->size : 1; }
+
+krill_status krill_ctx_allreduce(krill_ctx *ctx, double *buf, int count, krill_reduce_op op)
+{
+    return ctx->comm ? ctx->comm->ops->allreduce(ctx->comm, buf, count, op) : KRILL_OK;
+}
+
+krill_status krill_ctx_agree(krill_ctx *ctx, krill_status st)
+{
+    return ctx && ctx->comm ? ctx->comm->ops->agree(ctx->comm, st) : st;
+}
 const char *krill_ctx_describe(const krill_ctx *ctx) { return ctx->describe; }
 
 krill_status krill_ctx_sync(krill_ctx *ctx)
@@ -185,6 +237,12 @@ krill_status krill_ctx_set_repro(krill_ctx *ctx, krill_repro_mode mode, int slic
     KRILL_REQUIRE(mode != KRILL_REPRO_OZAKI_FAST || slices >= 1,
                   "krill_ctx_set_repro: slices = %d with KRILL_REPRO_OZAKI_FAST: fast mode needs "
                   "a fixed slice count S >= 1 (exact mode is KRILL_REPRO_OZAKI with 0)", slices);
+    if (mode != KRILL_REPRO_OFF && ctx->comm) {
+        st = krill_error(KRILL_ERR_UNSUPPORTED, "krill_ctx_set_repro: reproducible reductions "
+                         "across MPI ranks are not built yet (the context has a communicator "
+                         "of %d ranks; doc/mpi.md)", ctx->comm->size);
+        goto cleanup;
+    }
     if (mode != KRILL_REPRO_OFF) KRILL_TRY(krill_ozaki_ctx_init(ctx));
     ctx->repro = mode;
     ctx->repro_slices = slices;

@@ -84,8 +84,9 @@ krill_status krill_mat_spmv_raw(const krill_mat *a, double alpha, const double *
     return a->ops->spmv_repro(a->ctx, a->impl, alpha, x, beta, y);
 }
 
-/* Plain mode: the format's fused spmv_dot, or its spmv and then a dot. A reproducible mode:
- * the reproducible SpMV, then the context's Ozaki dot x'y. */
+/* Plain mode: the format's fused spmv_dot (its local x'y then summed over the context's
+ * ranks), or its spmv and then a dot. A reproducible mode: the reproducible SpMV, then the
+ * context's Ozaki dot x'y. */
 krill_status krill_mat_spmv_dot_raw(const krill_mat *a, const double *x, double *y, double *xy)
 {
     krill_status st = KRILL_OK;
@@ -93,7 +94,8 @@ krill_status krill_mat_spmv_dot_raw(const krill_mat *a, const double *x, double 
         KRILL_TRY(krill_mat_spmv_raw(a, 1.0, x, 0.0, y));
         st = krill_ozaki_dot(a->ctx, a->n_rows, x, y, xy);
     } else if (a->ops->spmv_dot) {
-        st = a->ops->spmv_dot(a->ctx, a->impl, x, y, xy);
+        KRILL_TRY(a->ops->spmv_dot(a->ctx, a->impl, x, y, xy));
+        st = krill_ctx_allreduce(a->ctx, xy, 1, KRILL_REDUCE_SUM);
     } else {
         KRILL_TRY(a->ops->spmv(a->ctx, a->impl, 1.0, x, 0.0, y));
         st = krill_blas_dot(a->ctx, a->n_rows, x, y, xy);

@@ -137,9 +137,13 @@ krill_status krill_pc_create(const krill_mat *a, const char *name, krill_pc **pc
     p->n = a->n_rows;
     snprintf(p->name, sizeof p->name, "%s", name);
     KRILL_TRY(ops->build(a->ctx, a, param, &p->impl));
-    *pc = p;
-    p = NULL;
 cleanup:
+    /* on a communicator (doc/mpi.md) every rank gets its preconditioner or every rank fails */
+    if (a) st = krill_ctx_agree(a->ctx, st);
+    if (st == KRILL_OK) {
+        *pc = p;
+        p = NULL;
+    }
     if (p) {
         if (p->impl) p->ops->destroy(p->ctx, p->impl);
         krill_free(p);

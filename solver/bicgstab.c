@@ -327,7 +327,8 @@ krill_status krill_bicgstab_run(const krill_solve_problem *p, krill_solve_info *
 
     memset(&ws, 0, sizeof ws);
     KRILL_TRY(krill_timer_setup(p->timer));
-    KRILL_TRY(bicgstab_ws_create(p, &ws));
+    /* on a communicator: every rank has its workspace, or every rank fails */
+    KRILL_TRY(krill_ctx_agree(p->ctx, bicgstab_ws_create(p, &ws)));
     KRILL_TRY(krill_initial_residual(p, column(p, &ws, COL_R), ws.dev + S_NORM, &resnorm,
                                      info));
     reason = krill_converged_reason(p, resnorm);

@@ -208,7 +208,8 @@ krill_status krill_cg_run(const krill_solve_problem *p, krill_solve_info *info)
 
     memset(&ws, 0, sizeof ws);
     KRILL_TRY(krill_timer_setup(p->timer));
-    KRILL_TRY(cg_ws_create(p, &ws));
+    /* on a communicator: every rank has its workspace, or every rank fails */
+    KRILL_TRY(krill_ctx_agree(p->ctx, cg_ws_create(p, &ws)));
     KRILL_TRY(krill_initial_residual(p, ws.r, ws.norm, &resnorm, info));
     reason = krill_converged_reason(p, resnorm);
     if (reason == KRILL_REASON_NONE) KRILL_TRY(cg_start(p, &ws, NULL));

@@ -13,7 +13,12 @@
  * the top into a variant that only updates, then asks ozaki/ for the sums. The element-wise
  * loops here are already the reproducible arithmetic (-ffp-contract=off: every product and
  * sum rounded where written, columns added in index order), so the CPU's updates are the
- * same code in both modes; the GPU has explicit kernels for them (kernels/krylov.cu). */
+ * same code in both modes; the GPU has explicit kernels for them (kernels/krylov.cu).
+ *
+ * On a context with a communicator (dist/, doc/mpi.md) every reducing CPU operation ends
+ * with one krill_ctx_allreduce of all its sums (k + 1 for a CGS pass, 2k + 4 for DCGS2's
+ * sweep, 2 for CG's residual step), before anything reads them: one message per
+ * reduction point, as on one rank. */
 #include <omp.h>
 #include <string.h>
 
@@ -237,8 +242,17 @@ krill_status krill_fused_cgs_pass(krill_ctx *ctx, const krill_reduce_ws *ws, int
             acc[k] += ss;
         }
     }
-    for (int c = 0; h_out && c < k; c++) h_out[c] = partial_sum(ws, used, c);
-    if (ss_out) *ss_out = partial_sum(ws, used, k);
+    /* the sums into slot 0 (column c of slot 0 is read only for sum c), then one allreduce
+     * of the k + 1 (or only w'w) over the context's ranks */
+    for (int c = 0; c <= k; c++) ws->partial[c] = partial_sum(ws, used, c);
+    {
+        int first = h_out ? 0 : k;
+        krill_status st = krill_ctx_allreduce(ctx, ws->partial + first, k + 1 - first,
+                                              KRILL_REDUCE_SUM);
+        if (st != KRILL_OK) return st;
+    }
+    for (int c = 0; h_out && c < k; c++) h_out[c] = ws->partial[c];
+    if (ss_out) *ss_out = ws->partial[k];
     return KRILL_OK;
 }
 
@@ -290,7 +304,7 @@ krill_status krill_fused_axpy_dot(krill_ctx *ctx, const krill_reduce_ws *ws, int
         ws->partial[(size_t)t * ws->stride] = s;
     }
     result[0] = partial_sum(ws, used, 0);
-    return KRILL_OK;
+    return krill_ctx_allreduce(ctx, result, 1, KRILL_REDUCE_SUM);
 }
 
 /* ---- GMRES: DCGS2 --------------------------------------------------------------------------- */
@@ -385,6 +399,7 @@ krill_status krill_fused_dcgs2_dots(krill_ctx *ctx, const krill_reduce_ws *ws, i
     out[k] = partial_sum(ws, used, 2 * k);
     out[k + 1] = out[2 * k + 2] = partial_sum(ws, used, 2 * k + 1);
     out[2 * k + 3] = partial_sum(ws, used, 2 * k + 2);
+    KRILL_TRY(krill_ctx_allreduce(ctx, out, 2 * k + 4, KRILL_REDUCE_SUM));  /* one message */
 cleanup:
     return st;
 }
@@ -514,10 +529,11 @@ krill_status krill_fused_cg_residual(krill_ctx *ctx, const krill_reduce_ws *ws, 
         ws->partial[(size_t)t * ws->stride] = rr;
         ws->partial[(size_t)t * ws->stride + 1] = rz;
     }
-    {
-        double rr = partial_sum(ws, used, 0);
-        double rz = dinv ? partial_sum(ws, used, 1) : rr;
-        krill_cg_finish_residual(s, k, pc_mode, alpha, rr, rz);
+    {   /* r'r and r'z summed over the ranks (one allreduce) before the state step reads them */
+        double sums[2] = {partial_sum(ws, used, 0), dinv ? partial_sum(ws, used, 1) : 0.0};
+        krill_status st = krill_ctx_allreduce(ctx, sums, dinv ? 2 : 1, KRILL_REDUCE_SUM);
+        if (st != KRILL_OK) return st;
+        krill_cg_finish_residual(s, k, pc_mode, alpha, sums[0], dinv ? sums[1] : sums[0]);
     }
     return KRILL_OK;
 }

@@ -154,7 +154,7 @@ static krill_status gmres_ws_create(const krill_solve_problem *p, gmres_ws *ws)
     int m = p->opts.restart;
     /* no longer than the iterations allowed or the dimension of the space */
     if (m > p->opts.maxit) m = p->opts.maxit;
-    if ((int64_t)m > p->n) m = (int)p->n;
+    if ((int64_t)m > p->n_global) m = (int)p->n_global;
     if (m < 1) m = 1;
     memset(ws, 0, sizeof *ws);
     ws->m = m;
@@ -448,7 +448,8 @@ krill_status krill_gmres_run(const krill_solve_problem *p, krill_solve_info *inf
 
     memset(&ws, 0, sizeof ws);
     KRILL_TRY(krill_timer_setup(p->timer));
-    KRILL_TRY(gmres_ws_create(p, &ws));
+    /* on a communicator: every rank has its workspace, or every rank fails */
+    KRILL_TRY(krill_ctx_agree(p->ctx, gmres_ws_create(p, &ws)));
     KRILL_TRY(krill_initial_residual(p, ws.v, ws.dev, &beta, info));
     reason = krill_converged_reason(p, beta);
     KRILL_TRY(krill_timer_loop(p->timer, KRILL_PHASE_OTHER));

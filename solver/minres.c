@@ -342,7 +342,8 @@ krill_status krill_minres_run(const krill_solve_problem *p, krill_solve_info *in
 
     memset(&ws, 0, sizeof ws);
     KRILL_TRY(krill_timer_setup(p->timer));
-    KRILL_TRY(minres_ws_create(p, &ws));
+    /* on a communicator: every rank has its workspace, or every rank fails */
+    KRILL_TRY(krill_ctx_agree(p->ctx, minres_ws_create(p, &ws)));
     KRILL_TRY(krill_initial_residual(p, ws.buf[ws.i_r2], ws.dev + S_NORM, &resnorm, info));
     reason = krill_converged_reason(p, resnorm);
     /* the start's M^{-1} r0 and r0'M^{-1}r0 are timed in their phases, not as setup */

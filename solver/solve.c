@@ -262,7 +262,8 @@ krill_status krill_solve(const krill_mat *a, const krill_pc *pc, const krill_vec
     memset(&p, 0, sizeof p);
     KRILL_REQUIRE(info != NULL, "krill_solve: info is NULL");
     memset(info, 0, sizeof *info);
-    KRILL_TRY(check_arguments(a, pc, b, x));
+    /* on a communicator, a rank whose local arguments are wrong fails every rank */
+    KRILL_TRY(krill_ctx_agree(a ? a->ctx : NULL, check_arguments(a, pc, b, x)));
     if (opts) p.opts = *opts;
     else krill_solver_opts_default(&p.opts);
     KRILL_TRY(check_options(&p.opts));
@@ -276,8 +277,16 @@ krill_status krill_solve(const krill_mat *a, const krill_pc *pc, const krill_vec
 
     krill_timer_init(&timer, p.ctx);
     timer_started = 1;
-    KRILL_ALLOC(info->history, (size_t)p.opts.maxit + 1);
-    KRILL_MEM_ALLOC(p.ctx, bnorm_dev, 1);
+    KRILL_TRY(krill_ctx_agree(p.ctx, krill_alloc_n((void **)&info->history,
+                                                   (size_t)p.opts.maxit + 1, sizeof(double), 0,
+                                                   "info->history")));
+    KRILL_TRY(krill_ctx_agree(p.ctx, krill_mem_alloc(p.ctx, (void **)&bnorm_dev,
+                                                     sizeof *bnorm_dev, "bnorm_dev")));
+    {   /* the dimension over the ranks (exact in a double below 2^53 rows) */
+        double n_all = (double)p.n;
+        KRILL_TRY(krill_ctx_allreduce(p.ctx, &n_all, 1, KRILL_REDUCE_SUM));
+        p.n_global = (int64_t)n_all;
+    }
     KRILL_TRY(krill_blas_nrm2(p.ctx, p.n, p.b, bnorm_dev));
     KRILL_TRY(krill_scalars_read(p.ctx, bnorm_dev, &p.bnorm, 1));
     info->bnorm = p.bnorm;

@@ -35,7 +35,8 @@ typedef struct krill_solve_problem {
     const double *b;             /* n, context memory: the caller's b */
     double *x;                   /* n, context memory: initial guess in, solution out, both
                                     times bscale while the solver runs */
-    int64_t n;
+    int64_t n;                   /* this rank's rows (all of them without a communicator) */
+    int64_t n_global;            /* the dimension: n summed over the context's ranks */
     double bscale;               /* a power of two: the solver sees b' = bscale b and
                                     x' = bscale x (krill_solve) */
     double bnorm;                /* ||b'||, finite and > 0 */

@@ -7,6 +7,7 @@
 #ifndef KRILL_CTX_H
 #define KRILL_CTX_H
 
+#include <stddef.h>
 #include "krill/status.h"
 
 #ifdef __cplusplus
@@ -19,11 +20,22 @@ typedef enum krill_device {
     KRILL_DEVICE_CUDA = 2
 } krill_device;
 
+/* A communicator: an opaque handle made from an MPI communicator by krill_comm_create
+ * (krill/mpi.h, in a build with MPI; doc/mpi.md). krill.h never includes mpi.h. */
+typedef struct krill_comm krill_comm;
+
 typedef struct krill_ctx_opts {
     krill_device device;     /* AUTO, CPU or CUDA */
     int threads;             /* CPU: OpenMP threads, 1..KRILL_MAX_THREADS; 0 = OpenMP's default
                                 (the host-side loops of a CUDA context use them too) */
     int device_id;           /* CUDA: device ordinal */
+    const krill_comm *comm;  /* NULL: this process alone. Else the ranks of the communicator
+                                solve together: every reduction of the context (dot products,
+                                norms, the solvers' fused sums) is summed over them, and
+                                krill_ctx_create is collective. The context keeps its own
+                                duplicate (MPI_Comm_dup), so krill's messages never mix with
+                                the caller's. CPU only in this version: CUDA is refused
+                                (KRILL_ERR_UNSUPPORTED) and AUTO means the CPU */
 } krill_ctx_opts;
 
 /* The most OpenMP threads a context may have (doc/decisions.md, "Core"): more than any
@@ -31,8 +43,8 @@ typedef struct krill_ctx_opts {
  * the calling thread's stack (libgomp keeps about 120 bytes a thread there). */
 #define KRILL_MAX_THREADS 4096
 
-/* Defaults: AUTO device, OpenMP's thread count, CUDA device 0. */
-#define KRILL_CTX_OPTS_INIT { KRILL_DEVICE_AUTO, 0, 0 }
+/* Defaults: AUTO device, OpenMP's thread count, CUDA device 0, no communicator. */
+#define KRILL_CTX_OPTS_INIT { KRILL_DEVICE_AUTO, 0, 0, NULL }
 
 typedef struct krill_ctx krill_ctx;
 
@@ -47,6 +59,10 @@ void krill_ctx_destroy(krill_ctx **ctx);            /* NULL-safe; sets *ctx = NU
 
 krill_device krill_ctx_device(const krill_ctx *ctx); /* CPU or CUDA, never AUTO */
 int krill_ctx_threads(const krill_ctx *ctx);         /* OpenMP threads used (CPU) */
+/* This process's rank in the context's communicator and the number of ranks (0 and 1 for a
+ * context without one). */
+int krill_ctx_rank(const krill_ctx *ctx);
+int krill_ctx_size(const krill_ctx *ctx);
 /* One line naming what was chosen, e.g. "cpu: 16 OpenMP threads" or
  * "cuda:0 NVIDIA H100 80GB HBM3 (sm_90, 79.1 GiB)". */
 const char *krill_ctx_describe(const krill_ctx *ctx);
@@ -56,7 +72,8 @@ krill_status krill_ctx_sync(krill_ctx *ctx);
 /* Reproducible reductions (doc/reproducible.md). In a reproducible mode every dot product
  * and norm of the context (krill_vec_dot, krill_vec_nrm2 and every solver's reductions) is
  * computed with the Ozaki scheme: the values are split into slices whose products and sums
- * are exact, so the result does not depend on the order of the additions. */
+ * are exact, so the result does not depend on the order of the additions. Not yet on a
+ * context with a communicator: there it is KRILL_ERR_UNSUPPORTED (doc/mpi.md). */
 typedef enum krill_repro_mode {
     KRILL_REPRO_OFF = 0,        /* plain double reductions (fastest; bits depend on threads/device) */
     KRILL_REPRO_OZAKI = 1,      /* Ozaki scheme: identical bits on any thread count, device, format */
@@ -75,6 +92,7 @@ int krill_cuda_device_count(void);
 /* Build features, for `krill info`. */
 int krill_have_cuda(void);
 int krill_have_zlib(void);
+int krill_have_mpi(void);     /* 1 in a build with MPI (krill/mpi.h's functions exist) */
 const char *krill_version(void);
 
 #ifdef __cplusplus

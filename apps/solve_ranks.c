@@ -1,0 +1,116 @@
+/* apps/solve_ranks.c - the steps of `krill solve` that differ when mpirun started it
+ * (cli_impl.h, cli_ranks; doc/mpi.md). */
+#include <stdlib.h>
+
+#include "cli_impl.h"
+#ifdef KRILL_HAVE_MPI
+#include "krill/mpi.h"
+#endif
+
+void cli_ranks_start(cli_ranks *m)
+{
+    m->on = 0;
+    m->rank = 0;
+    m->size = 1;
+#ifdef KRILL_HAVE_MPI
+    const char *const vars[] = { "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK" };
+    for (size_t k = 0; k < sizeof vars / sizeof *vars; k++)
+        if (getenv(vars[k])) m->on = 1;
+    if (m->on) {
+        MPI_Init(NULL, NULL);
+        MPI_Comm_rank(MPI_COMM_WORLD, &m->rank);
+        MPI_Comm_size(MPI_COMM_WORLD, &m->size);
+    }
+#endif
+}
+
+void cli_ranks_end(const cli_ranks *m)
+{
+#ifdef KRILL_HAVE_MPI
+    if (m->on) MPI_Finalize();
+#else
+    (void)m;
+#endif
+}
+
+/* Rank 0's exit code and the problem's size and solver, to every rank. */
+int cli_ranks_share(const cli_ranks *m, int rc, cli_solve_report *r)
+{
+#ifdef KRILL_HAVE_MPI
+    if (m->on) {
+        int64_t v[4] = { rc, r->n, (int64_t)r->opts.solver, (int64_t)r->opts.ortho };
+        MPI_Bcast(v, 4, MPI_INT64_T, 0, MPI_COMM_WORLD);
+        rc = (int)v[0];
+        r->n = v[1];
+        r->opts.solver = (krill_solver_type)v[2];
+        r->opts.ortho = (krill_ortho)v[3];
+    }
+#else
+    (void)m;
+    (void)r;
+#endif
+    return rc;
+}
+
+krill_status cli_ranks_ctx(const cli_ranks *m, const krill_ctx_opts *o, krill_ctx **ctx)
+{
+#ifdef KRILL_HAVE_MPI
+    if (m->on) return krill_mpi_ctx_create(MPI_COMM_WORLD, o, ctx);
+#else
+    (void)m;
+#endif
+    return krill_ctx_create(o, ctx);
+}
+
+/* The matrix (distributed: rank 0's csr scattered) and the rows of this rank. */
+krill_status cli_ranks_mat(const cli_ranks *m, krill_ctx *ctx, const krill_csr *csr,
+                           const char *format, krill_mat **mat, int64_t *rows)
+{
+    krill_status st = KRILL_OK;
+#ifdef KRILL_HAVE_MPI
+    krill_dist_layout l;
+    if (m->on) {
+        st = krill_dist_mat_scatter(ctx, csr, NULL, format, mat);
+        if (st == KRILL_OK) st = krill_dist_mat_layout(*mat, &l);
+        *rows = l.n_local;
+        return st;
+    }
+#else
+    (void)m;
+#endif
+    st = krill_mat_create(ctx, csr, format, mat);
+    *rows = csr->n_rows;
+    return st;
+}
+
+/* host (rank 0) -> v, or v -> host (rank 0) */
+krill_status cli_ranks_vec(const cli_ranks *m, const krill_mat *mat, double *host,
+                           krill_vec *v, int gather)
+{
+#ifdef KRILL_HAVE_MPI
+    if (m->on)
+        return gather ? krill_dist_vec_gather(mat, v, host) : krill_dist_vec_scatter(mat, host, v);
+#else
+    (void)m;
+#endif
+    (void)mat;
+    return gather ? krill_vec_download(v, host) : krill_vec_upload(v, host);
+}
+
+/* Every rank's load, on rank 0 (load: size entries there, NULL elsewhere). */
+void cli_ranks_load(const cli_ranks *m, const krill_mat *mat, cli_rank_load *load)
+{
+#ifdef KRILL_HAVE_MPI
+    krill_dist_layout l;
+    cli_rank_load mine;
+    if (!m->on || krill_dist_mat_layout(mat, &l) != KRILL_OK) return;
+    mine = (cli_rank_load){ l.n_local, l.nnz_diag, l.nnz_off, l.halo, l.sent, l.recv_ranks,
+                            l.send_ranks };
+    MPI_Gather(&mine, (int)sizeof mine, MPI_BYTE, load, (int)sizeof mine, MPI_BYTE, 0,
+               MPI_COMM_WORLD);
+#else
+    (void)m;
+    (void)mat;
+    (void)load;
+#endif
+}

@@ -1,0 +1,73 @@
+/* dist/dist_impl.h - what dist/'s files share: the MPI communicator behind a krill_comm, the
+ * halo plan, and the distributed matrix (PETSc's MPIAIJ layout).
+ *
+ * Arrows point down: dist/ calls core/ (the context, allocation, krill_ctx_agree) and
+ * formats/ (the blocks are ordinary krill_mats; the distributed matrix is a krill_mat whose
+ * format table is dist/'s), never the other way. core/ reaches MPI only through the
+ * krill_comm_ops table that comm.c fills (doc/decisions.md). */
+#ifndef KRILL_DIST_IMPL_H
+#define KRILL_DIST_IMPL_H
+
+#include <mpi.h>
+#include <stdint.h>
+
+#include "core/core_impl.h"
+#include "formats/formats_impl.h"
+#include "krill/mpi.h"
+
+/* The MPI communicator of a context (its duplicate, made by krill_ctx_create). */
+MPI_Comm krill_dist_comm(const krill_ctx *ctx);
+
+/* ---- halo plan (halo.c) -----------------------------------------------------------------
+ * Rank p needs x_g for every global column g of its rows outside its own range: the ghosts,
+ * sorted, are the columns of its off-rank block (colmap). Ghosts are received into recv_buf
+ * in colmap order, one message per owning rank (contiguous, since ownership is by row
+ * ranges); this rank sends x[send_idx[k]] for the ranks that need its entries. Per SpMV a
+ * rank receives n_halo doubles in n_recv messages and sends send_off[n_send] doubles in
+ * n_send messages; nothing else moves. */
+typedef struct krill_halo {
+    int64_t n_halo;          /* ghosts = columns of the off-rank block */
+    int32_t *colmap;         /* n_halo global columns, ascending */
+    int n_recv, n_send;      /* neighbours that send to us / that we send to */
+    int *recv_rank;          /* n_recv ranks, ascending */
+    int64_t *recv_off;       /* n_recv + 1 offsets into recv_buf */
+    int *send_rank;          /* n_send */
+    int64_t *send_off;       /* n_send + 1 offsets into send_idx / send_buf */
+    int32_t *send_idx;       /* local rows whose x entries go out */
+    double *recv_buf;        /* n_halo doubles: the ghost values of x */
+    double *send_buf;        /* send_off[n_send] doubles: the packed outgoing values */
+    MPI_Request *req;        /* n_recv + n_send */
+} krill_halo;
+
+/* Build the plan for this rank's rows (global columns) given every rank's row range
+ * (offsets[size + 1]); collective. On failure (any rank) every rank fails. */
+krill_status krill_halo_build(krill_ctx *ctx, const krill_csr *rows, const int64_t *offsets,
+                              krill_halo *h);
+void krill_halo_free(krill_halo *h);
+/* Post the receives, pack x's outgoing entries and send them (nonblocking). */
+krill_status krill_halo_start(const krill_halo *h, MPI_Comm comm, const double *x);
+/* Wait for every message: recv_buf then holds the ghosts. */
+krill_status krill_halo_finish(const krill_halo *h);
+
+/* ---- the distributed matrix (mat.c) ----------------------------------------------------- */
+typedef struct krill_dist_mat {
+    krill_ctx *ctx;
+    int rank, size;
+    int64_t n_global;
+    int64_t *offsets;        /* size + 1: rank r owns global rows [offsets[r], offsets[r+1]) */
+    int64_t row_start, n_local;
+    krill_mat *diag;         /* n_local x n_local, columns - row_start; NULL when n_local = 0 */
+    krill_mat *off;          /* n_local x n_halo, columns compressed; NULL when n_halo = 0 */
+    int64_t nnz_diag, nnz_off;
+    uint8_t *is_off;         /* per local entry (the CSR order given): 1 = off-rank block */
+    krill_halo halo;
+} krill_dist_mat;
+
+/* The impl of a matrix made by krill_dist_mat_create, or NULL (with an error) for any other. */
+krill_dist_mat *krill_dist_of(const krill_mat *a, const char *fn);
+/* krill_dist_mat_create with the row ranges already agreed (offsets: size + 1, the same on
+ * every rank; rows->n_rows = offsets[rank + 1] - offsets[rank]). */
+krill_status krill_dist_mat_build(krill_ctx *ctx, const krill_csr *rows, const int64_t *offsets,
+                                  const char *format, krill_mat **mat);
+
+#endif

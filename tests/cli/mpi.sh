@@ -1,0 +1,31 @@
+#!/bin/bash
+# tests/cli/mpi.sh MPIEXEC NP_FLAG KRILL [MPIEXEC_FLAGS...]: `mpirun -n 2 krill solve` prints
+# one report (rank 0's) with both ranks' loads, writes x once, and converges to the serial
+# error; a file that cannot be read fails on every rank with exit code 2, one message.
+mpiexec=$1 np=$2 krill=$3
+shift 3
+. "$(dirname "$0")/lib.sh"
+# run EXIT NP ARGS...: krill solve on NP ranks
+run() {
+  local expected=$1 n=$2; shift 2
+  "$mpiexec" "$np" "$n" "$@" >out 2>err
+  local rc=$?
+  echo "mpiexec $np $n ... -> exit $rc"
+  [ "$rc" -eq "$expected" ] || { cat out err; fail "exit code $rc, expected $expected"; }
+}
+flags=("$@")
+
+run 0 2 "${flags[@]}" "$krill" solve --gen poisson3d:12 --precond jacobi --threads 1 --out x.mtx
+cat out
+[ "$(grep -c '^result' out)" -eq 1 ] || fail "expected one report, got $(grep -c '^result' out)"
+grep -q 'MPI rank 0 of 2' out || fail "the device line does not name the ranks"
+grep -q 'rank 0: rows' out && grep -q 'rank 1: rows' out || fail "per-rank loads missing"
+grep -q 'converged' out || fail "not converged"
+[ "$(grep -c '^%%MatrixMarket' x.mtx)" -eq 1 ] || fail "x.mtx was not written once"
+[ "$(grep -vc "^%" x.mtx)" -eq 1729 ] || fail "x.mtx does not hold a size line and 1728 entries"
+awk '/error vs x = 1/ { e = $10 + 0 } END { exit !(e < 1e-6) }' out ||
+  fail "the error against x = 1 is not below 1e-6"
+
+run 2 2 "${flags[@]}" "$krill" solve no-such-file.mtx --threads 1
+[ "$(grep -c 'no-such-file' err)" -eq 1 ] || { cat err; fail "expected one error message"; }
+echo "PASS"

@@ -1,0 +1,69 @@
+/* tests/mpi_testutil.c - see mpi_testutil.h. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "mpi_testutil.h"
+
+krill_ctx *mtu_init(int *argc, char ***argv)
+{
+    krill_ctx *ctx = NULL;
+    krill_ctx_opts o = KRILL_CTX_OPTS_INIT;
+    if (MPI_Init(argc, argv) != MPI_SUCCESS) exit(1);
+    o.device = KRILL_DEVICE_CPU;
+    o.threads = 1;
+    if (krill_mpi_ctx_create(MPI_COMM_WORLD, &o, &ctx) != KRILL_OK) {
+        fprintf(stderr, "krill_mpi_ctx_create: %s\n", krill_last_error());
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    return ctx;
+}
+
+int mtu_finish(const char *name, krill_ctx **ctx)
+{
+    int counts[2] = {tu_checks, tu_failures}, sums[2], rank = krill_ctx_rank(*ctx), code = 0;
+    MPI_Reduce(counts, sums, 2, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (rank == 0) {
+        tu_checks = sums[0];
+        tu_failures = sums[1];
+        printf("(%d ranks) ", krill_ctx_size(*ctx));
+        code = tu_finish(name);
+    }
+    krill_ctx_destroy(ctx);
+    MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_Finalize();
+    return code;
+}
+
+const char *mtu_partition_name(mtu_partition p)
+{
+    static const char *const names[MTU_PARTITIONS] = {"balanced", "all on rank 0",
+                                                      "all on the last rank", "rank 1 empty"};
+    return names[p];
+}
+
+const int64_t *mtu_offsets(mtu_partition p, int64_t n, int size, int64_t *off)
+{
+    int empty = size > 2 ? 1 : 0;
+    if (p == MTU_BALANCED) return NULL;
+    for (int r = 0; r <= size; r++) {
+        if (p == MTU_ALL_ON_FIRST) off[r] = r == 0 ? 0 : n;
+        else if (p == MTU_ALL_ON_LAST) off[r] = r == size ? n : 0;
+        else if (size == 1) off[r] = r == 0 ? 0 : n;
+        else {   /* even split among the size - 1 ranks other than `empty` */
+            int k = r <= empty ? r : r - 1;   /* ranks before r that hold rows */
+            off[r] = n * k / (size - 1);
+        }
+    }
+    return off;
+}
+
+void mtu_vector(int64_t n, double *x)
+{
+    for (int64_t i = 0; i < n; i++) x[i] = 1.0 + sin(0.37 * (double)i) + (double)(i % 7) / 8.0;
+}
+
+int mtu_bcast_int(int value)
+{
+    MPI_Bcast(&value, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    return value;
+}

@@ -1,0 +1,212 @@
+/* test_mpi_faults: a failure on one rank is returned on every rank, never a hang
+ * (tests/mpi.cmake: 1, 2, 3, 4 ranks, each with a TIMEOUT). The allocation fault hook makes
+ * the k-th allocation of the last rank fail, for k = 1, 2, ... until the call succeeds,
+ * through every collective function (the context, scatter and assembly of a matrix,
+ * preconditioners, every solver, vector scatter and gather): every rank must return the same
+ * status, and the others must name the failing rank. Then failures that are not
+ * allocations: a rank with a malformed CSR, a rank whose columns disagree, a block size that
+ * does not divide one rank's rows. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/core_impl.h"   /* the allocation fault hook */
+#include "mpi_testutil.h"
+
+static krill_ctx *ctx;
+static int rank, size, faulty;   /* faulty: the rank whose allocations fail */
+
+/* Every rank returned st; the same status everywhere, and on the others a message naming
+ * the failing rank. */
+static void check_agreed(krill_status st, int failing, const char *what)
+{
+    int s[2] = {(int)st, -(int)st}, m[2];
+    char want[32];
+    MPI_Allreduce(s, m, 2, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    CHECK(m[0] == -m[1]);
+    if (m[0] != -m[1]) fprintf(stderr, "  %s: statuses differ between ranks\n", what);
+    snprintf(want, sizeof want, "rank %d of %d", failing, size);
+    if (st != KRILL_OK && rank != failing) {
+        CHECK(strstr(krill_last_error(), want) != NULL);
+        if (!strstr(krill_last_error(), want))
+            fprintf(stderr, "  %s: rank %d's message: %s\n", what, rank, krill_last_error());
+    }
+}
+
+typedef krill_status (*step_fn)(void *state);
+typedef void (*undo_fn)(void *state);
+
+/* Walk the faults of `call` on the faulty rank; returns how many failed before success. */
+static int walk(const char *what, step_fn call, undo_fn undo, void *state)
+{
+    int k, failed = 0;
+    for (k = 1; k <= 400; k++) {
+        if (rank == faulty) krill_fault_alloc_after(k);
+        krill_status st = call(state);
+        krill_fault_alloc_after(0);
+        int bad = st != KRILL_OK, any = 0;
+        check_agreed(st, faulty, what);
+        if (bad && rank == faulty) CHECK(st == KRILL_ERR_ALLOC);
+        undo(state);
+        MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        if (!any) break;
+        failed++;
+    }
+    CHECK(k <= 400 && failed > 0);
+    if (rank == 0) printf("  %-28s %3d allocations of rank %d failed, each on every rank\n",
+                          what, failed, faulty);
+    return failed;
+}
+
+typedef struct state {
+    krill_csr *g;            /* the whole matrix (rank 0) */
+    krill_ctx *c;
+    krill_mat *a;
+    krill_pc *pc;
+    krill_vec *b, *x;
+    const char *pc_name;
+    krill_solver_opts opts;
+    double *global;
+} state;
+
+static krill_status make_ctx(void *s)
+{
+    krill_ctx_opts o = KRILL_CTX_OPTS_INIT;
+    o.device = KRILL_DEVICE_CPU;
+    o.threads = 1;
+    return krill_mpi_ctx_create(MPI_COMM_WORLD, &o, &((state *)s)->c);
+}
+static void drop_ctx(void *s) { krill_ctx_destroy(&((state *)s)->c); }
+
+static krill_status scatter(void *s)
+{
+    state *t = s;
+    return krill_dist_mat_scatter(ctx, rank == 0 ? t->g : NULL, NULL, "csr", &t->a);
+}
+static void drop_mat(void *s) { krill_mat_destroy(&((state *)s)->a); }
+
+static krill_status make_pc(void *s)
+{
+    state *t = s;
+    return krill_pc_create(t->a, t->pc_name, &t->pc);
+}
+static void drop_pc(void *s) { krill_pc_destroy(&((state *)s)->pc); }
+
+static krill_status solve(void *s)
+{
+    state *t = s;
+    krill_solve_info info;
+    krill_status st = krill_vec_fill(t->x, 0.0);
+    if (st == KRILL_OK) st = krill_solve(t->a, t->pc, t->b, t->x, &t->opts, &info);
+    krill_solve_info_free(&info);
+    return st;
+}
+static void nothing(void *s) { (void)s; }
+
+static krill_status gather(void *s)
+{
+    state *t = s;
+    return krill_dist_vec_gather(t->a, t->x, t->global);
+}
+
+static void test_alloc_faults(void)
+{
+    static const krill_solver_type solvers[] = {KRILL_SOLVER_CG, KRILL_SOLVER_GMRES,
+                                                KRILL_SOLVER_FGMRES, KRILL_SOLVER_BICGSTAB,
+                                                KRILL_SOLVER_MINRES};
+    static const char *const names[] = {"krill_solve cg", "krill_solve gmres/dcgs2",
+                                        "krill_solve fgmres", "krill_solve bicgstab",
+                                        "krill_solve minres"};
+    state t;
+    krill_dist_layout l;
+    memset(&t, 0, sizeof t);
+    CHECK_OK(krill_gen("poisson3d:5", &t.g));
+    walk("krill_mpi_ctx_create", make_ctx, drop_ctx, &t);
+    walk("krill_dist_mat_scatter", scatter, drop_mat, &t);
+    CHECK_OK(scatter(&t));
+    t.pc_name = "ilu0";
+    walk("krill_pc_create ilu0", make_pc, drop_pc, &t);
+    t.pc_name = "jacobi";
+    CHECK_OK(make_pc(&t));
+    CHECK_OK(krill_dist_mat_layout(t.a, &l));
+    CHECK_OK(krill_vec_create(ctx, l.n_local, &t.b));
+    CHECK_OK(krill_vec_create(ctx, l.n_local, &t.x));
+    CHECK_OK(krill_vec_fill(t.b, 1.0));
+    for (size_t k = 0; k < sizeof solvers / sizeof *solvers; k++) {
+        krill_solver_opts_default(&t.opts);
+        t.opts.solver = solvers[k];
+        t.opts.ortho = KRILL_ORTHO_DCGS2;
+        walk(names[k], solve, nothing, &t);
+    }
+    t.global = malloc((size_t)l.n_global * sizeof *t.global);
+    walk("krill_dist_vec_gather", gather, nothing, &t);
+    free(t.global);
+    krill_vec_destroy(&t.b);
+    krill_vec_destroy(&t.x);
+    drop_pc(&t);
+    drop_mat(&t);
+    krill_csr_destroy(&t.g);
+}
+
+/* Rank `bad` gives rows that are wrong in one way; every rank fails with its status. */
+static void test_bad_rows(void)
+{
+    krill_csr *g = NULL, *mine = NULL;
+    krill_mat *a = NULL;
+    krill_pc *pc = NULL;
+    int bad = size - 1;
+    CHECK_OK(krill_gen("poisson3d:4", &g));
+    int64_t n = g->n_rows, lo = n * rank / size, hi = n * (rank + 1) / size;
+    int64_t base = g->row_ptr[lo], nnz = g->row_ptr[hi] - base;
+    CHECK_OK(krill_csr_create((int32_t)(hi - lo), g->n_cols, nnz, &mine));
+    for (int64_t i = 0; i <= hi - lo; i++) mine->row_ptr[i] = g->row_ptr[lo + i] - base;
+    memcpy(mine->col, g->col + base, (size_t)nnz * sizeof *mine->col);
+    memcpy(mine->val, g->val + base, (size_t)nnz * sizeof *mine->val);
+
+    /* columns out of order on one rank */
+    if (rank == bad) {
+        int32_t c = mine->col[0];
+        mine->col[0] = mine->col[1];
+        mine->col[1] = c;
+    }
+    krill_status st = krill_dist_mat_create(ctx, mine, "csr", &a);
+    CHECK(st == KRILL_ERR_ARG && a == NULL);
+    check_agreed(st, bad, "unsorted columns");
+    if (rank == bad) {
+        int32_t c = mine->col[0];
+        mine->col[0] = mine->col[1];
+        mine->col[1] = c;
+    }
+    /* one rank's column count disagrees (checked by all: every rank names it) */
+    if (rank == bad) mine->n_cols++;
+    st = krill_dist_mat_create(ctx, mine, "csr", &a);
+    CHECK(st == KRILL_ERR_ARG && a == NULL);
+    CHECK(strstr(krill_last_error(), "columns") != NULL);
+    if (rank == bad) mine->n_cols--;
+    /* a block size that divides some ranks' rows only: 64 rows, 5 = 1 + 4 blocks on 2 ranks */
+    CHECK_OK(krill_dist_mat_create(ctx, mine, "csr", &a));
+    st = krill_pc_create(a, "bjacobi:4", &pc);
+    {
+        int64_t rows = hi - lo, any_bad = 0, mine_bad = rows % 4 != 0;
+        MPI_Allreduce(&mine_bad, &any_bad, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
+        CHECK(any_bad ? st != KRILL_OK && pc == NULL : st == KRILL_OK);
+        int first = size;
+        int me = mine_bad ? rank : size;
+        MPI_Allreduce(&me, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+        if (any_bad) check_agreed(st, first, "bjacobi:4");
+    }
+    krill_pc_destroy(&pc);
+    krill_mat_destroy(&a);
+    krill_csr_destroy(&mine);
+    krill_csr_destroy(&g);
+}
+
+int main(int argc, char **argv)
+{
+    ctx = mtu_init(&argc, &argv);
+    rank = krill_ctx_rank(ctx);
+    size = krill_ctx_size(ctx);
+    faulty = size - 1;
+    test_alloc_faults();
+    test_bad_rows();
+    return mtu_finish("test_mpi_faults", &ctx);
+}

@@ -1,0 +1,206 @@
+/* test_mpi_solve: every solver on a distributed matrix against the same solve on one
+ * process (tests/mpi.cmake: 1, 2, 3, 4 ranks). CG, GMRES (CGS2, DCGS2, MGS), FGMRES,
+ * BiCGStab and MINRES with no preconditioner and Jacobi, on a balanced partition and on one
+ * with a rank of zero rows: the same reason, the iteration count within one (rounding: the
+ * ranks add their sums in another order; what was seen is printed), the solution within
+ * rounding of the serial one. ILU(0) / IC(0) of each rank's diagonal block converge (on one
+ * rank: the serial iteration count exactly). A reproducible mode and a GPU on a communicator
+ * are refused on every rank. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpi_testutil.h"
+
+#define RTOL 1e-10
+#define XTOL 1e-7    /* max |x - x_serial| / max |x_serial| */
+
+static krill_ctx *ctx, *serial;
+static int rank, size, max_it_diff;
+
+typedef struct solve_case {
+    const char *spec, *pc;
+    krill_solver_type solver;
+    krill_ortho ortho;
+    int restart;
+} solve_case;
+
+static void options(const solve_case *c, krill_solver_opts *o)
+{
+    krill_solver_opts_default(o);
+    o->solver = c->solver;
+    o->ortho = c->ortho;
+    o->rtol = RTOL;
+    o->maxit = 2000;
+    if (c->restart) o->restart = c->restart;
+}
+
+/* The serial solve of A x = b (b = mtu_vector, x0 = 0) on rank 0. */
+static void solve_serial(const solve_case *c, const krill_csr *g, double *x, krill_solve_info *info)
+{
+    krill_mat *a = NULL;
+    krill_pc *pc = NULL;
+    krill_vec *vb = NULL, *vx = NULL;
+    krill_solver_opts o;
+    options(c, &o);
+    CHECK_OK(krill_mat_create(serial, g, "csr", &a));
+    CHECK_OK(krill_pc_create(a, c->pc, &pc));
+    CHECK_OK(krill_vec_create(serial, g->n_rows, &vb));
+    CHECK_OK(krill_vec_create(serial, g->n_rows, &vx));
+    mtu_vector(g->n_rows, krill_vec_data(vb));
+    CHECK_OK(krill_solve(a, pc, vb, vx, &o, info));
+    CHECK_OK(krill_vec_download(vx, x));
+    krill_vec_destroy(&vb);
+    krill_vec_destroy(&vx);
+    krill_pc_destroy(&pc);
+    krill_mat_destroy(&a);
+}
+
+/* The distributed solve; x gathered on rank 0. Collective. */
+static void solve_dist(const solve_case *c, const krill_csr *g, mtu_partition p, double *x,
+                       krill_solve_info *info)
+{
+    krill_mat *a = NULL;
+    krill_pc *pc = NULL;
+    krill_vec *vb = NULL, *vx = NULL;
+    krill_dist_layout l;
+    krill_solver_opts o;
+    int64_t off[64];
+    double *gb = NULL;
+    options(c, &o);
+    CHECK_OK(krill_dist_mat_scatter(ctx, rank == 0 ? g : NULL,
+                                    rank == 0 ? mtu_offsets(p, g->n_rows, size, off) : NULL,
+                                    "csr", &a));
+    CHECK_OK(krill_dist_mat_layout(a, &l));
+    CHECK_OK(krill_pc_create(a, c->pc, &pc));
+    CHECK_OK(krill_vec_create(ctx, l.n_local, &vb));
+    CHECK_OK(krill_vec_create(ctx, l.n_local, &vx));
+    gb = malloc((size_t)l.n_global * sizeof *gb);
+    mtu_vector(l.n_global, gb);
+    CHECK_OK(krill_dist_vec_scatter(a, gb, vb));
+    CHECK_OK(krill_solve(a, pc, vb, vx, &o, info));
+    CHECK_OK(krill_dist_vec_gather(a, vx, x));
+    free(gb);
+    krill_vec_destroy(&vb);
+    krill_vec_destroy(&vx);
+    krill_pc_destroy(&pc);
+    krill_mat_destroy(&a);
+}
+
+static const char *solver_name(const solve_case *c)
+{
+    static const char *const names[] = {"gmres", "cg", "fgmres", "bicgstab", "minres"};
+    static const char *const orthos[] = {"cgs2", "mgs", "dcgs2"};
+    static char buf[64];
+    snprintf(buf, sizeof buf, "%s%s%s", names[c->solver],
+             c->solver == KRILL_SOLVER_GMRES || c->solver == KRILL_SOLVER_FGMRES ? "/" : "",
+             c->solver == KRILL_SOLVER_GMRES || c->solver == KRILL_SOLVER_FGMRES
+                 ? orthos[c->ortho] : "");
+    return buf;
+}
+
+/* Every rank's info must be the same (the reductions are global); rank 0 compares with the
+ * serial solve. exact_pc: the preconditioner does not depend on the partition. */
+static void compare(const solve_case *c, mtu_partition p, int exact_pc)
+{
+    krill_csr *g = NULL;
+    krill_solve_info si, di;
+    double *xs = NULL, *xd = NULL;
+    int it[2], lo[2];
+    CHECK_OK(krill_gen(c->spec, &g));
+    xs = malloc((size_t)g->n_rows * sizeof *xs);
+    xd = malloc((size_t)g->n_rows * sizeof *xd);
+    memset(&si, 0, sizeof si);
+    if (rank == 0) solve_serial(c, g, xs, &si);
+    solve_dist(c, g, p, xd, &di);
+    it[0] = di.iterations;
+    it[1] = -di.iterations;
+    MPI_Allreduce(it, lo, 2, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    CHECK(lo[0] == -lo[1]);   /* every rank counted the same iterations */
+    if (rank == 0) {
+        int diff = abs(di.iterations - si.iterations);
+        double err = tu_max_rel_diff(xd, xs, g->n_rows);
+        printf("  %-15s %-7s %-6s %-22s serial %4d, distributed %4d it, x diff %.1e\n",
+               solver_name(c), c->pc, c->spec, mtu_partition_name(p), si.iterations,
+               di.iterations, err);
+        CHECK(si.reason > 0 && di.reason > 0);
+        CHECK(di.relres <= RTOL * 1.01);
+        if (exact_pc) {
+            CHECK(diff <= 1);
+            CHECK(err <= XTOL);
+            if (diff > max_it_diff) max_it_diff = diff;
+        } else if (size == 1) {
+            CHECK(diff == 0);
+        }
+    }
+    krill_solve_info_free(&si);
+    krill_solve_info_free(&di);
+    free(xs);
+    free(xd);
+    krill_csr_destroy(&g);
+}
+
+static void test_solvers(void)
+{
+    static const solve_case cases[] = {
+        {"poisson3d:8", "none", KRILL_SOLVER_CG, KRILL_ORTHO_CGS2, 0},
+        {"elasticity3d:3,2,2", "jacobi", KRILL_SOLVER_CG, KRILL_ORTHO_CGS2, 0},
+        {"convdiff3d:7,2", "none", KRILL_SOLVER_GMRES, KRILL_ORTHO_CGS2, 20},
+        {"convdiff3d:7,2", "jacobi", KRILL_SOLVER_GMRES, KRILL_ORTHO_CGS2, 20},
+        {"convdiff3d:7,2", "none", KRILL_SOLVER_GMRES, KRILL_ORTHO_DCGS2, 20},
+        {"convdiff3d:7,2", "jacobi", KRILL_SOLVER_GMRES, KRILL_ORTHO_MGS, 20},
+        {"convdiff3d:7,2", "jacobi", KRILL_SOLVER_FGMRES, KRILL_ORTHO_CGS2, 20},
+        {"convdiff3d:7,2", "jacobi", KRILL_SOLVER_FGMRES, KRILL_ORTHO_DCGS2, 20},
+        {"convdiff3d:7,2", "jacobi", KRILL_SOLVER_BICGSTAB, KRILL_ORTHO_CGS2, 0},
+        {"poisson3d:7", "jacobi", KRILL_SOLVER_MINRES, KRILL_ORTHO_CGS2, 0},
+    };
+    if (rank == 0) printf("solves on %d ranks (rtol %g):\n", size, RTOL);
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        compare(&cases[k], MTU_BALANCED, 1);
+        compare(&cases[k], MTU_EMPTY_SECOND, 1);
+    }
+    if (rank == 0) printf("largest iteration difference from the serial solve: %d\n", max_it_diff);
+}
+
+/* ILU(0) and IC(0) of each rank's diagonal block (block Jacobi across ranks). */
+static void test_block_pc(void)
+{
+    static const solve_case cases[] = {
+        {"convdiff3d:7,2", "ilu0", KRILL_SOLVER_GMRES, KRILL_ORTHO_CGS2, 20},
+        {"poisson3d:8", "ic0", KRILL_SOLVER_CG, KRILL_ORTHO_CGS2, 0},
+        {"elasticity3d:3,2,2", "bjacobi", KRILL_SOLVER_CG, KRILL_ORTHO_CGS2, 0},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++)
+        compare(&cases[k], MTU_BALANCED, 0);
+}
+
+/* Refused, with the same status on every rank. */
+static void test_refusals(void)
+{
+    krill_ctx *gpu = NULL;
+    krill_ctx_opts o = KRILL_CTX_OPTS_INIT;
+    CHECK_STATUS(krill_ctx_set_repro(ctx, KRILL_REPRO_OZAKI, 0), KRILL_ERR_UNSUPPORTED);
+    CHECK(strstr(krill_last_error(), "not built yet") != NULL);
+    CHECK(krill_ctx_repro(ctx, NULL) == KRILL_REPRO_OFF);
+    o.device = KRILL_DEVICE_CUDA;
+    CHECK_STATUS(krill_mpi_ctx_create(MPI_COMM_WORLD, &o, &gpu), KRILL_ERR_UNSUPPORTED);
+    CHECK(gpu == NULL);
+    CHECK(krill_ctx_size(ctx) == size && krill_ctx_rank(ctx) == rank);
+    CHECK(strstr(krill_ctx_describe(ctx), "MPI rank") != NULL);
+}
+
+int main(int argc, char **argv)
+{
+    krill_ctx_opts o = KRILL_CTX_OPTS_INIT;
+    ctx = mtu_init(&argc, &argv);
+    rank = krill_ctx_rank(ctx);
+    size = krill_ctx_size(ctx);
+    o.device = KRILL_DEVICE_CPU;
+    o.threads = 1;
+    CHECK_OK(krill_ctx_create(&o, &serial));
+    test_solvers();
+    test_block_pc();
+    test_refusals();
+    krill_ctx_destroy(&serial);
+    return mtu_finish("test_mpi_solve", &ctx);
+}

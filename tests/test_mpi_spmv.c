@@ -1,0 +1,199 @@
+/* test_mpi_spmv: the distributed SpMV (dist/) against the serial reference, on every rank
+ * count it is started with (tests/mpi.cmake: 1, 2, 3, 4): generated matrices in every CPU
+ * format and under every partition shape (balanced, everything on one rank, a rank without
+ * rows), a diagonal matrix (no halo at all), each rank assembling its own rows
+ * (krill_dist_mat_create), new values, the diagonal, global dot products and norms, and
+ * every square matrix of testdata/. Results agree with krill_csr_spmv_ref within rounding:
+ * the distributed rows are summed in another order (diagonal block, then off-rank block). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpi_testutil.h"
+
+#define TOL 1e-13   /* max |y - y_ref| / max |y_ref| */
+
+static krill_ctx *ctx;
+static int rank, size;
+
+/* y = 1.5 A x - 0.5 y0 through the distributed matrix a, gathered on rank 0 and compared
+ * with the reference of `global` (rank 0's whole matrix). Collective. */
+static void check_spmv(const krill_mat *a, const krill_csr *global, const char *what)
+{
+    krill_dist_layout l;
+    krill_vec *x = NULL, *y = NULL;
+    double *gx = NULL, *gy = NULL, *ref = NULL;
+    CHECK_OK(krill_dist_mat_layout(a, &l));
+    int64_t n = l.n_global;
+    gx = malloc((size_t)(n + 1) * sizeof *gx);
+    gy = malloc((size_t)(n + 1) * sizeof *gy);
+    ref = malloc((size_t)(n + 1) * sizeof *ref);
+    mtu_vector(n, gx);
+    for (int64_t i = 0; i < n; i++) gy[i] = ref[i] = 0.25 * (double)(i % 5) - 0.5;
+    CHECK_OK(krill_vec_create(ctx, l.n_local, &x));
+    CHECK_OK(krill_vec_create(ctx, l.n_local, &y));
+    CHECK_OK(krill_dist_vec_scatter(a, gx, x));
+    CHECK_OK(krill_dist_vec_scatter(a, gy, y));
+    CHECK_OK(krill_mat_spmv(a, 1.5, x, -0.5, y));
+    CHECK_OK(krill_dist_vec_gather(a, y, gy));
+    if (rank == 0) {
+        krill_csr_spmv_ref(global, 1.5, gx, -0.5, ref);
+        double err = tu_max_rel_diff(gy, ref, n);
+        CHECK(err <= TOL);
+        if (err > TOL) fprintf(stderr, "  %s: max rel diff %.3g\n", what, err);
+    }
+    krill_vec_destroy(&x);
+    krill_vec_destroy(&y);
+    free(gx);
+    free(gy);
+    free(ref);
+}
+
+/* Scatter `global` (rank 0; NULL elsewhere) under partition p in `format`, check. */
+static void scatter_and_check(const krill_csr *global, int64_t n, mtu_partition p,
+                              const char *format, const char *name)
+{
+    krill_mat *a = NULL;
+    int64_t off[64];
+    char what[160];
+    snprintf(what, sizeof what, "%s, %s, %s, %d ranks", name, format, mtu_partition_name(p), size);
+    CHECK_OK(krill_dist_mat_scatter(ctx, rank == 0 ? global : NULL,
+                                    rank == 0 ? mtu_offsets(p, n, size, off) : NULL, format, &a));
+    if (a) check_spmv(a, global, what);
+    krill_mat_destroy(&a);
+}
+
+/* Every CPU format and every partition on generated matrices (each rank generates the same
+ * matrix; only rank 0's copy is scattered). */
+static void test_generated(void)
+{
+    static const char *const specs[] = {"poisson3d:6", "convdiff3d:5,2", "elasticity3d:2,2,3",
+                                        "band101:400", "rand100:300"};
+    for (size_t s = 0; s < sizeof specs / sizeof *specs; s++) {
+        krill_csr *g = NULL;
+        CHECK_OK(krill_gen(specs[s], &g));
+        if (!g) continue;
+        for (int p = 0; p < MTU_PARTITIONS; p++)
+            scatter_and_check(g, g->n_rows, p, "csr", specs[s]);
+        for (const char *const *f = krill_format_names(); *f; f++) {
+            if (strcmp(*f, "cusparse") == 0) continue;   /* GPU only */
+            scatter_and_check(g, g->n_rows, MTU_EMPTY_SECOND, *f, specs[s]);
+        }
+        krill_csr_destroy(&g);
+    }
+}
+
+/* Each rank assembles its own rows (krill_dist_mat_create), as a FEM code does; then new
+ * values (all doubled), the diagonal, and the halo of a diagonal matrix (none). */
+static void test_own_rows(void)
+{
+    krill_csr *g = NULL, *mine = NULL;
+    krill_mat *a = NULL;
+    krill_vec *d = NULL;
+    krill_dist_layout l;
+    CHECK_OK(krill_gen("poisson3d:5", &g));
+    int64_t n = g->n_rows, lo = n * rank / size, hi = n * (rank + 1) / size;
+    int64_t base = g->row_ptr[lo], nnz = g->row_ptr[hi] - base;
+    CHECK_OK(krill_csr_create((int32_t)(hi - lo), g->n_cols, nnz, &mine));
+    for (int64_t i = 0; i <= hi - lo; i++) mine->row_ptr[i] = g->row_ptr[lo + i] - base;
+    memcpy(mine->col, g->col + base, (size_t)nnz * sizeof *mine->col);
+    memcpy(mine->val, g->val + base, (size_t)nnz * sizeof *mine->val);
+    CHECK_OK(krill_dist_mat_create(ctx, mine, "csr", &a));
+    CHECK_OK(krill_dist_mat_layout(a, &l));
+    CHECK(l.n_global == n && l.row_start == lo && l.n_local == hi - lo);
+    CHECK(l.nnz_diag + l.nnz_off == nnz);
+    CHECK(size > 1 || (l.halo == 0 && l.sent == 0 && l.recv_ranks == 0));
+    check_spmv(a, g, "poisson3d:5, own rows");
+
+    /* new values: 2 A */
+    for (int64_t k = 0; k < mine->nnz; k++) mine->val[k] *= 2.0;
+    for (int64_t k = 0; k < g->nnz; k++) g->val[k] *= 2.0;
+    CHECK_OK(krill_mat_update_values(a, mine->val));
+    check_spmv(a, g, "poisson3d:5, updated values");
+
+    /* the diagonal of 2 A is 12 everywhere */
+    CHECK_OK(krill_vec_create(ctx, l.n_local, &d));
+    CHECK_OK(krill_mat_diagonal(a, d));
+    for (int64_t i = 0; i < l.n_local; i++) CHECK(krill_vec_data(d)[i] == 12.0);
+    krill_vec_destroy(&d);
+    krill_mat_destroy(&a);
+    krill_csr_destroy(&mine);
+
+    /* a diagonal matrix on a balanced partition: no rank sends or receives anything */
+    CHECK_OK(krill_csr_create(g->n_rows, g->n_cols, g->n_rows, &mine));
+    for (int32_t i = 0; i < mine->n_rows; i++) {
+        mine->row_ptr[i + 1] = i + 1;
+        mine->col[i] = i;
+        mine->val[i] = 1.0 + i;
+    }
+    CHECK_OK(krill_dist_mat_scatter(ctx, rank == 0 ? mine : NULL, NULL, "csr", &a));
+    CHECK_OK(krill_dist_mat_layout(a, &l));
+    CHECK(l.halo == 0 && l.sent == 0 && l.recv_ranks == 0 && l.send_ranks == 0);
+    check_spmv(a, mine, "diagonal");
+    krill_mat_destroy(&a);
+    krill_csr_destroy(&mine);
+    krill_csr_destroy(&g);
+}
+
+/* krill_vec_dot and krill_vec_nrm2 on the context sum over the ranks (also the rescaled
+ * norm of tiny values). */
+static void test_reductions(void)
+{
+    krill_csr *g = NULL;
+    krill_mat *a = NULL;
+    krill_vec *x = NULL;
+    krill_dist_layout l;
+    double *gx, dot = 0.0, nrm = 0.0, ref = 0.0;
+    CHECK_OK(krill_gen("poisson3d:7", &g));
+    CHECK_OK(krill_dist_mat_scatter(ctx, rank == 0 ? g : NULL, NULL, "csr", &a));
+    CHECK_OK(krill_dist_mat_layout(a, &l));
+    gx = malloc((size_t)l.n_global * sizeof *gx);
+    mtu_vector(l.n_global, gx);
+    for (int64_t i = 0; i < l.n_global; i++) ref += gx[i] * gx[i];
+    CHECK_OK(krill_vec_create(ctx, l.n_local, &x));
+    CHECK_OK(krill_dist_vec_scatter(a, gx, x));
+    CHECK_OK(krill_vec_dot(x, x, &dot));
+    CHECK_OK(krill_vec_nrm2(x, &nrm));
+    CHECK_CLOSE(dot, ref, 1e-14);
+    CHECK_CLOSE(nrm, sqrt(ref), 1e-14);
+    CHECK_OK(krill_vec_scal(1e-160, x));   /* squares underflow: the scaled path */
+    CHECK_OK(krill_vec_nrm2(x, &nrm));
+    CHECK_CLOSE(nrm * 1e160, sqrt(ref), 1e-14);
+    krill_vec_destroy(&x);
+    krill_mat_destroy(&a);
+    krill_csr_destroy(&g);
+    free(gx);
+}
+
+/* testdata: rank 0 walks the matrices and tells the others, for each, to join the scatter. */
+static void testdata_one(const krill_csr *a, const char *name, void *user)
+{
+    (*(int *)user)++;
+    mtu_bcast_int(1);
+    scatter_and_check(a, a->n_rows, MTU_BALANCED, "csr", name);
+}
+
+static void test_testdata(void)
+{
+    int count = 0;
+    if (rank == 0) {
+        if (tu_for_each_square_mtx(testdata_one, &count) < 0) printf("testdata skipped\n");
+        mtu_bcast_int(0);
+        printf("testdata: %d square matrices on %d ranks\n", count, size);
+    } else {
+        while (mtu_bcast_int(0)) scatter_and_check(NULL, 0, MTU_BALANCED, "csr", "testdata");
+    }
+}
+
+int main(int argc, char **argv)
+{
+    ctx = mtu_init(&argc, &argv);
+    rank = krill_ctx_rank(ctx);
+    size = krill_ctx_size(ctx);
+    CHECK(size >= 1 && size <= 63);
+    test_generated();
+    test_own_rows();
+    test_reductions();
+    test_testdata();
+    return mtu_finish("test_mpi_spmv", &ctx);
+}
