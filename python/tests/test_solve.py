@@ -1,0 +1,127 @@
+"""krill.solve: the result object, solver choice, formats, preconditioners, repro, version."""
+
+import importlib.metadata
+import re
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import krill
+from conftest import ROOT, convdiff2d, poisson2d, relres, rhs, saddle
+
+
+def test_result_fields():
+    a = poisson2d(20)
+    b = rhs(a)
+    seen = []
+    r = krill.solve(a, b, callback=lambda it, rn: seen.append((it, rn)))
+    assert isinstance(r, krill.SolveResult)
+    assert r.converged is True and r.reason == "converged (rtol)" and r.reason_code == 1
+    assert r.solver == "cg" and "symmetric" in r.solver_why
+    assert r.x.dtype == np.float64 and r.x.shape == b.shape
+    assert relres(a, r.x, b) <= 1.01e-8
+    assert isinstance(r.history, np.ndarray) and r.history.shape == (r.iterations + 1,)
+    assert r.history[0] == pytest.approx(np.linalg.norm(b))       # x0 = 0: ||r0|| = ||b||
+    assert r.relres == pytest.approx(relres(a, r.x, b), rel=1e-6)
+    assert r.bnorm == pytest.approx(np.linalg.norm(b))
+    assert set(r.times) == {"setup", "spmv", "precond", "ortho", "other", "total"}
+    assert r.times["total"] >= r.times["spmv"] >= 0.0
+    assert r.format == "csr" and r.format_choice is None
+    assert r.precond_name == "none" and r.precond
+    assert r.device.startswith("cpu")
+    assert [it for it, _ in seen] == list(range(1, r.iterations + 1))
+    np.testing.assert_allclose([rn for _, rn in seen], r.history[1:], rtol=1e-12)
+    assert "converged" in repr(r)
+
+
+def test_not_converged_is_a_result_not_an_error():
+    a = poisson2d(20)
+    r = krill.solve(a, rhs(a), solver="cg", maxiter=5)
+    assert not r.converged and r.iterations == 5 and "maxit" in r.reason
+    assert r.reason_code == -1
+
+
+@pytest.mark.parametrize("problem,solver", [(poisson2d, "cg"), (convdiff2d, "gmres"),
+                                            (saddle, "minres")])
+def test_auto_solver(problem, solver):
+    a = problem(12)
+    b = rhs(a)
+    r = krill.solve(a, b)
+    assert r.solver == solver and r.converged
+    assert relres(a, r.x, b) <= 1.01e-8
+
+
+@pytest.mark.parametrize("solver", ["gmres", "fgmres", "cg", "bicgstab", "minres"])
+def test_each_solver(solver):
+    a = poisson2d(12)
+    b = rhs(a)
+    r = krill.solve(a, b, solver=solver, rtol=1e-10, restart=40)
+    assert r.converged and r.solver == solver
+    assert relres(a, r.x, b) <= 1.01e-10
+
+
+def test_formats_agree():
+    a = convdiff2d(15)
+    b = rhs(a)
+    ref = krill.solve(a, b, solver="gmres", format="csr")
+    for fmt in krill.formats_available():
+        if fmt == "cusparse":
+            continue                                   # GPU only
+        r = krill.solve(a, b, solver="gmres", format=fmt)
+        assert r.converged and r.format == fmt
+        np.testing.assert_allclose(r.x, ref.x, rtol=1e-7, atol=1e-9 * np.abs(ref.x).max())
+    auto = krill.solve(a, b, solver="gmres", format="auto")
+    assert auto.converged and auto.format_choice and auto.format != "auto"
+
+
+@pytest.mark.parametrize("precond", ["jacobi", "bjacobi", "ilu0", "ic0", "ilu0:shift"])
+def test_preconditioners(precond):
+    a = poisson2d(16)
+    b = rhs(a)
+    r = krill.solve(a, b, solver="cg", precond=precond)
+    assert r.converged and relres(a, r.x, b) <= 1.01e-8
+    assert r.precond_name == precond and r.precond
+
+
+def test_repro_identical_bits_across_thread_counts():
+    a = convdiff2d(16)
+    b = rhs(a)
+    r1 = krill.solve(a, b, solver="gmres", repro=True, threads=1)
+    r2 = krill.solve(a, b, solver="gmres", repro=True, threads=2)
+    assert r1.converged
+    np.testing.assert_array_equal(r1.x, r2.x)
+    np.testing.assert_array_equal(r1.history, r2.history)
+    with pytest.raises(ValueError, match="repro"):
+        krill.solve(a, b, repro="bits")
+
+
+def test_bad_arguments():
+    a = poisson2d(6)
+    b = rhs(a)
+    with pytest.raises(krill.KrillValueError, match="solver \"lsqr\""):
+        krill.solve(a, b, solver="lsqr")
+    with pytest.raises(krill.KrillValueError, match="unknown format 'nope'"):
+        krill.solve(a, b, format="nope")
+    with pytest.raises(krill.KrillValueError, match="device"):
+        krill.solve(a, b, device="tpu")
+    with pytest.raises(TypeError, match="shell preconditioner"):
+        krill.solve(a, b, precond=sp.eye_array(36))
+    with pytest.raises(TypeError, match="shell matrix"):
+        krill.solve(lambda x: x, b)
+
+
+def test_cuda_without_gpu_is_device_error():
+    if krill.cuda_device_count() > 0:
+        pytest.skip("a GPU is present")
+    with pytest.raises(krill.DeviceError):
+        krill.solve(poisson2d(4), np.ones(16), device="cuda")
+
+
+def test_version_is_the_c_librarys():
+    assert re.fullmatch(r"[0-9]+(\.[0-9]+)*", krill.__version__)
+    assert importlib.metadata.version("krill") == krill.__version__
+    cmake = ROOT / "CMakeLists.txt"
+    if cmake.is_file():
+        m = re.search(r"project\(krill\s+VERSION\s+([0-9.]+)", cmake.read_text())
+        assert m and m.group(1) == krill.__version__
