@@ -1,6 +1,7 @@
 # Thin driver over CMake. The two commands of the README:
 #   make demo   build, then solve the embedded default problem (elasticity cantilever)
-#   make test   build, then run the whole test suite (GPU tests skip without a GPU)
+#   make test   build, then run the whole test suite (GPU tests skip without a GPU) and the
+#               Python package's (python/run_tests.sh: a venv, pip install ./python, pytest)
 #   make fuzz   build the libFuzzer harnesses (clang) and run each FUZZ_SECONDS seconds
 BUILD ?= build
 BUILD_ASAN ?= build-asan
@@ -26,6 +27,7 @@ demo: build
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	JOBS=$(JOBS) python/run_tests.sh
 
 test-gpu: build
 	cd $(BUILD) && ctest --output-on-failure -L gpu
