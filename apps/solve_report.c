@@ -158,5 +158,23 @@ void cli_report_json(FILE *out, const cli_solve_report *r)
         cli_json_null(&json, "repro_slices");
     snprintf(hash, sizeof hash, "%016" PRIx64, r->x_hash);
     cli_json_string(&json, "x_hash", hash);
+    if (r->load) {               /* a distributed solve: each rank's load, by rank */
+        cli_json_int(&json, "ranks", r->ranks);
+        cli_json_object(&json, "per_rank");
+        for (int k = 0; k < r->ranks; k++) {
+            char key[16];
+            snprintf(key, sizeof key, "%d", k);
+            cli_json_object(&json, key);
+            cli_json_int(&json, "rows", r->load[k].rows);
+            cli_json_int(&json, "nnz_diag", r->load[k].nnz_diag);
+            cli_json_int(&json, "nnz_off", r->load[k].nnz_off);
+            cli_json_int(&json, "halo", r->load[k].halo);
+            cli_json_int(&json, "sent", r->load[k].sent);
+            cli_json_int(&json, "recv_ranks", r->load[k].recv_ranks);
+            cli_json_int(&json, "send_ranks", r->load[k].send_ranks);
+            cli_json_close(&json);
+        }
+        cli_json_close(&json);
+    }
     cli_json_end(&json);
 }

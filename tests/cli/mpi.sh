@@ -1,7 +1,8 @@
 #!/bin/bash
 # tests/cli/mpi.sh MPIEXEC NP_FLAG KRILL [MPIEXEC_FLAGS...]: `mpirun -n 2 krill solve` prints
-# one report (rank 0's) with both ranks' loads, writes x once, and converges to the serial
-# error; a file that cannot be read fails on every rank with exit code 2, one message.
+# one report (rank 0's) with both ranks' loads (also in --json), writes x once, and converges
+# to the serial error; a file that cannot be read fails on every rank with exit code 2, one
+# message.
 mpiexec=$1 np=$2 krill=$3
 shift 3
 . "$(dirname "$0")/lib.sh"
@@ -25,6 +26,18 @@ grep -q 'converged' out || fail "not converged"
 [ "$(grep -vc "^%" x.mtx)" -eq 1729 ] || fail "x.mtx does not hold a size line and 1728 entries"
 awk '/error vs x = 1/ { e = $10 + 0 } END { exit !(e < 1e-6) }' out ||
   fail "the error against x = 1 is not below 1e-6"
+
+# --json: one object, with both ranks' loads adding up to the matrix
+run 0 2 "${flags[@]}" "$krill" solve --gen poisson3d:12 --threads 1 --json
+python3 - out <<'PY' || fail "the JSON report is wrong"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["converged"] and r["ranks"] == 2, r
+loads = r["per_rank"]
+assert sum(loads[k]["rows"] for k in "01") == r["n"] == 1728, loads
+assert sum(loads[k]["nnz_diag"] + loads[k]["nnz_off"] for k in "01") == r["nnz"], loads
+assert loads["0"]["halo"] == loads["1"]["sent"] == 144, loads
+PY
 
 run 2 2 "${flags[@]}" "$krill" solve no-such-file.mtx --threads 1
 [ "$(grep -c 'no-such-file' err)" -eq 1 ] || { cat err; fail "expected one error message"; }
