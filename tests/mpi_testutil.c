@@ -1,6 +1,7 @@
 /* tests/mpi_testutil.c - see mpi_testutil.h. */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "mpi_testutil.h"
 
@@ -66,4 +67,17 @@ int mtu_bcast_int(int value)
 {
     MPI_Bcast(&value, 1, MPI_INT, 0, MPI_COMM_WORLD);
     return value;
+}
+
+krill_csr *mtu_even_rows(const krill_csr *g, int rank, int size)
+{
+    krill_csr *mine = NULL;
+    const int64_t n = g->n_rows, lo = n * rank / size, hi = n * (rank + 1) / size;
+    const int64_t base = g->row_ptr[lo], nnz = g->row_ptr[hi] - base;
+    CHECK_OK(krill_csr_create((int32_t)(hi - lo), g->n_cols, nnz, &mine));
+    if (!mine) exit(1);
+    for (int64_t i = 0; i <= hi - lo; i++) mine->row_ptr[i] = g->row_ptr[lo + i] - base;
+    memcpy(mine->col, g->col + base, (size_t)nnz * sizeof *mine->col);
+    memcpy(mine->val, g->val + base, (size_t)nnz * sizeof *mine->val);
+    return mine;
 }

@@ -26,6 +26,10 @@ const int64_t *mtu_offsets(mtu_partition p, int64_t n, int size, int64_t *off);
 /* x_i = 1 + sin(0.37 i) + (i % 7) / 8 for i < n: no zeros, distinct values. */
 void mtu_vector(int64_t n, double *x);
 
+/* This rank's even share of g's rows (rows n rank / size to n (rank + 1) / size), a new CSR
+ * with global columns: what krill_dist_mat_create takes. */
+krill_csr *mtu_even_rows(const krill_csr *g, int rank, int size);
+
 /* Rank 0's value, on every rank (a broadcast). */
 int mtu_bcast_int(int value);
 

@@ -155,12 +155,8 @@ static void test_bad_rows(void)
     krill_pc *pc = NULL;
     int bad = size - 1;
     CHECK_OK(krill_gen("poisson3d:4", &g));
-    int64_t n = g->n_rows, lo = n * rank / size, hi = n * (rank + 1) / size;
-    int64_t base = g->row_ptr[lo], nnz = g->row_ptr[hi] - base;
-    CHECK_OK(krill_csr_create((int32_t)(hi - lo), g->n_cols, nnz, &mine));
-    for (int64_t i = 0; i <= hi - lo; i++) mine->row_ptr[i] = g->row_ptr[lo + i] - base;
-    memcpy(mine->col, g->col + base, (size_t)nnz * sizeof *mine->col);
-    memcpy(mine->val, g->val + base, (size_t)nnz * sizeof *mine->val);
+    const int64_t n = g->n_rows, lo = n * rank / size, hi = n * (rank + 1) / size;
+    mine = mtu_even_rows(g, rank, size);
 
     /* columns out of order on one rank */
     if (rank == bad) {

@@ -92,16 +92,12 @@ static void test_own_rows(void)
     krill_vec *d = NULL;
     krill_dist_layout l;
     CHECK_OK(krill_gen("poisson3d:5", &g));
-    int64_t n = g->n_rows, lo = n * rank / size, hi = n * (rank + 1) / size;
-    int64_t base = g->row_ptr[lo], nnz = g->row_ptr[hi] - base;
-    CHECK_OK(krill_csr_create((int32_t)(hi - lo), g->n_cols, nnz, &mine));
-    for (int64_t i = 0; i <= hi - lo; i++) mine->row_ptr[i] = g->row_ptr[lo + i] - base;
-    memcpy(mine->col, g->col + base, (size_t)nnz * sizeof *mine->col);
-    memcpy(mine->val, g->val + base, (size_t)nnz * sizeof *mine->val);
+    const int64_t n = g->n_rows, lo = n * rank / size, hi = n * (rank + 1) / size;
+    mine = mtu_even_rows(g, rank, size);
     CHECK_OK(krill_dist_mat_create(ctx, mine, "csr", &a));
     CHECK_OK(krill_dist_mat_layout(a, &l));
     CHECK(l.n_global == n && l.row_start == lo && l.n_local == hi - lo);
-    CHECK(l.nnz_diag + l.nnz_off == nnz);
+    CHECK(l.nnz_diag + l.nnz_off == mine->nnz);
     CHECK(size > 1 || (l.halo == 0 && l.sent == 0 && l.recv_ranks == 0));
     check_spmv(a, g, "poisson3d:5, own rows");
 

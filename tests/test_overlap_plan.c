@@ -154,6 +154,19 @@ static void test_dependencies(void)
     }
 }
 
+/* Three independent blocks: block k reads region 2k and writes 2k + 1, 1 MB each, its
+ * kernel `seconds` long. */
+static void three_blocks(krill_overlap_region r[6], krill_overlap_block b[3], int32_t io[3][2],
+                         double seconds)
+{
+    for (int k = 0; k < 3; k++) {
+        r[2 * k] = r[2 * k + 1] = (krill_overlap_region){&dummy, 1000000, 1, 1000000};
+        io[k][0] = 2 * k;
+        io[k][1] = 2 * k + 1;
+        b[k] = (krill_overlap_block){&io[k][0], &io[k][1], NULL, 1, 1, 0, seconds};
+    }
+}
+
 /* Three independent blocks, each send, kernel and receive taking t: pipelined 5t (fill t,
  * three kernels, drain t), sequential 9t, bound 5t. Then the host copy and latency terms. */
 static void test_prediction(void)
@@ -166,12 +179,7 @@ static void test_prediction(void)
     krill_overlap_plan_opts o = opts_with(1e9, KRILL_OVERLAP_AUTO);
     krill_overlap_plan *p = NULL;
     krill_overlap_plan_info info;
-    for (int k = 0; k < 3; k++) {
-        r[2 * k] = r[2 * k + 1] = (krill_overlap_region){&dummy, 1000000, 1, 1000000};  /* 1 ms */
-        io[k][0] = 2 * k;
-        io[k][1] = 2 * k + 1;
-        b[k] = (krill_overlap_block){&io[k][0], &io[k][1], NULL, 1, 1, 0, t};
-    }
+    three_blocks(r, b, io, t);
     {
         krill_overlap_problem pb = {r, b, 6, 3, no_kernel, NULL};
         CHECK_OK(krill_overlap_plan_create(&m, &pb, &o, &p));
@@ -240,12 +248,7 @@ static void test_model_terms(void)
     krill_overlap_plan_opts o = opts_with(1e9, KRILL_OVERLAP_AUTO);
     krill_overlap_plan *p = NULL;
     krill_overlap_plan_info info;
-    for (int k = 0; k < 3; k++) {
-        r[2 * k] = r[2 * k + 1] = (krill_overlap_region){&dummy, 1000000, 1, 1000000};
-        io[k][0] = 2 * k;
-        io[k][1] = 2 * k + 1;
-        b[k] = (krill_overlap_block){&io[k][0], &io[k][1], NULL, 1, 1, 0, 1e-3};
-    }
+    three_blocks(r, b, io, 1e-3);
     krill_overlap_problem pb = {r, b, 6, 3, no_kernel, NULL};
     m.h2d_latency = m.d2h_latency = 1e-4;
     m.host_copy_bandwidth = 2e9;
