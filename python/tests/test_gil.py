@@ -57,12 +57,12 @@ def test_interrupt_stops_a_solve(with_callback):
     timer.start()
     try:
         with pytest.raises(KeyboardInterrupt):
-            long_solve(10**6, callback=cb)      # minutes if not stopped
+            long_solve(40000, callback=cb)      # ~10 s if never stopped: fails, not hangs
     finally:
         timer.cancel()
     assert time.perf_counter() - t0 < 5.0
     if with_callback:
-        assert 0 < len(seen) < 10**6            # stopped inside the solve
+        assert 0 < len(seen) < 40000            # stopped inside the solve
     r = long_solve(10)                          # krill works on after the interrupt
     assert r.iterations == 10
 
