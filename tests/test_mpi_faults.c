@@ -59,6 +59,7 @@ static int walk(const char *what, step_fn call, undo_fn undo, void *state)
 
 typedef struct state {
     krill_csr *g;            /* the whole matrix (rank 0) */
+    krill_csr *mine;         /* this rank's even share of g's rows */
     krill_ctx *c;
     krill_mat *a;
     krill_pc *pc;
@@ -83,6 +84,12 @@ static krill_status scatter(void *s)
     return krill_dist_mat_scatter(ctx, rank == 0 ? t->g : NULL, NULL, "csr", &t->a);
 }
 static void drop_mat(void *s) { krill_mat_destroy(&((state *)s)->a); }
+
+static krill_status own_rows(void *s)
+{
+    state *t = s;
+    return krill_dist_mat_create(ctx, t->mine, "csr", &t->a);
+}
 
 static krill_status make_pc(void *s)
 {
@@ -122,6 +129,9 @@ static void test_alloc_faults(void)
     CHECK_OK(krill_gen("poisson3d:5", &t.g));
     walk("krill_mpi_ctx_create", make_ctx, drop_ctx, &t);
     walk("krill_dist_mat_scatter", scatter, drop_mat, &t);
+    t.mine = mtu_even_rows(t.g, rank, size);
+    walk("krill_dist_mat_create", own_rows, drop_mat, &t);
+    krill_csr_destroy(&t.mine);
     CHECK_OK(scatter(&t));
     t.pc_name = "ilu0";
     walk("krill_pc_create ilu0", make_pc, drop_pc, &t);
