@@ -1,6 +1,7 @@
 """Long solves release the GIL; Ctrl-C (SIGINT) stops a solve cleanly."""
 
 import _thread
+import signal
 import threading
 import time
 
@@ -52,6 +53,10 @@ def test_interrupt_stops_a_solve(with_callback):
     """Ctrl-C: the monitor sees the pending signal (without a callback: at most 50 ms on)."""
     seen = []
     cb = (lambda it, rn: seen.append(it)) if with_callback else None
+    # Python's own SIGINT handler, whatever was inherited: a process started in the
+    # background by a non-interactive shell (CI) ignores SIGINT, and interrupt_main then
+    # does nothing
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     timer = threading.Timer(0.3, _thread.interrupt_main)
     t0 = time.perf_counter()
     timer.start()
@@ -60,6 +65,7 @@ def test_interrupt_stops_a_solve(with_callback):
             long_solve(40000, callback=cb)      # ~10 s if never stopped: fails, not hangs
     finally:
         timer.cancel()
+        signal.signal(signal.SIGINT, previous)
     assert time.perf_counter() - t0 < 5.0
     if with_callback:
         assert 0 < len(seen) < 40000            # stopped inside the solve
