@@ -10,14 +10,6 @@ krill=$1 case=$2
 here=$(cd "$(dirname "$0")" && pwd)
 . "$(dirname "$0")/lib.sh"   # scratch folder, fail, skip, run
 
-run() {
-  local expected=$1; shift
-  "$krill" "$@" >out 2>err
-  local rc=$?
-  echo "krill $* -> exit $rc"
-  [ "$rc" -eq "$expected" ] || { cat out err; fail "exit code $rc, expected $expected"; }
-}
-
 case "$case" in
 solution)
   spec=$3 tol=$4

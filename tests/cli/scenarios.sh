@@ -7,14 +7,6 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$(dirname "$0")/lib.sh"   # scratch folder, fail, skip, run
 
 need_python() { command -v python3 >/dev/null || skip "python3 is not installed"; }
-# run EXIT ARGS...: run krill, keep stdout in out, stderr in err, check the exit code.
-run() {
-  local expected=$1; shift
-  "$krill" "$@" >out 2>err
-  local rc=$?
-  echo "krill $* -> exit $rc"
-  [ "$rc" -eq "$expected" ] || { cat out err; fail "exit code $rc, expected $expected"; }
-}
 
 case "$scenario" in
 json)        # every field with its type, nothing else on stdout, no progress line
