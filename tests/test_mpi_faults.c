@@ -157,6 +157,28 @@ static void test_alloc_faults(void)
     krill_csr_destroy(&t.g);
 }
 
+/* krill_comm_create is not collective in its failures (its allocations come after no
+ * communication): the k-th allocation fails on every rank alike, each gets KRILL_ERR_ALLOC
+ * and a NULL handle, nothing leaks (ASan), and the walk ends in a handle. */
+static void test_comm_create_faults(void)
+{
+    int failed = 0, k;
+    for (k = 1; k <= 50; k++) {
+        krill_comm *h = NULL;
+        krill_fault_alloc_after(k);
+        krill_status st = krill_comm_create(MPI_COMM_WORLD, &h);
+        krill_fault_alloc_after(0);
+        if (st == KRILL_OK) {
+            CHECK(h != NULL);
+            krill_comm_destroy(&h);
+            break;
+        }
+        CHECK(st == KRILL_ERR_ALLOC && h == NULL);
+        failed++;
+    }
+    CHECK(k <= 50 && failed > 0);
+}
+
 /* Rank `bad` gives rows that are wrong in one way; every rank fails with its status. */
 static void test_bad_rows(void)
 {
@@ -213,6 +235,7 @@ int main(int argc, char **argv)
     size = krill_ctx_size(ctx);
     faulty = size - 1;
     test_alloc_faults();
+    test_comm_create_faults();
     test_bad_rows();
     return mtu_finish("test_mpi_faults", &ctx);
 }
