@@ -129,6 +129,7 @@ int main(int argc, char **argv)
     } else if (cmd) {
         rc = check_default_threads();
         if (rc == CLI_EXIT_OK) rc = cmd->run(argc - 1, argv + 1);
+        krill_overlap_release_staging();   /* page-locked slots the GPU executor kept */
     } else if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") ||
                !strcmp(argv[1], "-h")) {
         rc = help(argc, argv);

@@ -20,7 +20,8 @@ static const krill_apsp_weight weights[] = {KRILL_APSP_INT32, KRILL_APSP_FLOAT,
 static void test_random(krill_ctx *gpu, krill_ctx *cpu)
 {
     const int32_t sizes[] = {2, 100, 127, 128, 129, 300, 513};
-    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        if (tu_quick() && sizes[s] != 2 && sizes[s] != 129 && sizes[s] != 300) continue;
         for (int shift = 0; shift < 2; shift++) {
             krill_csr *g = at_random_graph(sizes[s], 4, 21 + s, shift);
             for (int t = 0; t < 3; t++) {
@@ -41,6 +42,7 @@ static void test_random(krill_ctx *gpu, krill_ctx *cpu)
             }
             krill_csr_destroy(&g);
         }
+    }
 }
 
 /* Weights 0 and 1 (cycles of weight 0 everywhere): every path real and of length D. */
@@ -96,10 +98,12 @@ static void test_negative_cycle(krill_ctx *gpu)
     krill_csr_destroy(&g);
 }
 
-/* Larger: n = 2500 against the CPU's Dijkstra, bit for bit, timed per tile kind. */
+/* Larger: n = 2500 (quick: 600) against the CPU's Dijkstra, bit for bit, timed per tile
+ * kind. */
 static void test_large(krill_ctx *gpu, krill_ctx *cpu)
 {
-    krill_csr *g = at_random_graph(2500, 4, 77, 0);
+    const int32_t n = tu_quick() ? 600 : 2500;
+    krill_csr *g = at_random_graph(n, 4, 77, 0);
     krill_apsp *ref = at_solve(cpu, g, "dijkstra", KRILL_APSP_INT32, 0);
     for (int m = 1; m < N_GPU && ref; m++) {
         krill_apsp_opts o = KRILL_APSP_OPTS_INIT;
@@ -111,9 +115,10 @@ static void test_large(krill_ctx *gpu, krill_ctx *cpu)
         CHECK(r && at_compare(r, ref, 0.0, gpu_methods[m]) == 0);
         CHECK(r && at_certify(g, r, 1, 97, 0.0, gpu_methods[m]) == 0);
         if (m != 3) CHECK(info.t_rest > 0 && info.t_pivot > 0 && info.t_panels > 0);
-        CHECK(info.t_compute > 0 && info.n_padded == 2560);
-        printf("%s n 2500 paths: compute %.3f ms (pivot %.3f panels %.3f rest %.3f)\n",
-               gpu_methods[m], 1e3 * info.t_compute, 1e3 * info.t_pivot, 1e3 * info.t_panels,
+        CHECK(info.t_compute > 0 && info.n_padded >= n && info.n_padded % 128 == 0);
+        CHECK(n != 2500 || info.n_padded == 2560);
+        printf("%s n %d paths: compute %.3f ms (pivot %.3f panels %.3f rest %.3f)\n",
+               gpu_methods[m], n, 1e3 * info.t_compute, 1e3 * info.t_pivot, 1e3 * info.t_panels,
                1e3 * info.t_rest);
         krill_apsp_destroy(&r);
     }
@@ -222,7 +227,7 @@ static void test_memory(krill_ctx *gpu)
 static void test_out_of_core(krill_ctx *gpu, krill_ctx *cpu)
 {
     static const int32_t sizes[] = {300, 600, 1000, 2100};
-    for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++)
+    for (size_t s = 0; s < (tu_quick() ? 2 : sizeof sizes / sizeof *sizes); s++)
         for (int t = 0; t < 3; t++) {
             krill_csr *g = at_random_graph(sizes[s], 6, 70 + s, t == 0);
             krill_apsp *ref = at_solve(cpu, g, "fw-a", weights[t], 0);

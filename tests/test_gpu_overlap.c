@@ -221,6 +221,7 @@ int main(void)
 #endif
     TU_STEP(test_staging_kept(gpu));
     TU_STEP(test_faults(gpu));
+    krill_overlap_release_staging();   /* nothing page-locked left for memcheck's leak check */
     krill_ctx_destroy(&gpu);
     krill_ctx_destroy(&cpu);
     return tu_finish("test_gpu_overlap");

@@ -151,7 +151,7 @@ static void test_phi_family(void)
     static const double phis[] = {0, 1, 2, 4, 8};
     static const int64_t sizes[] = {1, 3, 100, 1000, 100003, ((int64_t)1 << 20) + 7};
     for (int ip = 0; ip < 5; ip++)
-        for (int is = 0; is < 6; is++) {
+        for (int is = 0; is < (tu_quick() ? 5 : 6); is++) {   /* quick: up to 100003 */
             const int64_t n = sizes[is];
             double *x = malloc((size_t)n * sizeof *x), *y = malloc((size_t)n * sizeof *y);
             char what[64];
@@ -556,13 +556,13 @@ int main(void)
     printf("%s\n", krill_ctx_describe(gpu));
     if (!oz_ref_have_mpfr()) printf("MPFR absent at build time: exact mode is compared with "
                                     "the CPU only\n");
-    test_edges();
-    test_phi_family();
-    test_mdot();
-    test_fast_path();
-    test_cgs_pass();
-    test_dispatch_and_reset();
-    test_faults();
+    TU_STEP(test_edges());
+    TU_STEP(test_phi_family());
+    TU_STEP(test_mdot());
+    TU_STEP(test_fast_path());
+    TU_STEP(test_cgs_pass());
+    TU_STEP(test_dispatch_and_reset());
+    TU_STEP(test_faults());
     krill_ozaki_tuning_set(NULL);
     krill_ctx_destroy(&gpu);
     krill_ctx_destroy(&cpu);

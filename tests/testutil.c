@@ -46,7 +46,13 @@ static const char *env_dir(const char *var)
     return dir;
 }
 
-const char *tu_testdata_shared(void) { return env_dir("KRILL_TESTDATA"); }
+int tu_quick(void)
+{
+    const char *v = getenv("KRILL_TEST_QUICK");
+    return v && *v && strcmp(v, "0") != 0;
+}
+
+const char *tu_testdata_shared(void) { return tu_quick() ? NULL : env_dir("KRILL_TESTDATA"); }
 const char *tu_testdata_local(void) { return env_dir("KRILL_TESTDATA_LOCAL"); }
 
 const char *tu_testdata(void)

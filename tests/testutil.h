@@ -64,6 +64,13 @@ double tu_now(void);   /* seconds, monotonic */
 /* Exit 77 (ctest: skipped) with a message. */
 void tu_skip(const char *why);
 
+/* Quick mode (KRILL_TEST_QUICK set and not "0"): .ci/gpu-sanitize sets it, because under
+ * compute-sanitizer every kernel launch costs milliseconds and a GPU test that takes 20 s
+ * runs for an hour. Tests then walk fewer generated sizes and matrices, and the shared
+ * testdata set is left out (the local one stays): every kernel and every code path still
+ * runs, on fewer inputs. The ordinary runs (ctest) walk everything. */
+int tu_quick(void);
+
 /* Test data lives in two folders (doc/testdata.md): the full shared set
  * ($KRILL_TESTDATA, CMake's KRILL_TESTDATA_DIR, ../shared/testdata by default), which may be
  * absent, and the small curated set committed with the project ($KRILL_TESTDATA_LOCAL,
