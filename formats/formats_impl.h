@@ -82,6 +82,16 @@ krill_status krill_mat_diagonal_raw(const krill_mat *a, double *d);
  * none (the caller goes through krill_mat_to_csr instead). */
 krill_status krill_mat_diagonal_blocks_raw(const krill_mat *a, int b, double *blocks);
 
+/* The shell matrix (formats/shell.c): a matrix known by a callback y = A x. */
+extern const krill_format_ops krill_shell_ops;
+int krill_mat_is_shell(const krill_mat *a);      /* 1 for a krill_mat_create_shell matrix */
+/* y = apply(user, x, y, n) after synchronizing ctx (x complete on a GPU); a failing
+ * callback's status comes back with a message naming `what` ("shell matrix") and what the
+ * callback left in krill_last_error. Shared by the shell matrix and the shell
+ * preconditioner (precond/shell.c). */
+krill_status krill_shell_call(krill_ctx *ctx, krill_shell_apply apply, void *user,
+                              const double *x, double *y, int64_t n, const char *what);
+
 /* Row statistics every format reports: n_rows, n_cols, nnz, max_row_nnz, mean_row_nnz,
  * empty_rows (bytes and variant are left to the format). */
 void krill_csr_row_stats(const krill_csr *csr, krill_format_stats *stats);

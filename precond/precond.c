@@ -129,6 +129,13 @@ krill_status krill_pc_create(const krill_mat *a, const char *name, krill_pc **pc
         goto cleanup;
     }
     KRILL_REQUIRE(strlen(name) < sizeof p->name, "preconditioner name \"%s\" is too long", name);
+    if (krill_mat_is_shell(a) && !ops->is_identity) {
+        st = krill_error(KRILL_ERR_UNSUPPORTED, "preconditioner \"%s\" needs the matrix's "
+                         "entries, and a shell matrix has none (only a callback y = A x): use "
+                         "\"none\" or a preconditioner of your own (krill_pc_create_shell)",
+                         name);
+        goto cleanup;
+    }
 
     KRILL_CALLOC(p, 1);
     p->ctx = a->ctx;

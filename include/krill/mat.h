@@ -44,6 +44,31 @@ krill_status krill_mat_create(krill_ctx *ctx, const krill_csr *csr, const char *
                               krill_mat **mat);
 void krill_mat_destroy(krill_mat **mat);                 /* NULL-safe; sets *mat = NULL */
 
+/* Matrix-free operators (doc/shell.md). A shell matrix or preconditioner applies itself
+ * through a callback of the caller: y = A x (krill_mat_create_shell) or z = M^{-1} r
+ * (krill_pc_create_shell). x and y are n doubles in the context's memory: host pointers on a
+ * CPU context, device pointers on a GPU one (what CuPy, Thrust or a FEM code's kernels take).
+ * They never overlap; x must not be written, y is to be overwritten entirely (its old
+ * contents are garbage). On a GPU context krill's queued work is finished before the call,
+ * and y must be complete when the callback returns (synchronize the stream you used). It is
+ * called from the thread that called the solve, never from inside a parallel region, and
+ * the pointers are valid only during the call. Return KRILL_OK, or any other status to stop:
+ * the solve (or SpMV) then returns that status, with a message naming the shell and, when
+ * the callback left one (krill_last_error after a failing krill call), its message. */
+typedef krill_status (*krill_shell_apply)(void *user, const double *x, double *y, int64_t n);
+
+/* A square n x n matrix known only by y = A x = apply(user, x, y, n). `user` is the caller's
+ * (kept alive while the matrix exists; not freed). Accepted by every solver and by
+ * krill_mat_spmv (y = alpha A x + beta y through one n-vector of context memory allocated
+ * here) and krill_mat_time_spmv; its format is "shell", its nnz 0. What needs the entries
+ * refuses it with KRILL_ERR_UNSUPPORTED naming the shell matrix: krill_mat_to_csr,
+ * krill_mat_diagonal, krill_mat_update_values, every krill_pc_create but "none" (use
+ * krill_pc_create_shell), and reproducible mode (the callback's sums are not the Ozaki
+ * scheme's: nothing could make the solve's bits independent of the thread count).
+ * n < 0, a NULL ctx, apply or mat: KRILL_ERR_ARG naming the argument. */
+krill_status krill_mat_create_shell(krill_ctx *ctx, int64_t n, krill_shell_apply apply,
+                                    void *user, krill_mat **mat);
+
 /* y = alpha*A*x + beta*y. beta == 0 ignores y's old contents (NaN included). */
 krill_status krill_mat_spmv(const krill_mat *mat, double alpha, const krill_vec *x,
                             double beta, krill_vec *y);

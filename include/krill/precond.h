@@ -33,6 +33,16 @@ typedef struct krill_pc krill_pc;
 krill_status krill_pc_create(const krill_mat *a, const char *name, krill_pc **pc);
 void krill_pc_destroy(krill_pc **pc);                    /* NULL-safe; sets *pc = NULL */
 
+/* A preconditioner of the caller's: z = M^{-1} r = apply(user, r, z, n) for vectors of n
+ * doubles in ctx's memory (krill_shell_apply in krill/mat.h says what the callback may
+ * assume and must do). For any matrix of n rows on ctx, shell or not; every solver takes it
+ * (FGMRES also one that changes between applications; CG and MINRES assume it symmetric
+ * definite). Its name is "shell"; krill_pc_update_values does nothing (change what the
+ * callback computes instead). Reproducible mode refuses it (KRILL_ERR_UNSUPPORTED) at the
+ * first apply. n < 0, a NULL ctx, apply or pc: KRILL_ERR_ARG naming the argument. */
+krill_status krill_pc_create_shell(krill_ctx *ctx, int64_t n, krill_shell_apply apply,
+                                   void *user, krill_pc **pc);
+
 /* z = M^{-1} r (r and z distinct vectors on the matrix's context). */
 krill_status krill_pc_apply(const krill_pc *pc, const krill_vec *r, krill_vec *z);
 

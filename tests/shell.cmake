@@ -1,0 +1,5 @@
+# matrix-free operators (issue 20): shell matrices and shell preconditioners against the
+# formats and the jacobi they wrap (bits, every solver, 1 and 2 threads), refusals, failing
+# callbacks, argument checks and allocation faults; the CPU only (the shells have no device
+# code: on a GPU context the callback gets device pointers)
+krill_test(test_shell test_shell.c LABELS unit data)
