@@ -2,16 +2,74 @@
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.sparse.linalg import LinearOperator
+from scipy.sparse.linalg import LinearOperator, aslinearoperator
 
 from . import _core
 
-_SHELL_MATRIX = ("a LinearOperator needs the C API's shell matrix (krill_mat_create_shell, "
-                 "issue 20), which krill does not have yet: pass a scipy.sparse matrix or a "
-                 "dense numpy array")
-_SHELL_PC = ("a LinearOperator, matrix or callable preconditioner M needs the C API's shell "
-             "preconditioner (krill_pc_create_shell, issue 20), which krill does not have "
-             "yet: pass None or the name of a krill preconditioner (krill.preconditioners())")
+
+def _is_operator(A):
+    """True for what krill takes as a matrix-free operator: a LinearOperator, or, as SciPy's
+    aslinearoperator does, anything with a shape and a matvec that is neither a sparse
+    matrix nor an ndarray."""
+    if sp.issparse(A) or isinstance(A, np.ndarray):
+        return False
+    return isinstance(A, LinearOperator) or (
+        hasattr(A, "shape") and callable(getattr(A, "matvec", None)))
+
+
+def _operator_fn(matvec, n, name):
+    """The function the C shell callback calls: matvec(x) for a read-only float64 view x of
+    krill's vector (valid only during the call), checked and returned as a contiguous
+    float64 array of shape (n,) (an (n, 1) column is flattened, as SciPy does)."""
+    def apply(x):
+        y = np.asarray(matvec(x))
+        if y.shape != (n,) and y.shape != (n, 1):
+            raise ValueError(f"krill: {name} returned an array of shape {y.shape} for a vector "
+                             f"of shape ({n},)")
+        if np.iscomplexobj(y):
+            raise ValueError(f"krill: {name} returned a complex vector; only real (float64) "
+                             "systems are supported")
+        return np.ascontiguousarray(y.reshape(n), dtype=np.float64)
+    return apply
+
+
+def _as_operator(A):
+    """A (see _is_operator) as (apply function, n): square, real."""
+    try:
+        shape = tuple(int(d) for d in A.shape)
+    except Exception:
+        raise ValueError(f"krill: A of type {type(A).__name__} has no 2-D shape") from None
+    if len(shape) != 2:
+        raise ValueError(f"krill: A must be 2-D, got shape {shape}")
+    if shape[0] != shape[1]:
+        raise ValueError(f"krill: A is an operator of shape {shape}; krill solves square "
+                         "systems")
+    dtype = getattr(A, "dtype", None)
+    if dtype is not None and np.issubdtype(np.dtype(dtype), np.complexfloating):
+        raise ValueError("krill: complex operators are not supported (float64 only)")
+    return _operator_fn(A.matvec, shape[0], "A.matvec"), shape[0]
+
+
+def _as_preconditioner(M, n):
+    """M as (name or None, apply function or None): None and krill's names pass as names;
+    a LinearOperator, a sparse matrix, a dense array or anything with a matvec is applied
+    as z = M @ r (SciPy's M, an approximation of A^-1); any other callable as z = M(r)."""
+    if M is None or isinstance(M, str):
+        return M, None
+    if sp.issparse(M) or isinstance(M, np.ndarray) or callable(getattr(M, "matvec", None)):
+        try:
+            op = aslinearoperator(M)
+        except Exception as e:
+            raise TypeError(f"krill: cannot use M of type {type(M).__name__}: {e}") from None
+        if tuple(op.shape) != (n, n):
+            raise ValueError(f"krill: M has shape {tuple(op.shape)}; A is {n} x {n}")
+        if op.dtype is not None and np.issubdtype(op.dtype, np.complexfloating):
+            raise ValueError("krill: M is complex; only real (float64) systems are supported")
+        return None, _operator_fn(op.matvec, n, "M.matvec")
+    if callable(M):
+        return None, _operator_fn(M, n, "M")
+    raise TypeError(f"krill: M (precond) of type {type(M).__name__} is neither a "
+                    "preconditioner name (krill.preconditioners()), an operator nor a callable")
 
 
 def _as_csr(A):
@@ -19,8 +77,6 @@ def _as_csr(A):
 
     scipy.sparse matrices and arrays of any format are converted to CSR once (the caller's
     matrix is never modified); dense 2-D arrays keep their nonzeros."""
-    if isinstance(A, LinearOperator) and not sp.issparse(A):
-        raise TypeError("krill: A is a LinearOperator; " + _SHELL_MATRIX)
     if sp.issparse(A):
         if A.ndim != 2:
             raise ValueError(f"krill: A must be 2-D, got {A.ndim}-D")
@@ -31,8 +87,9 @@ def _as_csr(A):
             csr = A.copy()   # sort / sum duplicates without touching the caller's matrix
         csr.sum_duplicates()  # also sorts the column indices of every row
     else:
-        if callable(getattr(A, "matvec", None)) or callable(A):
-            raise TypeError("krill: A is an operator; " + _SHELL_MATRIX)
+        if callable(A):
+            raise TypeError("krill: A is a callable without a shape; wrap it in a "
+                            "scipy.sparse.linalg.LinearOperator((n, n), matvec=...)")
         try:
             dense = np.asarray(A)
         except Exception as e:   # e.g. a GPU array (not supported in this phase)
@@ -129,13 +186,20 @@ class SolveResult:
 def _run(A, b, x0, *, solver, rtol, atol, maxiter, restart, precond, format, device,
          threads, repro, callback):
     """Convert the arguments and call the C solve; returns (x, result dict)."""
-    indptr, indices, data, n_rows, n_cols = _as_csr(A)
+    matvec = None
+    if _is_operator(A):   # a shell matrix: y = A.matvec(x) from the C callback
+        matvec, n_rows = _as_operator(A)
+        n_cols = n_rows
+        indptr = np.zeros(1, dtype=np.int64)
+        indices = np.zeros(0, dtype=np.int32)
+        data = np.zeros(0, dtype=np.float64)
+    else:
+        indptr, indices, data, n_rows, n_cols = _as_csr(A)
     b = _as_vector(b, "b")
     x = np.zeros(n_cols, dtype=np.float64) if x0 is None else _as_vector(x0, "x0")
     if not isinstance(solver, str):
         raise TypeError(f"krill: solver must be a string, got {type(solver).__name__}")
-    if precond is not None and not isinstance(precond, str):
-        raise TypeError("krill: precond is not a preconditioner name; " + _SHELL_PC)
+    precond, psolve = _as_preconditioner(precond, n_rows)
     if format is not None and not isinstance(format, str):
         raise TypeError(f"krill: format must be a format name (krill.formats_available()) "
                         f"or None, got {type(format).__name__}")
@@ -148,7 +212,7 @@ def _run(A, b, x0, *, solver, rtol, atol, maxiter, restart, precond, format, dev
     d = _core.solve(indptr, indices, data, n_rows, n_cols, b, x, solver, float(rtol),
                     float(atol), 10000 if maxiter is None else int(maxiter),
                     30 if restart is None else int(restart), precond, format, device,
-                    int(threads), mode, slices, callback)
+                    int(threads), mode, slices, callback, matvec, psolve)
     return x, d
 
 
@@ -158,15 +222,20 @@ def solve(A, b, solver="auto", precond=None, format=None, device="cpu", rtol=1e-
 
     Parameters
     ----------
-    A : scipy.sparse matrix or array (any format), or a dense 2-D array; float64, square.
+    A : scipy.sparse matrix or array (any format), a dense 2-D array, or a matrix-free
+        operator: a scipy.sparse.linalg.LinearOperator or anything with shape and matvec
+        (krill's shell matrix: y = A.matvec(x) is called from the solve); float64, square.
     b : vector of length n.
     solver : "auto" (CG for a symmetric A with a diagonal of one sign, MINRES for a symmetric
-        A whose diagonal has both signs or zeros, GMRES otherwise), "gmres", "fgmres", "cg",
-        "bicgstab" or "minres".
-    precond : None or a krill preconditioner name ("jacobi", "bjacobi", "bjacobi:3", "ilu0",
-        "ic0", "ilu0:shift", ...; krill.preconditioners()).
+        A whose diagonal has both signs or zeros, GMRES otherwise; GMRES for an operator),
+        "gmres", "fgmres", "cg", "bicgstab" or "minres".
+    precond : None, a krill preconditioner name ("jacobi", "bjacobi", "bjacobi:3", "ilu0",
+        "ic0", "ilu0:shift", ...; krill.preconditioners()), or a preconditioner of the
+        caller's: a LinearOperator, sparse or dense matrix applied as z = M @ r (SciPy's M,
+        approximating A^-1), or a callable z = M(r) (krill's shell preconditioner). An
+        operator A takes only None or a preconditioner of the caller's.
     format : None (= "csr") or a storage format name, "auto" included
-        (krill.formats_available()).
+        (krill.formats_available()); None for an operator A.
     device : "cpu", "cuda" (the GPU; KrillError where there is none) or "auto".
     rtol, atol : stop when ||b - A x|| <= max(rtol ||b||, atol).
     maxiter : total iterations (default 10000). restart : GMRES's m (default 30).
@@ -176,7 +245,10 @@ def solve(A, b, solver="auto", precond=None, format=None, device="cpu", rtol=1e-
     callback : called as callback(iteration, residual_norm) after every iteration.
 
     Errors of the C library raise krill.KrillError subclasses with its message. A method
-    that does not converge is not an error: see result.converged and result.reason.
+    that does not converge is not an error: see result.converged and result.reason. An
+    exception raised by an operator's matvec or by M stops the solve and propagates
+    unchanged (Python >= 3.11: with a note saying which operator and solve). Operators run
+    on the CPU only (device "cuda" is refused, "auto" means "cpu").
     """
     x, d = _run(A, b, x0, solver=solver, rtol=rtol, atol=atol, maxiter=maxiter,
                 restart=restart, precond=precond, format=format, device=device,

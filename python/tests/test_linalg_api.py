@@ -88,24 +88,7 @@ def test_gmres_callback_type_x_not_supported():
         kla.gmres(a, rhs(a), callback_type="nope")
 
 
-# ---- not supported yet: operators ----------------------------------------------------------
-
-def test_linear_operator_a_not_supported_yet():
-    a = poisson2d(6)
-    op = sla.aslinearoperator(a)
-    for method in METHODS:
-        with pytest.raises(TypeError, match="shell matrix"):
-            getattr(kla, method)(op, rhs(a))
-
-
-@pytest.mark.parametrize("m", ["operator", "sparse", "dense", "callable"])
-def test_operator_m_not_supported_yet(m):
-    a = poisson2d(6)
-    ms = {"operator": sla.aslinearoperator(sp.eye_array(36)), "sparse": sp.eye_array(36),
-          "dense": np.eye(36), "callable": lambda r: r}[m]
-    with pytest.raises(TypeError, match="shell preconditioner"):
-        kla.cg(a, rhs(a), M=ms)
-
+# ---- operators (LinearOperator A and M): test_operators.py ------------------------------
 
 def test_minres_shift_not_supported():
     a = poisson2d(6)

@@ -4,10 +4,14 @@ Same signatures, same return value (x, info) and the same stopping test,
 ||b - A x|| <= max(rtol ||b||, atol); the solve runs in krill on the CPU. Differences from
 SciPy (doc/python.md, "Differences from SciPy"):
 
-- A: scipy.sparse matrices/arrays of any format (converted to CSR once) and dense arrays;
-  a LinearOperator raises TypeError (it needs the C API's shell matrix, not built yet).
-- M: None or the name of a krill preconditioner ("jacobi", "ilu0", "ic0", ...); any other M
-  raises TypeError (shell preconditioners are not built yet).
+- A: scipy.sparse matrices/arrays of any format (converted to CSR once), dense arrays, and
+  LinearOperators (or anything with shape and matvec, as aslinearoperator takes), which run
+  matrix-free through krill's shell matrix: matvec gets a read-only float64 view of krill's
+  vector, valid only during the call. An exception in matvec stops the solve and propagates.
+- M: as SciPy's (a LinearOperator, sparse or dense matrix approximating A^-1, applied as
+  M @ r; krill's shell preconditioner), a callable z = M(r), or the name of a krill
+  preconditioner ("jacobi", "ilu0", "ic0", ...; not with an operator A, whose entries krill
+  does not know).
 - info: 0 converged; > 0 the iterations done without converging (for GMRES too, where SciPy
   returns maxiter); < 0 krill's reason: -2 breakdown, -3 indefinite A or M (CG, MINRES),
   -4 NaN/Inf in the iteration. Bad arguments raise (ValueError / krill.KrillError).
@@ -22,15 +26,9 @@ SciPy (doc/python.md, "Differences from SciPy"):
 
 import numpy as np
 
-from .._solve import _SHELL_PC, _run
+from .._solve import _run
 
 __all__ = ["gmres", "cg", "bicgstab", "minres"]
-
-
-def _pc_name(M):
-    if M is None or isinstance(M, str):
-        return M
-    raise TypeError("krill: M is not a preconditioner name; " + _SHELL_PC)
 
 
 def _info(d):
@@ -52,7 +50,7 @@ def _count_default(maxiter, n, per_n):
 
 def _call(method, A, b, x0, rtol, atol, maxit, restart, M, callback):
     x, d = _run(A, b, x0, solver=method, rtol=rtol, atol=atol, maxiter=maxit,
-                restart=restart, precond=_pc_name(M), format=None, device="cpu", threads=0,
+                restart=restart, precond=M, format=None, device="cpu", threads=0,
                 repro=False, callback=callback)
     return x, _info(d)
 
