@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "core/core_impl.h"
-#include "ozaki/ozaki_impl.h"
 #ifdef KRILL_HAVE_CUDA
 #include "core/cuda_impl.h"
 #define GPU(ctx, call)                                                                   \
@@ -120,7 +119,7 @@ krill_status krill_blas_dot(krill_ctx *ctx, int64_t n, const double *x, const do
                             double *result)
 {
     /* reproducible mode: the Ozaki scheme (ozaki/), on the CPU or the GPU */
-    if (ctx->repro != KRILL_REPRO_OFF) return krill_ozaki_dot(ctx, n, x, y, result);
+    if (ctx->repro != KRILL_REPRO_OFF) return ctx->repro_ops->dot(ctx, n, x, y, result);
     GPU(ctx, krill_cuda_dot(ctx, n, x, y, result));
     *result = dot_cpu(ctx, n, x, y);
     return krill_ctx_allreduce(ctx, result, 1, KRILL_REDUCE_SUM);
@@ -134,7 +133,7 @@ krill_status krill_blas_nrm2(krill_ctx *ctx, int64_t n, const double *x, double 
 {
     krill_status st = KRILL_OK;
     double ss, amax = 0.0, s = 0.0;
-    if (ctx->repro != KRILL_REPRO_OFF) return krill_ozaki_nrm2(ctx, n, x, result);
+    if (ctx->repro != KRILL_REPRO_OFF) return ctx->repro_ops->nrm2(ctx, n, x, result);
     GPU(ctx, krill_cuda_nrm2(ctx, n, x, result));
     ss = dot_cpu(ctx, n, x, x);
     KRILL_TRY(krill_ctx_allreduce(ctx, &ss, 1, KRILL_REDUCE_SUM));

@@ -117,6 +117,11 @@ typedef struct krill_comm_ops {
     void (*destroy)(krill_comm *c);      /* frees what dup made */
     /* buf[0..count) (host) = the sum or maximum of every rank's buf, on every rank */
     krill_status (*allreduce)(const krill_comm *c, double *buf, int count, krill_reduce_op op);
+    /* the same in int64: exact, so the result is the same whatever order MPI adds in */
+    krill_status (*allreduce_i64)(const krill_comm *c, int64_t *buf, int count,
+                                  krill_reduce_op op);
+    /* all[r * bytes ..] = rank r's `bytes` bytes at mine, in rank order, on every rank */
+    krill_status (*allgather)(const krill_comm *c, const void *mine, size_t bytes, void *all);
     /* Every rank passes its status; every rank gets KRILL_OK when all were OK, else the
      * status of the lowest failing rank with its message ("rank R: ...") */
     krill_status (*agree)(const krill_comm *c, krill_status st);
@@ -128,6 +133,17 @@ struct krill_comm {
     void *impl;              /* dist/: the MPI_Comm */
 };
 
+/* ---- reproducible reductions -----------------------------------------------------------
+ * What core needs from ozaki/ for a context in a reproducible mode, as a table that ozaki/
+ * sets when it makes its workspace (krill_ozaki_ctx_init; krill_ctx_set_repro lives in
+ * ozaki/): core calls down through it and never includes ozaki/. */
+typedef struct krill_repro_ops {
+    void (*fini)(krill_ctx *ctx);   /* frees ozaki/'s workspace (ctx->ozaki) */
+    krill_status (*dot)(krill_ctx *ctx, int64_t n, const double *x, const double *y,
+                        double *result);
+    krill_status (*nrm2)(krill_ctx *ctx, int64_t n, const double *x, double *result);
+} krill_repro_ops;
+
 struct krill_ctx {
     krill_device device;     /* CPU or CUDA */
     int threads;             /* OpenMP threads for CPU work (also the host side of CUDA) */
@@ -137,6 +153,7 @@ struct krill_ctx {
     krill_repro_mode repro;  /* reproducible reductions (ozaki/): OFF, OZAKI or OZAKI_FAST */
     int repro_slices;        /* 0 = exact, S >= 1 = at most S slices per operand */
     void *ozaki;             /* ozaki/'s workspace (ozaki_impl.h); NULL until first needed */
+    const krill_repro_ops *repro_ops;   /* set by ozaki/ with its workspace; NULL before */
     krill_comm *comm;        /* NULL, or the context's own duplicate of the caller's */
 };
 
@@ -145,6 +162,10 @@ struct krill_ctx {
  * of krill (krill_blas_dot / nrm2, the solvers' fused sums, the fused SpMV-dot) calls it
  * after its local sum and before anything that reads the result. */
 krill_status krill_ctx_allreduce(krill_ctx *ctx, double *buf, int count, krill_reduce_op op);
+/* The same in int64, and the allgather of the table (without a communicator: all = mine). */
+krill_status krill_ctx_allreduce_i64(krill_ctx *ctx, int64_t *buf, int count,
+                                     krill_reduce_op op);
+krill_status krill_ctx_allgather(krill_ctx *ctx, const void *mine, size_t bytes, void *all);
 /* Collective steps that can fail on one rank (allocation, a bad local argument) end with
  * this: st where every rank agrees, so no rank goes on into a collective the others left.
  * Without a communicator it returns st. */

@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "core/core_impl.h"
-#include "ozaki/ozaki_impl.h"
 #ifdef KRILL_HAVE_CUDA
 #include "core/cuda_impl.h"
 #endif
@@ -185,7 +184,8 @@ cleanup:
 void krill_ctx_destroy(krill_ctx **pctx)
 {
     if (!pctx || !*pctx) return;
-    krill_ozaki_ctx_fini(*pctx);   /* before the device goes: its workspace may be there */
+    /* before the device goes: ozaki/'s workspace may be there */
+    if ((*pctx)->repro_ops) (*pctx)->repro_ops->fini(*pctx);
     if ((*pctx)->comm) (*pctx)->comm->ops->destroy((*pctx)->comm);
 #ifdef KRILL_HAVE_CUDA
     if ((*pctx)->cuda) krill_cuda_ctx_fini(*pctx);
@@ -204,6 +204,19 @@ krill_status krill_ctx_allreduce(krill_ctx *ctx, double *buf, int count, krill_r
     return ctx->comm ? ctx->comm->ops->allreduce(ctx->comm, buf, count, op) : KRILL_OK;
 }
 
+krill_status krill_ctx_allreduce_i64(krill_ctx *ctx, int64_t *buf, int count,
+                                     krill_reduce_op op)
+{
+    return ctx->comm ? ctx->comm->ops->allreduce_i64(ctx->comm, buf, count, op) : KRILL_OK;
+}
+
+krill_status krill_ctx_allgather(krill_ctx *ctx, const void *mine, size_t bytes, void *all)
+{
+    if (ctx->comm) return ctx->comm->ops->allgather(ctx->comm, mine, bytes, all);
+    if (bytes && all != mine) memmove(all, mine, bytes);
+    return KRILL_OK;
+}
+
 krill_status krill_ctx_agree(krill_ctx *ctx, krill_status st)
 {
     return ctx && ctx->comm ? ctx->comm->ops->agree(ctx->comm, st) : st;
@@ -217,37 +230,6 @@ krill_status krill_ctx_sync(krill_ctx *ctx)
 #endif
     (void)ctx;
     return KRILL_OK;
-}
-
-/* The mode is checked, then ozaki/'s workspace is made (a reproducible mode allocates
- * everything it needs here, not in the first reduction); on failure the mode is unchanged. */
-krill_status krill_ctx_set_repro(krill_ctx *ctx, krill_repro_mode mode, int slices)
-{
-    krill_status st = KRILL_OK;
-    KRILL_REQUIRE(ctx != NULL, "krill_ctx_set_repro: ctx is NULL");
-    KRILL_REQUIRE(mode == KRILL_REPRO_OFF || mode == KRILL_REPRO_OZAKI ||
-                  mode == KRILL_REPRO_OZAKI_FAST,
-                  "krill_ctx_set_repro: mode = %d is not KRILL_REPRO_OFF (0), KRILL_REPRO_OZAKI "
-                  "(1) or KRILL_REPRO_OZAKI_FAST (2)", (int)mode);
-    KRILL_REQUIRE(slices >= 0, "krill_ctx_set_repro: slices = %d < 0 (0 = exact, S >= 1 = at "
-                  "most S slices)", slices);
-    KRILL_REQUIRE(mode != KRILL_REPRO_OFF || slices == 0,
-                  "krill_ctx_set_repro: slices = %d given with KRILL_REPRO_OFF (plain reductions "
-                  "have no slices; use 0)", slices);
-    KRILL_REQUIRE(mode != KRILL_REPRO_OZAKI_FAST || slices >= 1,
-                  "krill_ctx_set_repro: slices = %d with KRILL_REPRO_OZAKI_FAST: fast mode needs "
-                  "a fixed slice count S >= 1 (exact mode is KRILL_REPRO_OZAKI with 0)", slices);
-    if (mode != KRILL_REPRO_OFF && ctx->comm) {
-        st = krill_error(KRILL_ERR_UNSUPPORTED, "krill_ctx_set_repro: reproducible reductions "
-                         "across MPI ranks are not built yet (the context has a communicator "
-                         "of %d ranks; doc/mpi.md)", ctx->comm->size);
-        goto cleanup;
-    }
-    if (mode != KRILL_REPRO_OFF) KRILL_TRY(krill_ozaki_ctx_init(ctx));
-    ctx->repro = mode;
-    ctx->repro_slices = slices;
-cleanup:
-    return st;
 }
 
 krill_repro_mode krill_ctx_repro(const krill_ctx *ctx, int *slices)

@@ -52,6 +52,22 @@ static krill_status comm_allreduce(const krill_comm *c, double *buf, int count,
     return KRILL_OK;
 }
 
+static krill_status comm_allreduce_i64(const krill_comm *c, int64_t *buf, int count,
+                                       krill_reduce_op op)
+{
+    if (count <= 0) return KRILL_OK;
+    MPI_Allreduce(MPI_IN_PLACE, buf, count, MPI_INT64_T, op == KRILL_REDUCE_MAX ? MPI_MAX : MPI_SUM,
+                  mpi_of(c));
+    return KRILL_OK;
+}
+
+/* One MPI_Allgather of bytes from each rank (bytes < 2^31). */
+static krill_status comm_allgather(const krill_comm *c, const void *mine, size_t bytes, void *all)
+{
+    MPI_Allgather(mine, (int)bytes, MPI_BYTE, all, (int)bytes, MPI_BYTE, mpi_of(c));
+    return KRILL_OK;
+}
+
 /* The lowest failing rank (an MPI_MIN of rank-or-size), then its status and message by one
  * broadcast: 4 bytes per rank when all went well, AGREE_MSG_BYTES more when one failed. */
 static krill_status agree_on(MPI_Comm mc, krill_status st)
@@ -85,6 +101,8 @@ static const krill_comm_ops mpi_comm_ops = {
     .dup = comm_dup,
     .destroy = comm_free,
     .allreduce = comm_allreduce,
+    .allreduce_i64 = comm_allreduce_i64,
+    .allgather = comm_allgather,
     .agree = comm_agree,
 };
 

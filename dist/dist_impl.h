@@ -61,6 +61,10 @@ typedef struct krill_dist_mat {
     int64_t nnz_diag, nnz_off;
     uint8_t *is_off;         /* per local entry (the CSR order given): 1 = off-rank block */
     krill_halo halo;
+    /* The reproducible SpMV's rows: both blocks' entries of each local row in one host CSR,
+     * columns [0, n_local) own and n_local + k ghost k. Made from the blocks at the first
+     * reproducible SpMV (a cache: plain solves never pay its memory); NULL before. */
+    krill_csr *whole_rows;
 } krill_dist_mat;
 
 /* The impl of a matrix made by krill_dist_mat_create, or NULL (with an error) for any other. */

@@ -7,7 +7,13 @@
  * A_{i, g_k} = B_{i, k}; so (A x)_i = (D x_own)_i + (B x_ghost)_i. SpMV: post the halo
  * exchange (halo.c: n_halo doubles in, the entries others need out), y = alpha D x_own +
  * beta y while it travels, wait, y += alpha B x_ghost. Per SpMV a rank moves 8 (n_halo +
- * sent) bytes in (recv_ranks + send_ranks) messages besides the two local SpMVs. */
+ * sent) bytes in (recv_ranks + send_ranks) messages besides the two local SpMVs.
+ *
+ * The reproducible SpMV (a context in a reproducible mode) cannot add two separately
+ * rounded halves: y_i is the correctly rounded sum of all of row i's products (formats/
+ * spmv_repro.c), a function of that multiset alone, which is what makes it equal to the
+ * serial SpMV's bits on any partition. So it waits for the ghosts, then sums each whole row
+ * (both blocks' entries, from a host CSR made once from the blocks) in one pass. */
 #include <stdio.h>
 #include <string.h>
 
@@ -26,6 +32,81 @@ cleanup:
     return st;
 }
 
+/* Row i of the whole rows with x's own entries and the ghosts */
+typedef struct whole_rows_view {
+    const krill_csr *a;
+    const double *ghost;
+    int32_t n_own;
+} whole_rows_view;
+
+static void whole_row_terms(const void *impl, int64_t i, const double *x, krill_row_sink *sink)
+{
+    const whole_rows_view *v = impl;
+    const krill_csr *a = v->a;
+    for (int64_t p = a->row_ptr[i]; p < a->row_ptr[i + 1]; p++) {
+        const int32_t c = a->col[p];
+        krill_row_sink_term(sink, a->val[p], c < v->n_own ? x[c] : v->ghost[c - v->n_own]);
+    }
+}
+
+/* The whole rows from the two blocks: row i's diagonal-block entries, then its off-rank
+ * ones shifted by n_local. Local. */
+static krill_status make_whole_rows(krill_dist_mat *d, krill_csr **out)
+{
+    krill_status st = KRILL_OK;
+    krill_csr *dc = NULL, *oc = NULL, *w = NULL;
+    const int32_t n = (int32_t)d->n_local;
+    int64_t k = 0;
+    if (d->diag) KRILL_TRY(krill_mat_to_csr(d->diag, &dc));
+    if (d->off) KRILL_TRY(krill_mat_to_csr(d->off, &oc));
+    KRILL_TRY(krill_csr_create(n, (int32_t)(n + d->halo.n_halo), d->nnz_diag + d->nnz_off, &w));
+    for (int32_t i = 0; i < n; i++) {
+        for (int64_t p = dc ? dc->row_ptr[i] : 0; dc && p < dc->row_ptr[i + 1]; p++, k++) {
+            w->col[k] = dc->col[p];
+            w->val[k] = dc->val[p];
+        }
+        for (int64_t p = oc ? oc->row_ptr[i] : 0; oc && p < oc->row_ptr[i + 1]; p++, k++) {
+            w->col[k] = n + oc->col[p];
+            w->val[k] = oc->val[p];
+        }
+        w->row_ptr[i + 1] = k;
+    }
+    *out = w;
+    w = NULL;
+cleanup:
+    krill_csr_destroy(&dc);
+    krill_csr_destroy(&oc);
+    krill_csr_destroy(&w);
+    return st;
+}
+
+/* y = alpha A x + beta y, every row correctly rounded: the ghosts first (no overlap), then
+ * the whole rows by the formats' reproducible row loop. The first call makes the whole rows
+ * (every rank agrees on its success: collective). */
+static krill_status dist_spmv_repro(krill_ctx *ctx, const void *impl, double alpha,
+                                    const double *x, double beta, double *y)
+{
+    krill_status st = KRILL_OK;
+    krill_dist_mat *d = (krill_dist_mat *)impl;   /* the whole rows are a cache */
+    whole_rows_view v;
+    if (!d->whole_rows) {   /* made on every rank or on none: the cache stays in step */
+        st = krill_ctx_agree(ctx, make_whole_rows(d, &d->whole_rows));
+        if (st != KRILL_OK) {
+            krill_csr_destroy(&d->whole_rows);
+            goto cleanup;
+        }
+    }
+    KRILL_TRY(krill_halo_start(&d->halo, krill_dist_comm(ctx), x));
+    KRILL_TRY(krill_halo_finish(&d->halo));
+    v.a = d->whole_rows;
+    v.ghost = d->halo.recv_buf;
+    v.n_own = (int32_t)d->n_local;
+    krill_spmv_repro_rows(whole_row_terms, &v, d->n_local, krill_ctx_threads(ctx), alpha, x,
+                          beta, y);
+cleanup:
+    return st;
+}
+
 /* New values in the order of the rows given: each block keeps its entries' relative order
  * (the column map is ascending), so the split is a walk with the is_off flags. Local. */
 static krill_status dist_update_values(krill_ctx *ctx, void *impl, const double *values)
@@ -35,6 +116,7 @@ static krill_status dist_update_values(krill_ctx *ctx, void *impl, const double 
     double *dv = NULL, *ov = NULL;
     int64_t nd = 0, no = 0;
     (void)ctx;
+    krill_csr_destroy(&d->whole_rows);   /* remade from the new values when next needed */
     KRILL_ALLOC(dv, d->nnz_diag);
     KRILL_ALLOC(ov, d->nnz_off);
     for (int64_t k = 0; k < d->nnz_diag + d->nnz_off; k++) {
@@ -97,16 +179,18 @@ static void dist_destroy(krill_ctx *ctx, void *impl)
     krill_mat_destroy(&d->diag);
     krill_mat_destroy(&d->off);
     krill_halo_free(&d->halo);
+    krill_csr_destroy(&d->whole_rows);
     krill_free(d->offsets);
     krill_free(d->is_off);
     krill_free(d);
 }
 
 /* Not in the registry: made only by krill_dist_mat_create. No fused SpMV-dot (krill_mat's
- * fallback is the SpMV and a global dot) and no reproducible SpMV yet. */
+ * fallback is the SpMV and a global dot). */
 static const krill_format_ops dist_ops = {
     .name = "dist",
     .spmv = dist_spmv,
+    .spmv_repro = dist_spmv_repro,
     .update_values = dist_update_values,
     .diagonal = dist_diagonal,
     .to_csr = dist_to_csr,

@@ -1,41 +1,23 @@
-/* ozaki/ozaki.c - reproducible reductions: argument checks, the context's workspace, the
- * dispatch to the GPU (ozaki.cu), and the CPU path (OpenMP).
+/* ozaki/ozaki.c - reproducible reductions: krill_ctx_set_repro, argument checks, the
+ * context's workspace, and the dispatch to the GPU (ozaki.cu) or the CPU (cpu.c: its
+ * passes and their memory traffic).
  *
- * CPU path, for k columns V[:, j] against w (a dot product is k = 1, V = x, w = y):
- *   pass 0  exact mode only (the fast path, ozaki_impl.h): per thread and column a
- *           compensated sum with its error bound (krill_oz_fast_add over the thread's rows,
- *           tile by tile so that w's tile stays in L1 across the columns), the threads' sums
- *           merged per column in whatever order they arrive (the bound holds for any merge
- *           tree); a column the bound decides is done, and only when some column is left
- *           do passes 1 and 2 run (for those columns). Unlike the GPU's, this pass does not
- *           gather pass 1's stats: the CPU path is bound by arithmetic, not by memory, so
- *           that would save undecided calls little and cost decided ones (by far the most)
- *           about 65% more (measured).
- *   pass 1  stats of every column and of w: per thread max |v| (as bits) and min lsb,
- *           combined by max / min (order-free).
- *   pass 2  each thread takes a contiguous chunk and, per tile of CPU_TILE rows, per column:
- *           - pair path (max(s_x, s_y) <= 16): the digits of V_ij and w_i from the chain of
- *             krill_oz_digit, the products added into T[p][q] (double; every partial sum of
- *             T[p][q] is an integer below 2^53, so exact), T flushed to int64 diagonal sums
- *             after each tile;
- *           - general path (more slices): the windowed digits of each element
- *             (krill_oz_accumulate), products added to int64 diagonal sums one by one.
- *           Thread sums are added (int64, exact, any order) and rounded once (krill_oz_round).
- * Memory traffic: pass 1 reads the k + 1 vectors, pass 2 reads them again (w from cache
- * per column within a tile): 2 (k + 1) vector reads; 1 (k + 1) with the stats given. In
- * exact mode (fast path on) pass 0 reads them once: 1 (k + 1) reads when it decides every
- * column, else 3 (k + 1), or 2 (k + 1) with the stats given.
- * Nothing is allocated: scratch lives on the stacks (at most 8 KB + 4 KB per thread). */
-#include <omp.h>
+ * On a context with a communicator (CPU; doc/mpi.md) a sum runs over every rank's rows and
+ * gives the bits one process holding them all would: the slicing depends only on the
+ * global length and the global statistics, the int64 diagonal sums are exact in any order,
+ * and the fast path's merged state is a valid bound in any merge order. Per group of
+ * columns, collectives in the same order on every rank:
+ *   1. an allgather of (local length, the fast path's merged state per column), which
+ *      every rank merges in rank order, so all take the same decisions (exact mode with
+ *      every column decided ends here: one collective, as a plain dot product);
+ *   2. when a column is left: the statistics' maximum (|x| bits, -lsb) as int64;
+ *   3. the int64 diagonal sums (cpu.c).
+ * A rank with no rows takes part in all three. */
 #include <string.h>
 
-#include "ozaki/ozaki_fast_host.h"
 #include "ozaki/ozaki_impl.h"
 
-#define CPU_PAIR_MAX 16                     /* slices per operand of the pair path */
-#define CPU_PAIR_DIAG (2 * CPU_PAIR_MAX - 1)
-#define CPU_TILE 1024                       /* rows per flush of the pair sums (w stays in L1) */
-#define CPU_MAX_THREADS 1024
+#define CPU_PAIR_MAX 16                     /* cpu.c's pair path: slices per operand */
 
 static const krill_ozaki_tuning tuning_default = {
     .gpu_threads = 256, .gpu_blocks = 0, .gpu_rows = 8, .gpu_reg_slices = 8,
@@ -80,274 +62,100 @@ static int use_fast_path(const krill_ctx *ctx, int64_t n)
 
 /* ---- the context's workspace ------------------------------------------------------------ */
 
-/* ctx->ozaki on a CUDA context */
+/* ctx->ozaki: on a CUDA context the device workspace; on a context with a communicator
+ * the allgather's buffer (size records of GATHER_BYTES); nothing on a lone CPU context. */
 typedef struct ozaki_ws {
     void *dev;              /* device workspace (ozaki.cu) */
     int launch[3];          /* blocks per SM, most threads per block, fast kernel's blocks per
                                SM (krill_ozaki_cuda_init) */
     int fast_k;             /* columns of the last group whose verdicts are in the workspace
                                (0: the fast path was not tried) */
+    unsigned char *gather;  /* communicator: every rank's record of step 1 */
 } ozaki_ws;
 
+/* one rank's record of step 1: its length, then a merged fast-path state per column */
+#define GATHER_BYTES (sizeof(int64_t) + KRILL_OZ_KMAX * sizeof(krill_oz_fast))
+
+static krill_status repro_dot(krill_ctx *ctx, int64_t n, const double *x, const double *y,
+                              double *result)
+{
+    return krill_ozaki_dot(ctx, n, x, y, result);
+}
+
+static krill_status repro_nrm2(krill_ctx *ctx, int64_t n, const double *x, double *result)
+{
+    return krill_ozaki_nrm2(ctx, n, x, result);
+}
+
+static const krill_repro_ops ozaki_repro_ops = {
+    .fini = krill_ozaki_ctx_fini,
+    .dot = repro_dot,
+    .nrm2 = repro_nrm2,
+};
+
+/* With a communicator every rank makes its workspace in the same call, so they agree on a
+ * failure (nobody goes on into a collective another left). */
 krill_status krill_ozaki_ctx_init(krill_ctx *ctx)
 {
     krill_status st = KRILL_OK;
-#ifdef KRILL_HAVE_CUDA
     ozaki_ws *ws = NULL;
-    if (!krill_on_gpu(ctx) || ctx->ozaki) goto cleanup;
-    KRILL_CALLOC(ws, 1);
-    KRILL_TRY(krill_ozaki_cuda_init(ctx, &ws->dev, ws->launch));
+    ctx->repro_ops = &ozaki_repro_ops;
+    if (ctx->ozaki || (!krill_on_gpu(ctx) && !ctx->comm)) goto cleanup;
+    st = krill_calloc((void **)&ws, sizeof *ws, "reproducible mode's workspace");
+#ifdef KRILL_HAVE_CUDA
+    if (st == KRILL_OK && krill_on_gpu(ctx)) st = krill_ozaki_cuda_init(ctx, &ws->dev, ws->launch);
+#endif
+    if (st == KRILL_OK && ctx->comm)
+        st = krill_alloc_n((void **)&ws->gather, (size_t)ctx->comm->size, GATHER_BYTES, 0,
+                           "reproducible mode's allgather buffer");
+    KRILL_TRY(krill_ctx_agree(ctx, st));
     ctx->ozaki = ws;
     ws = NULL;
 cleanup:
-    krill_free(ws);
-#else
-    (void)ctx;
-#endif
+    if (ws) {
+        krill_free(ws->gather);
+        krill_free(ws);
+    }
     return st;
 }
 
 void krill_ozaki_ctx_fini(krill_ctx *ctx)
 {
+    ozaki_ws *ws;
     if (!ctx || !ctx->ozaki) return;
+    ws = ctx->ozaki;
 #ifdef KRILL_HAVE_CUDA
-    krill_ozaki_cuda_fini(ctx, ((ozaki_ws *)ctx->ozaki)->dev);
+    if (ws->dev) krill_ozaki_cuda_fini(ctx, ws->dev);
 #endif
-    krill_free(ctx->ozaki);
+    krill_free(ws->gather);
+    krill_free(ws);
     ctx->ozaki = NULL;
 }
 
-/* ---- the CPU path ------------------------------------------------------------------------ */
-
-static int cpu_threads(const krill_ctx *ctx, int64_t n)
+/* The mode is checked, then the workspace is made (a reproducible mode allocates everything
+ * it needs here, not in the first reduction); on failure the mode is unchanged. On a
+ * context with a communicator: collective. */
+krill_status krill_ctx_set_repro(krill_ctx *ctx, krill_repro_mode mode, int slices)
 {
-    int t = ctx->threads;
-    if (n < tuning.cpu_min_n || t < 1) return 1;
-    return t < CPU_MAX_THREADS ? t : CPU_MAX_THREADS;
-}
-
-/* rows [*lo, *hi) of thread tid of nt */
-static void chunk(int64_t n, int tid, int nt, int64_t *lo, int64_t *hi)
-{
-    int64_t q = n / nt, r = n % nt;
-    *lo = tid * q + (tid < r ? tid : r);
-    *hi = *lo + q + (tid < r ? 1 : 0);
-}
-
-/* the vector v of the k columns and w (v == k) */
-static const double *column(const double *V, int64_t ldv, int k, const double *w, int v)
-{
-    return v < k ? V + (int64_t)v * ldv : w;
-}
-
-/* stats of V[:, j] (j < k) and of w (when not NULL) into out[2 v], out[2 v + 1] */
-static void cpu_stats(krill_ctx *ctx, int64_t n, int k, const double *V, int64_t ldv,
-                      const double *w, double *out)
-{
-    const int nv = k + (w != NULL);
-    uint64_t amax[KRILL_OZ_KMAX + 1];
-    int lsb[KRILL_OZ_KMAX + 1];
-    for (int v = 0; v < nv; v++) {
-        amax[v] = 0;
-        lsb[v] = KRILL_OZ_LSB_NONE;
-    }
-#pragma omp parallel num_threads(cpu_threads(ctx, n))
-    {
-        int64_t lo, hi;
-        chunk(n, omp_get_thread_num(), omp_get_num_threads(), &lo, &hi);
-        for (int v = 0; v < nv; v++) {
-            const double *x = column(V, ldv, k, w, v);
-            uint64_t a = 0;
-            int l = KRILL_OZ_LSB_NONE;
-            for (int64_t i = lo; i < hi; i++) krill_oz_stats_add(x[i], &a, &l);
-#pragma omp critical(krill_ozaki_stats)
-            {
-                if (a > amax[v]) amax[v] = a;
-                if (l < lsb[v]) lsb[v] = l;
-            }
-        }
-    }
-    for (int v = 0; v < nv; v++) {
-        out[2 * v] = krill_oz_from_bits(amax[v]);
-        out[2 * v + 1] = lsb[v];
-    }
-}
-
-/* Pass 0, the fast path: per thread and column j < k a compensated sum over the thread's
- * rows (krill_oz_fast_rows of V[:, j] and w, tile by tile), merged per column
- * (krill_oz_fast_merge, in the order the threads arrive: the bound holds for any order, and
- * a decided value is the correctly rounded one, so the order can change which columns are
- * decided, never a result bit). Where the bound decides column j: results[j] = its value
- * (krill_oz_fast_result) and done[j] = 1; else done[j] = 0. Returns the columns left. */
-static int cpu_fast(krill_ctx *ctx, int64_t n, int k, const double *V, int64_t ldv,
-                    const double *w, double *results, int *done, int sqrt_mode)
-{
-    krill_oz_fast sum[KRILL_OZ_KMAX];
-    int left = 0;
-    for (int j = 0; j < k; j++) krill_oz_fast_init(&sum[j]);
-#pragma omp parallel num_threads(cpu_threads(ctx, n))
-    {
-        int64_t lo, hi;
-        krill_oz_fast f[KRILL_OZ_KMAX];
-        chunk(n, omp_get_thread_num(), omp_get_num_threads(), &lo, &hi);
-        for (int j = 0; j < k; j++) krill_oz_fast_init(&f[j]);
-        for (int64_t t0 = lo; t0 < hi; t0 += CPU_TILE) {
-            const int64_t t1 = hi - t0 < CPU_TILE ? hi : t0 + CPU_TILE;
-            for (int j = 0; j < k; j++) krill_oz_fast_rows(&f[j], V + (int64_t)j * ldv, w, t0, t1);
-        }
-#pragma omp critical(krill_ozaki_fast)
-        for (int j = 0; j < k; j++) krill_oz_fast_merge(&sum[j], &f[j]);
-    }
-    for (int j = 0; j < k; j++) {
-        done[j] = krill_oz_fast_result(&sum[j], sqrt_mode, &results[j]);
-        left += !done[j];
-    }
-    return left;
-}
-
-/* How a column is computed (COL_DONE: decided by the fast path). */
-enum { COL_ZERO, COL_SPECIAL, COL_PAIR, COL_GENERAL, COL_DONE };
-
-/* Pair path over rows [lo, hi) of x'y with a body of N slices (a constant after inlining:
- * the loops unroll and T stays in registers for small N): the chain digits of x_i and y_i
- * (zero past sx / sy), all N x N products into T[p][q] (double; every partial sum of a
- * T[p][q] is an integer below 2^53), then T into the int64 diagonal sums dl[p + q] for
- * p + q <= cut only (fast mode drops the other pairs here). Two rows per step for
- * instruction-level parallelism: the digit chain is a sequence of dependent operations. */
-static inline __attribute__((always_inline)) void
-pair_rows_n(const int N, const krill_oz_params *p, const double *x, const double *y,
-            int64_t lo, int64_t hi, int64_t *dl)
-{
-    const int sx = p->sx, sy = p->sy, cut = p->cut;
-    const double two_d = p->two_d;
-    double t[CPU_PAIR_MAX][CPU_PAIR_MAX];
-    int64_t i = lo;
-    for (int a = 0; a < N; a++)
-        for (int b = 0; b < N; b++) t[a][b] = 0.0;
-    for (; i + 1 < hi; i += 2) {
-        double dx0[CPU_PAIR_MAX], dy0[CPU_PAIR_MAX], dx1[CPU_PAIR_MAX], dy1[CPU_PAIR_MAX];
-        double rx0 = x[i] * p->scx1 * p->scx2, ry0 = y[i] * p->scy1 * p->scy2;
-        double rx1 = x[i + 1] * p->scx1 * p->scx2, ry1 = y[i + 1] * p->scy1 * p->scy2;
-        for (int a = 0; a < N; a++) {
-            dx0[a] = krill_oz_digit(&rx0, two_d);
-            dx1[a] = krill_oz_digit(&rx1, two_d);
-            dy0[a] = krill_oz_digit(&ry0, two_d);
-            dy1[a] = krill_oz_digit(&ry1, two_d);
-            if (a >= sx) dx0[a] = dx1[a] = 0.0;
-            if (a >= sy) dy0[a] = dy1[a] = 0.0;
-        }
-        for (int a = 0; a < N; a++)
-            for (int b = 0; b < N; b++) t[a][b] += dx0[a] * dy0[b] + dx1[a] * dy1[b];
-    }
-    if (i < hi) {
-        double dx[CPU_PAIR_MAX], dy[CPU_PAIR_MAX];
-        double rx = x[i] * p->scx1 * p->scx2, ry = y[i] * p->scy1 * p->scy2;
-        for (int a = 0; a < N; a++) {
-            dx[a] = a < sx ? krill_oz_digit(&rx, two_d) : 0.0;
-            dy[a] = a < sy ? krill_oz_digit(&ry, two_d) : 0.0;
-        }
-        for (int a = 0; a < N; a++)
-            for (int b = 0; b < N; b++) t[a][b] += dx[a] * dy[b];
-    }
-    for (int a = 0; a < N && a < sx; a++)
-        for (int b = 0; b < N && b < sy && a + b <= cut; b++) dl[a + b] += (int64_t)t[a][b];
-}
-
-static void pair_rows(const krill_oz_params *p, const double *x, const double *y, int64_t lo,
-                      int64_t hi, int64_t *dl)
-{
-    const int s = p->sx > p->sy ? p->sx : p->sy;
-    if (s <= 1) pair_rows_n(1, p, x, y, lo, hi, dl);
-    else if (s <= 2) pair_rows_n(2, p, x, y, lo, hi, dl);
-    else if (s <= 3) pair_rows_n(3, p, x, y, lo, hi, dl);
-    else if (s <= 4) pair_rows_n(4, p, x, y, lo, hi, dl);
-    else if (s <= 6) pair_rows_n(6, p, x, y, lo, hi, dl);
-    else if (s <= 8) pair_rows_n(8, p, x, y, lo, hi, dl);
-    else if (s <= 12) pair_rows_n(12, p, x, y, lo, hi, dl);
-    else pair_rows_n(CPU_PAIR_MAX, p, x, y, lo, hi, dl);
-}
-
-/* results[j] = V[:, j]'w (j < k <= KRILL_OZ_KMAX, n >= 1, columns with done[j] skipped)
- * from the stats vstats, wstats (host memory); sqrt_mode: the norm (V = w). */
-static void cpu_mdot(krill_ctx *ctx, int64_t n, int k, const double *V, int64_t ldv,
-                     const double *vstats, const double *w, const double *wstats,
-                     const int *done, double *results, int sqrt_mode)
-{
-    const int fast = ctx->repro == KRILL_REPRO_OZAKI_FAST;
-    const int slices = ctx->repro == KRILL_REPRO_OFF ? 0 : ctx->repro_slices;
-    const int nt = cpu_threads(ctx, n);
-    krill_oz_params p[KRILL_OZ_KMAX];
-    int kind[KRILL_OZ_KMAX], flags[KRILL_OZ_KMAX];
-    int64_t pair_sum[KRILL_OZ_KMAX][CPU_PAIR_DIAG];
-    int64_t gen_sum[KRILL_OZ_MAX_DIAG];
-    int tiled = 0;
-
-    for (int j = 0; j < k; j++) {
-        flags[j] = 0;
-        memset(pair_sum[j], 0, sizeof pair_sum[j]);
-        if (done[j]) {
-            kind[j] = COL_DONE;
-            continue;
-        }
-        krill_oz_params_make(n, vstats + 2 * j, wstats, fast, slices, &p[j]);
-        if (p[j].state == KRILL_OZ_ZERO) kind[j] = COL_ZERO;
-        else if (p[j].state == KRILL_OZ_SPECIAL) kind[j] = COL_SPECIAL;
-        else if (p[j].sx <= tuning.cpu_reg_slices && p[j].sy <= tuning.cpu_reg_slices)
-            kind[j] = COL_PAIR;
-        else kind[j] = COL_GENERAL;
-        tiled |= kind[j] == COL_PAIR || kind[j] == COL_SPECIAL;
-    }
-
-    /* pair-path and special columns: one sweep, tile by tile */
-    if (tiled) {
-#pragma omp parallel num_threads(nt)
-        {
-            int64_t lo, hi;
-            int64_t dl[KRILL_OZ_KMAX][CPU_PAIR_DIAG];
-            int fl[KRILL_OZ_KMAX];
-            chunk(n, omp_get_thread_num(), omp_get_num_threads(), &lo, &hi);
-            memset(dl, 0, sizeof dl);
-            memset(fl, 0, sizeof fl);
-            for (int64_t t0 = lo; t0 < hi; t0 += CPU_TILE) {
-                const int64_t t1 = hi - t0 < CPU_TILE ? hi : t0 + CPU_TILE;
-                for (int j = 0; j < k; j++) {
-                    const double *x = V + (int64_t)j * ldv;
-                    if (kind[j] == COL_PAIR) {
-                        pair_rows(&p[j], x, w, t0, t1, dl[j]);
-                    } else if (kind[j] == COL_SPECIAL) {
-                        for (int64_t i = t0; i < t1; i++) fl[j] |= krill_oz_special(x[i], w[i]);
-                    }
-                }
-            }
-#pragma omp critical(krill_ozaki_sum)
-            for (int j = 0; j < k; j++) {
-                flags[j] |= fl[j];
-                for (int c = 0; c < CPU_PAIR_DIAG; c++) pair_sum[j][c] += dl[j][c];
-            }
-        }
-    }
-
-    for (int j = 0; j < k; j++) {
-        if (kind[j] == COL_DONE) continue;
-        if (kind[j] != COL_GENERAL) {
-            results[j] = krill_oz_finish(&p[j], pair_sum[j], flags[j], sqrt_mode);
-            continue;
-        }
-        /* general path: one sweep per column, int64 diagonal sums per thread */
-        memset(gen_sum, 0, (size_t)p[j].ndiag * sizeof gen_sum[0]);
-#pragma omp parallel num_threads(nt)
-        {
-            int64_t lo, hi;
-            int64_t g[KRILL_OZ_MAX_DIAG];
-            const double *x = V + (int64_t)j * ldv;
-            chunk(n, omp_get_thread_num(), omp_get_num_threads(), &lo, &hi);
-            memset(g, 0, (size_t)p[j].ndiag * sizeof g[0]);
-            for (int64_t i = lo; i < hi; i++) krill_oz_accumulate(&p[j], x[i], w[i], g);
-#pragma omp critical(krill_ozaki_sum)
-            for (int c = 0; c < p[j].ndiag; c++) gen_sum[c] += g[c];
-        }
-        results[j] = krill_oz_finish(&p[j], gen_sum, 0, sqrt_mode);
-    }
+    krill_status st = KRILL_OK;
+    KRILL_REQUIRE(ctx != NULL, "krill_ctx_set_repro: ctx is NULL");
+    KRILL_REQUIRE(mode == KRILL_REPRO_OFF || mode == KRILL_REPRO_OZAKI ||
+                  mode == KRILL_REPRO_OZAKI_FAST,
+                  "krill_ctx_set_repro: mode = %d is not KRILL_REPRO_OFF (0), KRILL_REPRO_OZAKI "
+                  "(1) or KRILL_REPRO_OZAKI_FAST (2)", (int)mode);
+    KRILL_REQUIRE(slices >= 0, "krill_ctx_set_repro: slices = %d < 0 (0 = exact, S >= 1 = at "
+                  "most S slices)", slices);
+    KRILL_REQUIRE(mode != KRILL_REPRO_OFF || slices == 0,
+                  "krill_ctx_set_repro: slices = %d given with KRILL_REPRO_OFF (plain reductions "
+                  "have no slices; use 0)", slices);
+    KRILL_REQUIRE(mode != KRILL_REPRO_OZAKI_FAST || slices >= 1,
+                  "krill_ctx_set_repro: slices = %d with KRILL_REPRO_OZAKI_FAST: fast mode needs "
+                  "a fixed slice count S >= 1 (exact mode is KRILL_REPRO_OZAKI with 0)", slices);
+    if (mode != KRILL_REPRO_OFF) KRILL_TRY(krill_ozaki_ctx_init(ctx));
+    ctx->repro = mode;
+    ctx->repro_slices = slices;
+cleanup:
+    return st;
 }
 
 /* ---- entry points ------------------------------------------------------------------------ */
@@ -404,7 +212,104 @@ krill_status krill_ozaki_stats(krill_ctx *ctx, int64_t n, const double *x, doubl
         goto cleanup;
     }
 #endif
-    cpu_stats(ctx, n, 1, x, n, NULL, stats);
+    krill_ozaki_cpu_stats(ctx, n, 1, x, n, NULL, stats);
+cleanup:
+    return st;
+}
+
+/* Step 1: every rank's length and fast-path states, merged in rank order (the same merge
+ * on every rank). *n_all: the global length, checked against the mode's limit. */
+static krill_status gather_step(krill_ctx *ctx, int64_t n, int k, krill_oz_fast *sum,
+                                int64_t *n_all)
+{
+    krill_status st = KRILL_OK;
+    unsigned char mine[GATHER_BYTES];
+    const size_t rec = sizeof(int64_t) + (size_t)k * sizeof(krill_oz_fast);
+    const unsigned char *all;
+    KRILL_TRY(krill_ozaki_ctx_init(ctx));
+    all = ((ozaki_ws *)ctx->ozaki)->gather;
+    memcpy(mine, &n, sizeof n);
+    memcpy(mine + sizeof n, sum, (size_t)k * sizeof *sum);
+    KRILL_TRY(krill_ctx_allgather(ctx, mine, rec, ((ozaki_ws *)ctx->ozaki)->gather));
+    *n_all = 0;
+    for (int j = 0; j < k; j++) krill_oz_fast_init(&sum[j]);
+    for (int r = 0; r < ctx->comm->size; r++) {
+        int64_t nr;
+        memcpy(&nr, all + (size_t)r * rec, sizeof nr);
+        *n_all += nr;
+        for (int j = 0; j < k; j++) {
+            krill_oz_fast g;
+            memcpy(&g, all + (size_t)r * rec + sizeof nr + (size_t)j * sizeof g, sizeof g);
+            krill_oz_fast_merge(&sum[j], &g);
+        }
+    }
+    if (*n_all > KRILL_OZ_MAX_N)
+        st = krill_error(KRILL_ERR_ARG, "reproducible sum over %d ranks: n = %lld is above the "
+                         "reproducible mode's limit 2^%d (the slices would have fewer than 8 "
+                         "bits)", ctx->comm->size, (long long)*n_all, KRILL_OZ_MAX_LOG2N);
+cleanup:
+    return st;
+}
+
+/* Step 2: the global statistics of the nv vectors in area (max |x| as its bits, which
+ * orders NaN above Inf above the finite values; the lowest set bit as a maximum of -lsb). */
+static krill_status stats_step(krill_ctx *ctx, int nv, double *area)
+{
+    krill_status st = KRILL_OK;
+    int64_t m[2 * (KRILL_OZ_KMAX + 1)];
+    for (int v = 0; v < nv; v++) {
+        uint64_t bits;
+        memcpy(&bits, &area[2 * v], sizeof bits);
+        m[v] = (int64_t)bits;
+        m[nv + v] = -(int64_t)area[2 * v + 1];
+    }
+    KRILL_TRY(krill_ctx_allreduce_i64(ctx, m, 2 * nv, KRILL_REDUCE_MAX));
+    for (int v = 0; v < nv; v++) {
+        const uint64_t bits = (uint64_t)m[v];
+        memcpy(&area[2 * v], &bits, sizeof bits);
+        area[2 * v + 1] = (double)-m[nv + v];
+    }
+cleanup:
+    return st;
+}
+
+/* The CPU's group: the fast path's merged state per column (exact mode), and with a
+ * communicator steps 1 and 2 of the file comment, then cpu.c's products and sums. */
+static krill_status cpu_group(krill_ctx *ctx, int64_t n, int k, const double *V, int64_t ldv,
+                              const double *vstats, const double *w, const double *wstats,
+                              double *results, int sqrt_mode)
+{
+    krill_status st = KRILL_OK;
+    krill_oz_fast sum[KRILL_OZ_KMAX];
+    double area[2 * (KRILL_OZ_KMAX + 1)];
+    int done[KRILL_OZ_KMAX] = {0}, left = k, fast;
+    int64_t n_all = n;
+    const int nv = k + !sqrt_mode;   /* sqrt_mode: V = w = x, one vector */
+    for (int j = 0; j < k; j++) krill_oz_fast_init(&sum[j]);
+    if (ctx->comm ? use_fast_path(ctx, 1) && n >= 1 : use_fast_path(ctx, n))
+        krill_ozaki_cpu_fast(ctx, n, k, V, ldv, w, sum);
+    if (ctx->comm) KRILL_TRY(gather_step(ctx, n, k, sum, &n_all));
+    fast = use_fast_path(ctx, n_all);
+    cpu_verdict_k = k;
+    for (int j = 0; j < k; j++) {
+        done[j] = fast && krill_oz_fast_result(&sum[j], sqrt_mode, &results[j]);
+        cpu_verdict[j] = fast ? done[j] : -1;
+        left -= done[j];
+    }
+    if (n_all == 0) {
+        memset(results, 0, (size_t)k * sizeof *results);
+        goto cleanup;
+    }
+    if (left == 0) goto cleanup;
+    if (vstats) {   /* given: this rank's, made global below */
+        memcpy(area, vstats, 2 * (size_t)k * sizeof *area);
+        if (!sqrt_mode) memcpy(area + 2 * k, wstats, 2 * sizeof *area);
+    } else {
+        krill_ozaki_cpu_stats(ctx, n, k, V, ldv, sqrt_mode ? NULL : w, area);
+    }
+    if (ctx->comm) KRILL_TRY(stats_step(ctx, nv, area));
+    KRILL_TRY(krill_ozaki_cpu_mdot(ctx, n, n_all, k, V, ldv, area, w,
+                                   sqrt_mode ? area : area + 2 * k, done, results, sqrt_mode));
 cleanup:
     return st;
 }
@@ -420,15 +325,19 @@ static krill_status mdot_group(krill_ctx *ctx, int64_t n, int k, const double *V
                                double *results, int sqrt_mode)
 {
     krill_status st = KRILL_OK;
-    const int fast = use_fast_path(ctx, n);
     forget_verdicts(ctx);
     if (k == 0) goto cleanup;
+    if (!krill_on_gpu(ctx)) {   /* a rank with no rows too: it takes part in the collectives */
+        st = cpu_group(ctx, n, k, V, ldv, vstats, w, wstats, results, sqrt_mode);
+        goto cleanup;
+    }
     if (n == 0) {
         KRILL_TRY(zero_results(ctx, k, results));
         goto cleanup;
     }
 #ifdef KRILL_HAVE_CUDA
-    if (krill_on_gpu(ctx)) {
+    {
+        const int fast = use_fast_path(ctx, n);
         ozaki_ws *ws;
         double *area;
         KRILL_TRY(krill_ozaki_ctx_init(ctx));
@@ -451,20 +360,6 @@ static krill_status mdot_group(krill_ctx *ctx, int64_t n, int k, const double *V
         goto cleanup;
     }
 #endif
-    {
-        double area[2 * (KRILL_OZ_KMAX + 1)];
-        int done[KRILL_OZ_KMAX] = {0};
-        const int left = fast ? cpu_fast(ctx, n, k, V, ldv, w, results, done, sqrt_mode) : k;
-        cpu_verdict_k = k;
-        for (int j = 0; j < k; j++) cpu_verdict[j] = fast ? done[j] : -1;
-        if (left == 0) goto cleanup;
-        if (!vstats) {
-            cpu_stats(ctx, n, k, V, ldv, sqrt_mode ? NULL : w, area);
-            vstats = area;
-            wstats = sqrt_mode ? area : area + 2 * k;
-        }
-        cpu_mdot(ctx, n, k, V, ldv, vstats, w, wstats, done, results, sqrt_mode);
-    }
 cleanup:
     return st;
 }

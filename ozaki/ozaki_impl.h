@@ -68,13 +68,19 @@ extern "C" {
  * reads w once more). */
 #define KRILL_OZ_KMAX 32
 
-/* Make the context's workspace (device memory on CUDA: 900 KB; nothing on the CPU, whose
- * scratch lives on the threads' stacks). Idempotent; called by krill_ctx_set_repro and by
- * every function below, so a failure to allocate is reported cleanly by whichever comes first. */
+/* Make the context's workspace (device memory on CUDA: 900 KB; on a CPU context with a
+ * communicator the allgather's buffer, 1.5 KB a rank; nothing on a lone CPU context, whose
+ * scratch lives on the threads' stacks) and set ctx->repro_ops. Idempotent; called by
+ * krill_ctx_set_repro and by every function below, so a failure to allocate is reported
+ * cleanly by whichever comes first (on every rank). */
 krill_status krill_ozaki_ctx_init(krill_ctx *ctx);
 void krill_ozaki_ctx_fini(krill_ctx *ctx);       /* NULL-safe; called by krill_ctx_destroy */
 
-/* stats[0..1] (context memory) of x[0..n). One pass. */
+/* On a context with a communicator (CPU) every function below but krill_ozaki_stats is
+ * collective: n is the rank's length, and the result is that of the concatenation of the
+ * ranks' vectors in rank order, the same bits on any rank count (ozaki.c). */
+
+/* stats[0..1] (context memory) of x[0..n): this rank's. One pass. */
 krill_status krill_ozaki_stats(krill_ctx *ctx, int64_t n, const double *x, double *stats);
 
 /* *result = x'y. Two passes: stats of x and y, then the dot product. */
@@ -141,6 +147,24 @@ void krill_ozaki_tuning_set(const krill_ozaki_tuning *t);   /* NULL: the default
  * exact mode, tuning off, n = 0 or above KRILL_OZ_FAST_MAX_N, j beyond that call's columns).
  * For tests and benchmarks; on CUDA it waits for the context's stream. */
 krill_status krill_ozaki_fast_verdicts(krill_ctx *ctx, int k, int *decided);
+
+/* ---- the CPU half (ozaki/cpu.c) -----------------------------------------------------------
+ * Host pointers; k <= KRILL_OZ_KMAX. Stats of V[:, j] (j < k) and of w (when not NULL, after
+ * them) into out[2 v], out[2 v + 1]. */
+void krill_ozaki_cpu_stats(krill_ctx *ctx, int64_t n, int k, const double *V, int64_t ldv,
+                           const double *w, double *out);
+/* The fast path's pass: sum[j] = the compensated sum of V[:, j]'w with its bound, the
+ * threads' states merged (krill_oz_fast_end then decides, or not). */
+void krill_ozaki_cpu_fast(krill_ctx *ctx, int64_t n, int k, const double *V, int64_t ldv,
+                          const double *w, krill_oz_fast *sum);
+/* results[j] = V[:, j]'w for the columns with done[j] = 0, from the (global) stats vstats
+ * and wstats; n is this rank's length, n_all the global one (slicing), and with a
+ * communicator the int64 diagonal sums are added over the ranks before the one rounding
+ * (collective: every rank calls it for the same columns). sqrt_mode: the norm (V = w). */
+krill_status krill_ozaki_cpu_mdot(krill_ctx *ctx, int64_t n, int64_t n_all, int k,
+                                  const double *V, int64_t ldv, const double *vstats,
+                                  const double *w, const double *wstats, const int *done,
+                                  double *results, int sqrt_mode);
 
 #ifdef KRILL_HAVE_CUDA
 /* ---- the CUDA half (ozaki/ozaki.cu) --------------------------------------------------------

@@ -43,6 +43,13 @@ endfunction()
 krill_mpi_test(test_mpi_spmv test_mpi_spmv.c)
 # every solver (none, Jacobi) against the serial solve; ILU(0)/IC(0) of the diagonal blocks
 krill_mpi_test(test_mpi_solve test_mpi_solve.c)
+# the reproducible mode across rank counts: sums and every solver bit for bit against one
+# process, on 1, 2, 3, 4 and 7 ranks
+krill_mpi_test(test_mpi_repro test_mpi_repro.c)
+add_test(NAME test_mpi_repro_np7 COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 7
+         ${mpiexec_flags} ${MPIEXEC_PREFLAGS} $<TARGET_FILE:test_mpi_repro> ${MPIEXEC_POSTFLAGS})
+set_tests_properties(test_mpi_repro_np7 PROPERTIES LABELS mpi TIMEOUT 300 PROCESSORS 7
+  ENVIRONMENT "KRILL_TESTDATA=${KRILL_TESTDATA_DIR};KRILL_TESTDATA_LOCAL=${KRILL_TESTDATA_LOCAL_DIR};${mpi_test_env}")
 # a failure on one rank (allocation faults on the last rank through every collective
 # function, malformed rows, a block size that divides one rank's rows only) on every rank
 krill_mpi_test(test_mpi_faults test_mpi_faults.c)

@@ -4,8 +4,8 @@
  * with a rank of zero rows: the same reason, the iteration count within one (rounding: the
  * ranks add their sums in another order; what was seen is printed), the solution within
  * rounding of the serial one. ILU(0) / IC(0) of each rank's diagonal block converge (on one
- * rank: the serial iteration count exactly). A reproducible mode and a GPU on a communicator
- * are refused on every rank. */
+ * rank: the serial iteration count exactly). A GPU on a communicator is refused on every
+ * rank (the reproducible mode across ranks: test_mpi_repro). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -179,9 +179,6 @@ static void test_refusals(void)
 {
     krill_ctx *gpu = NULL;
     krill_ctx_opts o = KRILL_CTX_OPTS_INIT;
-    CHECK_STATUS(krill_ctx_set_repro(ctx, KRILL_REPRO_OZAKI, 0), KRILL_ERR_UNSUPPORTED);
-    CHECK(strstr(krill_last_error(), "not built yet") != NULL);
-    CHECK(krill_ctx_repro(ctx, NULL) == KRILL_REPRO_OFF);
     o.device = KRILL_DEVICE_CUDA;
     CHECK_STATUS(krill_mpi_ctx_create(MPI_COMM_WORLD, &o, &gpu), KRILL_ERR_UNSUPPORTED);
     CHECK(gpu == NULL);

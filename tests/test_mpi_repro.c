@@ -1,0 +1,356 @@
+/* test_mpi_repro: the reproducible mode across rank counts (tests/mpi.cmake: 1, 2, 3, 4 and
+ * 7 ranks). Every rank holds the whole input (generated), solves or sums it on a context of
+ * its own (one process, two threads) and on the communicator (one thread a rank, its rows
+ * only), and checks that the bits are the same:
+ *   - dot products, norms and the k columns of a Gram-Schmidt step (k up to 40: two groups)
+ *     on vectors the fast path decides, on cancelling ones it cannot (the exact path), with
+ *     a dynamic range that needs the general (windowed) path, with NaN or an infinity on one
+ *     rank, all zeros, and on partitions with empty ranks; exact mode, S = 2 and fast mode;
+ *   - whole solves: every solver (CG, GMRES with CGS2 / MGS / DCGS2, FGMRES, BiCGStab,
+ *     MINRES) with no preconditioner and Jacobi, on two partitions: the same reason,
+ *     iteration count, residual history and solution, bit for bit;
+ *   - new values (the distributed matrix's whole rows are remade), and a failure to allocate
+ *     on the last rank (the workspace, the whole rows) returned on every rank. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/core_impl.h"   /* the allocation fault hook */
+#include "mpi_testutil.h"
+#include "ozaki/ozaki_impl.h"
+
+static krill_ctx *ctx, *serial;
+static int rank, size;
+
+static int same_bits(const double *a, const double *b, int64_t n)
+{
+    return n == 0 || memcmp(a, b, (size_t)n * sizeof *a) == 0;
+}
+
+/* The same status on every rank */
+static int agreed(krill_status st)
+{
+    int s[2] = {(int)st, -(int)st}, m[2];
+    MPI_Allreduce(s, m, 2, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    return m[0] == -m[1];
+}
+
+/* Rank r's share [lo, hi) of n: mtu's partition p */
+static void share(mtu_partition p, int64_t n, int64_t *lo, int64_t *hi)
+{
+    int64_t off[65];
+    const int64_t *o = mtu_offsets(p, n, size, off);
+    if (!o) {
+        *lo = n * rank / size;
+        *hi = n * (rank + 1) / size;
+    } else {
+        *lo = o[rank];
+        *hi = o[rank + 1];
+    }
+}
+
+/* ---- the reductions --------------------------------------------------------------------- */
+
+enum { KMAX = 40 };
+
+/* Column j of a test block: kind 0 random, 1 cancelling (x_i = -x_{n-1-i} partners, the
+ * fast path's bound cannot decide the tiny remainder), 2 a dynamic range of 2^-500..2^500
+ * (more than 16 slices: the general path), 3 zeros. */
+static void fill(double *v, int64_t n, int kind, int seed)
+{
+    tu_random(v, n, 1000 + (uint64_t)seed);
+    for (int64_t i = 0; i < n; i++) {
+        if (kind == 1 && i >= n / 2) v[i] = -v[n - 1 - i] * (1.0 + 0x1p-40 * (double)(i % 3));
+        if (kind == 2) v[i] = ldexp(v[i], (int)((i * 37 + seed) % 1001) - 500);
+        if (kind == 3) v[i] = 0.0;
+    }
+}
+
+/* One mode: every kind of column, k = 1, 3, 40, each partition; then NaN / Inf. */
+static void check_reductions(krill_repro_mode mode, int slices, const char *label)
+{
+    const int64_t n = 5003;
+    double *V = malloc((size_t)n * KMAX * sizeof *V), *w = malloc((size_t)n * sizeof *w);
+    double want[KMAX], got[KMAX], *Vl = NULL;
+    int bad = 0, calls = 0, undecided = 0;
+    CHECK_OK(krill_ctx_set_repro(serial, mode, slices));
+    CHECK_OK(krill_ctx_set_repro(ctx, mode, slices));
+    for (int kind = 0; kind < 4; kind++) {
+        for (int j = 0; j < KMAX; j++) fill(V + (int64_t)j * n, n, (kind + j) % 4 == 3 ? 3 : kind, j);
+        fill(w, n, kind == 3 ? 0 : kind, 99);
+        for (mtu_partition p = MTU_BALANCED; p < MTU_PARTITIONS; p++) {
+            int64_t lo, hi, nl;
+            share(p, n, &lo, &hi);
+            nl = hi - lo;
+            Vl = malloc((size_t)(nl > 0 ? nl : 1) * KMAX * sizeof *Vl);
+            for (int j = 0; j < KMAX; j++)
+                memcpy(Vl + (int64_t)j * nl, V + (int64_t)j * n + lo, (size_t)nl * sizeof *Vl);
+            static const int ks[] = {1, 3, KMAX};
+            for (int t = 0; t < 3; t++) {
+                const int k = ks[t];
+                int dec[KMAX];
+                CHECK_OK(krill_ozaki_mdot(serial, n, k, V, n, w, want));
+                CHECK_OK(krill_ozaki_fast_verdicts(serial, k < KRILL_OZ_KMAX ? k : 8, dec));
+                for (int j = 0; j < (k < KRILL_OZ_KMAX ? k : 8); j++) undecided += dec[j] == 0;
+                CHECK_OK(krill_ozaki_mdot(ctx, nl, k, Vl, nl > 0 ? nl : 1, w + lo, got));
+                bad += !same_bits(want, got, k);
+                calls++;
+            }
+            CHECK_OK(krill_ozaki_dot(serial, n, V, w, want));
+            CHECK_OK(krill_ozaki_dot(ctx, nl, Vl, w + lo, got));
+            CHECK_OK(krill_ozaki_nrm2(serial, n, V + n, want + 1));
+            CHECK_OK(krill_ozaki_nrm2(ctx, nl, Vl + nl, got + 1));
+            bad += !same_bits(want, got, 2);
+            calls += 2;
+            free(Vl);
+        }
+    }
+    /* NaN on the last rank's rows, then +Inf and -Inf on two ranks (a NaN product) */
+    for (int c = 0; c < 3; c++) {
+        int64_t lo, hi;
+        fill(V, n, 0, 5);
+        fill(w, n, 0, 6);
+        if (c == 0) V[n - 1] = NAN;
+        if (c >= 1) V[0] = INFINITY;
+        if (c == 2) V[n - 1] = -INFINITY;
+        share(MTU_BALANCED, n, &lo, &hi);
+        CHECK_OK(krill_ozaki_dot(serial, n, V, w, want));
+        CHECK_OK(krill_ozaki_dot(ctx, hi - lo, V + lo, w + lo, got));
+        bad += !(isnan(want[0]) ? isnan(got[0]) : same_bits(want, got, 1));
+        calls++;
+    }
+    CHECK(bad == 0);
+    if (mode == KRILL_REPRO_OZAKI && slices == 0) CHECK(undecided > 0);   /* the exact path ran */
+    if (rank == 0)
+        printf("  %-10s %3d sums (dot, nrm2, k = 1, 3, 40 columns; 4 partitions; %d columns "
+               "left to the exact path): %s\n", label, calls, undecided,
+               bad ? "DIFFER" : "the serial bits");
+    free(V);
+    free(w);
+}
+
+/* ---- whole solves ------------------------------------------------------------------------ */
+
+typedef struct solve_case {
+    const char *spec, *pc;
+    krill_solver_type solver;
+    krill_ortho ortho;
+} solve_case;
+
+typedef struct outcome {
+    krill_solve_info info;
+    double *x;          /* n_global, on every rank (gathered to 0, broadcast) */
+} outcome;
+
+static void options(const solve_case *c, krill_solver_opts *o)
+{
+    krill_solver_opts_default(o);
+    o->solver = c->solver;
+    o->ortho = c->ortho;
+    o->rtol = 1e-10;
+    o->maxit = 1000;
+    o->restart = 20;
+}
+
+static void solve_serial(const solve_case *c, const krill_csr *g, outcome *out)
+{
+    krill_mat *a = NULL;
+    krill_pc *pc = NULL;
+    krill_vec *vb = NULL, *vx = NULL;
+    krill_solver_opts o;
+    options(c, &o);
+    CHECK_OK(krill_mat_create(serial, g, "csr", &a));
+    CHECK_OK(krill_pc_create(a, c->pc, &pc));
+    CHECK_OK(krill_vec_create(serial, g->n_rows, &vb));
+    CHECK_OK(krill_vec_create(serial, g->n_rows, &vx));
+    mtu_vector(g->n_rows, krill_vec_data(vb));
+    CHECK_OK(krill_solve(a, pc, vb, vx, &o, &out->info));
+    CHECK_OK(krill_vec_download(vx, out->x));
+    krill_vec_destroy(&vb);
+    krill_vec_destroy(&vx);
+    krill_pc_destroy(&pc);
+    krill_mat_destroy(&a);
+}
+
+/* scale != 1: the values are changed to scale * A by krill_mat_update_values after a first
+ * solve (which made the whole rows), and solved again. */
+static void solve_dist(const solve_case *c, const krill_csr *g, mtu_partition p, double scale,
+                       outcome *out)
+{
+    krill_mat *a = NULL;
+    krill_pc *pc = NULL;
+    krill_vec *vb = NULL, *vx = NULL;
+    krill_dist_layout l;
+    krill_solver_opts o;
+    int64_t off[65];
+    double *gb = NULL;
+    options(c, &o);
+    CHECK_OK(krill_dist_mat_scatter(ctx, rank == 0 ? g : NULL,
+                                    rank == 0 ? mtu_offsets(p, g->n_rows, size, off) : NULL,
+                                    "csr", &a));
+    CHECK_OK(krill_dist_mat_layout(a, &l));
+    CHECK_OK(krill_vec_create(ctx, l.n_local, &vb));
+    CHECK_OK(krill_vec_create(ctx, l.n_local, &vx));
+    gb = malloc((size_t)l.n_global * sizeof *gb);
+    mtu_vector(l.n_global, gb);
+    CHECK_OK(krill_dist_vec_scatter(a, gb, vb));
+    if (scale != 1.0) {   /* a first solve with the old values, then the new ones */
+        int64_t k0 = g->row_ptr[l.row_start];
+        double *vals = malloc((size_t)(g->row_ptr[l.row_start + l.n_local] - k0 + 1) * sizeof *vals);
+        CHECK_OK(krill_solve(a, NULL, vb, vx, &o, &out->info));
+        krill_solve_info_free(&out->info);
+        for (int64_t k = k0; k < g->row_ptr[l.row_start + l.n_local]; k++)
+            vals[k - k0] = scale * g->val[k];
+        CHECK_OK(krill_mat_update_values(a, vals));
+        CHECK_OK(krill_vec_fill(vx, 0.0));
+        free(vals);
+    }
+    CHECK_OK(krill_pc_create(a, c->pc, &pc));
+    CHECK_OK(krill_solve(a, pc, vb, vx, &o, &out->info));
+    CHECK_OK(krill_dist_vec_gather(a, vx, out->x));
+    MPI_Bcast(out->x, (int)l.n_global, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    free(gb);
+    krill_vec_destroy(&vb);
+    krill_vec_destroy(&vx);
+    krill_pc_destroy(&pc);
+    krill_mat_destroy(&a);
+}
+
+static const char *case_name(const solve_case *c)
+{
+    static const char *const names[] = {"gmres", "cg", "fgmres", "bicgstab", "minres"};
+    static const char *const orthos[] = {"/cgs2", "/mgs", "/dcgs2"};
+    static char buf[64];
+    const int gm = c->solver == KRILL_SOLVER_GMRES || c->solver == KRILL_SOLVER_FGMRES;
+    snprintf(buf, sizeof buf, "%s%s %s", names[c->solver], gm ? orthos[c->ortho] : "", c->pc);
+    return buf;
+}
+
+/* Every rank compares its distributed outcome with its own serial one. */
+static void compare(const solve_case *c, mtu_partition p, double scale)
+{
+    krill_csr *g = NULL;
+    outcome s, d;
+    int same;
+    CHECK_OK(krill_gen(c->spec, &g));
+    if (scale != 1.0)
+        for (int64_t k = 0; k < g->nnz; k++) g->val[k] *= scale;
+    s.x = malloc((size_t)g->n_rows * sizeof(double));
+    d.x = malloc((size_t)g->n_rows * sizeof(double));
+    solve_serial(c, g, &s);
+    if (scale != 1.0)
+        for (int64_t k = 0; k < g->nnz; k++) g->val[k] /= scale;   /* exact: a power of two */
+    solve_dist(c, g, p, scale, &d);
+    same = s.info.reason == d.info.reason && s.info.iterations == d.info.iterations &&
+           s.info.history_len == d.info.history_len &&
+           same_bits(s.info.history, d.info.history, s.info.history_len) &&
+           same_bits(s.x, d.x, g->n_rows);
+    CHECK(s.info.reason > 0);
+    CHECK(same);
+    if (rank == 0)
+        printf("  %-22s %-18s %-22s %4d it: %s\n", case_name(c), c->spec, mtu_partition_name(p),
+               d.info.iterations, same ? "history and x: the serial bits" : "DIFFER");
+    krill_solve_info_free(&s.info);
+    krill_solve_info_free(&d.info);
+    free(s.x);
+    free(d.x);
+    krill_csr_destroy(&g);
+}
+
+static void test_solves(void)
+{
+    static const solve_case cases[] = {
+        {"poisson3d:8", "none", KRILL_SOLVER_CG, KRILL_ORTHO_CGS2},
+        {"elasticity3d:3,2,2", "jacobi", KRILL_SOLVER_CG, KRILL_ORTHO_CGS2},
+        {"convdiff3d:7,2", "none", KRILL_SOLVER_GMRES, KRILL_ORTHO_CGS2},
+        {"convdiff3d:7,2", "jacobi", KRILL_SOLVER_GMRES, KRILL_ORTHO_MGS},
+        {"convdiff3d:7,2", "jacobi", KRILL_SOLVER_GMRES, KRILL_ORTHO_DCGS2},
+        {"convdiff3d:7,2", "jacobi", KRILL_SOLVER_FGMRES, KRILL_ORTHO_CGS2},
+        {"convdiff3d:7,2", "jacobi", KRILL_SOLVER_BICGSTAB, KRILL_ORTHO_CGS2},
+        {"poisson3d:7", "jacobi", KRILL_SOLVER_MINRES, KRILL_ORTHO_CGS2},
+    };
+    CHECK_OK(krill_ctx_set_repro(serial, KRILL_REPRO_OZAKI, 0));
+    CHECK_OK(krill_ctx_set_repro(ctx, KRILL_REPRO_OZAKI, 0));
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        compare(&cases[k], MTU_BALANCED, 1.0);
+        compare(&cases[k], MTU_EMPTY_SECOND, 1.0);
+    }
+    compare(&cases[1], MTU_BALANCED, 4.0);   /* new values: the whole rows remade */
+    compare(&cases[3], MTU_ALL_ON_LAST, 0.5);
+}
+
+/* ---- failures on one rank ---------------------------------------------------------------- */
+
+static void test_faults(void)
+{
+    const int faulty = size - 1;
+    krill_ctx *c2 = NULL;
+    krill_csr *g = NULL;
+    krill_mat *a = NULL;
+    krill_vec *vb = NULL, *vx = NULL;
+    krill_solver_opts o;
+    krill_solve_info info;
+    krill_status st;
+    krill_dist_layout l;
+    int failed = 0;
+    /* the workspace (the allgather's buffer) of a new context's reproducible mode */
+    CHECK_OK(krill_mpi_ctx_create(MPI_COMM_WORLD, NULL, &c2));
+    for (int k = 1; k <= 10; k++) {
+        if (rank == faulty) krill_fault_alloc_after(k);
+        st = krill_ctx_set_repro(c2, KRILL_REPRO_OZAKI, 0);
+        krill_fault_alloc_after(0);
+        CHECK(agreed(st));
+        if (st == KRILL_OK) break;
+        CHECK(st == KRILL_ERR_ALLOC && krill_ctx_repro(c2, NULL) == KRILL_REPRO_OFF);
+        failed++;
+    }
+    CHECK(failed >= 1);
+    /* the whole rows, made at the first reproducible SpMV of a solve */
+    CHECK_OK(krill_gen("poisson3d:6", &g));
+    CHECK_OK(krill_dist_mat_scatter(c2, rank == 0 ? g : NULL, NULL, "csr", &a));
+    CHECK_OK(krill_dist_mat_layout(a, &l));
+    CHECK_OK(krill_vec_create(c2, l.n_local, &vb));
+    CHECK_OK(krill_vec_create(c2, l.n_local, &vx));
+    CHECK_OK(krill_vec_fill(vb, 1.0));
+    krill_solver_opts_default(&o);
+    o.solver = KRILL_SOLVER_CG;
+    failed = 0;
+    for (int k = 1; k <= 40; k++) {
+        CHECK_OK(krill_vec_fill(vx, 0.0));
+        if (rank == faulty) krill_fault_alloc_after(k);
+        st = krill_solve(a, NULL, vb, vx, &o, &info);
+        krill_fault_alloc_after(0);
+        CHECK(agreed(st));
+        krill_solve_info_free(&info);
+        if (st == KRILL_OK) break;
+        failed++;
+    }
+    CHECK(failed >= 1);
+    if (rank == 0)
+        printf("  allocation failures on rank %d: each returned on every rank\n", faulty);
+    krill_vec_destroy(&vb);
+    krill_vec_destroy(&vx);
+    krill_mat_destroy(&a);
+    krill_csr_destroy(&g);
+    krill_ctx_destroy(&c2);
+}
+
+int main(int argc, char **argv)
+{
+    krill_ctx_opts o = KRILL_CTX_OPTS_INIT;
+    ctx = mtu_init(&argc, &argv);
+    rank = krill_ctx_rank(ctx);
+    size = krill_ctx_size(ctx);
+    o.device = KRILL_DEVICE_CPU;
+    o.threads = 2;
+    CHECK_OK(krill_ctx_create(&o, &serial));
+    if (rank == 0) printf("reproducible sums on %d ranks against one process:\n", size);
+    check_reductions(KRILL_REPRO_OZAKI, 0, "exact");
+    check_reductions(KRILL_REPRO_OZAKI, 2, "S = 2");
+    check_reductions(KRILL_REPRO_OZAKI_FAST, 3, "fast S = 3");
+    if (rank == 0) printf("reproducible solves on %d ranks against one process:\n", size);
+    test_solves();
+    test_faults();
+    krill_ctx_destroy(&serial);
+    return mtu_finish("test_mpi_repro", &ctx);
+}
