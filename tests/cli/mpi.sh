@@ -1,7 +1,7 @@
 #!/bin/bash
 # tests/cli/mpi.sh MPIEXEC NP_FLAG KRILL [MPIEXEC_FLAGS...]: `mpirun -n 2 krill solve` prints
 # one report (rank 0's) with both ranks' loads (also in --json), writes x once, and converges
-# to the serial error; a file that cannot be read fails on every rank with exit code 2, one
+# to the serial error; --repro gives the serial solution's bits; a file that cannot be read fails on every rank with exit code 2, one
 # message.
 mpiexec=$1 np=$2 krill=$3
 shift 3
@@ -38,6 +38,14 @@ assert sum(loads[k]["rows"] for k in "01") == r["n"] == 1728, loads
 assert sum(loads[k]["nnz_diag"] + loads[k]["nnz_off"] for k in "01") == r["nnz"], loads
 assert loads["0"]["halo"] == loads["1"]["sent"] == 144, loads
 PY
+
+# --repro: 2 ranks give the serial solve's solution bits (the printed hash of x)
+"$krill" solve --gen convdiff3d:12,2 --precond jacobi --repro --threads 2 >serial.out ||
+  fail "the serial --repro solve failed"
+run 0 2 "${flags[@]}" "$krill" solve --gen convdiff3d:12,2 --precond jacobi --repro --threads 1
+serial_hash=$(awk '/solution hash/ { print $3 }' serial.out)
+[ -n "$serial_hash" ] && [ "$(awk '/solution hash/ { print $3 }' out)" = "$serial_hash" ] ||
+  { cat serial.out out; fail "--repro on 2 ranks: another solution than the serial one"; }
 
 run 2 2 "${flags[@]}" "$krill" solve no-such-file.mtx --threads 1
 [ "$(grep -c 'no-such-file' err)" -eq 1 ] || { cat err; fail "expected one error message"; }
