@@ -183,7 +183,9 @@ static void test_failure(krill_ctx *gpu)
     o.memory = 1e6;
     CHECK_OK(krill_overlap_calibrate(gpu, 0, &model));
     CHECK(model.device >= 0 && model.h2d_bandwidth > 1e9 && model.d2h_bandwidth > 1e9);
-    CHECK(model.launch_latency > 0 && model.launch_latency < 1e-3);
+    /* below a millisecond, except under compute-sanitizer (quick mode), where a launch
+     * takes several */
+    CHECK(model.launch_latency > 0 && (tu_quick() || model.launch_latency < 1e-3));
     CHECK_OK(krill_overlap_plan_create(&model, &pb, &o, &plan));
     CHECK_STATUS(krill_overlap_execute(gpu, plan, &tl), KRILL_ERR_NUMERIC);
     CHECK(strstr(krill_last_error(), "block 2") != NULL);

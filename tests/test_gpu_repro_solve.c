@@ -44,7 +44,7 @@ static int check_case(const char *pname, const krill_csr *a, const double *b, co
 {
     char why[256];
     int plain_differs;
-    for (int mi = 0; mi < RS_NMODES; mi++) {
+    for (int mi = 0; mi < (tu_quick() ? 1 : RS_NMODES); mi++) {   /* quick: exact mode */
         const rs_mode *m = &rs_modes[mi];
         rs_result rc, rg;
         int differ;
@@ -95,7 +95,7 @@ static void test_devices(void)
         krill_csr *a = rs_matrix(&rs_problems[pi], name, sizeof name);
         double *b;
         int plain_differs = 0;
-        if (tu_quick() && (pi == 1 || pi == 3)) {   /* quick: elasticity3d and poisson3d */
+        if (tu_quick() && pi != 0) {   /* quick: elasticity3d (1344 rows) */
             krill_csr_destroy(&a);
             continue;
         }

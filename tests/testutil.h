@@ -68,7 +68,8 @@ void tu_skip(const char *why);
  * compute-sanitizer every kernel launch costs milliseconds and a GPU test that takes 20 s
  * runs for an hour. Tests then walk fewer generated sizes and matrices, and the shared
  * testdata set is left out (the local one stays): every kernel and every code path still
- * runs, on fewer inputs. The ordinary runs (ctest) walk everything. */
+ * runs, on fewer inputs; bounds on measured times (a launch below a millisecond) are not
+ * checked. The ordinary runs (ctest) walk everything. */
 int tu_quick(void);
 
 /* Test data lives in two folders (doc/testdata.md): the full shared set
