@@ -63,6 +63,65 @@ void mtu_vector(int64_t n, double *x)
     for (int64_t i = 0; i < n; i++) x[i] = 1.0 + sin(0.37 * (double)i) + (double)(i % 7) / 8.0;
 }
 
+static void system_vectors(krill_ctx *ctx, mtu_system *s)
+{
+    CHECK_OK(krill_vec_create(ctx, s->n_local, &s->b));
+    CHECK_OK(krill_vec_create(ctx, s->n_local, &s->x));
+}
+
+void mtu_system_serial(krill_ctx *serial, const krill_csr *g, mtu_system *s)
+{
+    memset(s, 0, sizeof *s);
+    s->n_local = s->n_global = g->n_rows;
+    CHECK_OK(krill_mat_create(serial, g, "csr", &s->a));
+    system_vectors(serial, s);
+    mtu_vector(g->n_rows, krill_vec_data(s->b));
+}
+
+void mtu_system_dist(krill_ctx *ctx, const krill_csr *g, mtu_partition p, mtu_system *s)
+{
+    krill_dist_layout l;
+    int64_t off[65];
+    double *gb;
+    const int rank = krill_ctx_rank(ctx);
+    memset(s, 0, sizeof *s);
+    CHECK_OK(krill_dist_mat_scatter(ctx, rank == 0 ? g : NULL,
+                                    rank == 0 ? mtu_offsets(p, g->n_rows, krill_ctx_size(ctx), off)
+                                              : NULL, "csr", &s->a));
+    CHECK_OK(krill_dist_mat_layout(s->a, &l));
+    s->n_local = l.n_local;
+    s->n_global = l.n_global;
+    s->dist = 1;
+    system_vectors(ctx, s);
+    gb = malloc((size_t)l.n_global * sizeof *gb);
+    if (!gb) exit(1);
+    mtu_vector(l.n_global, gb);
+    CHECK_OK(krill_dist_vec_scatter(s->a, gb, s->b));
+    free(gb);
+}
+
+void mtu_system_solve(mtu_system *s, const char *pc_name, const krill_solver_opts *o, double *x,
+                      krill_solve_info *info)
+{
+    krill_pc *pc = NULL;
+    CHECK_OK(krill_pc_create(s->a, pc_name, &pc));
+    CHECK_OK(krill_solve(s->a, pc, s->b, s->x, o, info));
+    if (s->dist) {
+        CHECK_OK(krill_dist_vec_gather(s->a, s->x, x));
+        MPI_Bcast(x, (int)s->n_global, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    } else {
+        CHECK_OK(krill_vec_download(s->x, x));
+    }
+    krill_pc_destroy(&pc);
+}
+
+void mtu_system_free(mtu_system *s)
+{
+    krill_vec_destroy(&s->b);
+    krill_vec_destroy(&s->x);
+    krill_mat_destroy(&s->a);
+}
+
 int mtu_bcast_int(int value)
 {
     MPI_Bcast(&value, 1, MPI_INT, 0, MPI_COMM_WORLD);

@@ -30,6 +30,24 @@ void mtu_vector(int64_t n, double *x);
  * with global columns: what krill_dist_mat_create takes. */
 krill_csr *mtu_even_rows(const krill_csr *g, int rank, int size);
 
+/* A system A x = b for the solver tests: b = mtu_vector, x = 0. */
+typedef struct mtu_system {
+    krill_mat *a;
+    krill_vec *b, *x;
+    int64_t n_local, n_global;
+    int dist;             /* made by mtu_system_dist */
+} mtu_system;
+/* On a context without a communicator: A = g in csr. */
+void mtu_system_serial(krill_ctx *serial, const krill_csr *g, mtu_system *s);
+/* On the communicator's context: g (given on rank 0) scattered with partition p, csr blocks.
+ * Collective. */
+void mtu_system_dist(krill_ctx *ctx, const krill_csr *g, mtu_partition p, mtu_system *s);
+/* krill_solve with the named preconditioner; x (n_global doubles) on every rank: gathered
+ * to rank 0 and broadcast for a distributed system. Collective for a distributed one. */
+void mtu_system_solve(mtu_system *s, const char *pc, const krill_solver_opts *o, double *x,
+                      krill_solve_info *info);
+void mtu_system_free(mtu_system *s);
+
 /* Rank 0's value, on every rank (a broadcast). */
 int mtu_bcast_int(int value);
 

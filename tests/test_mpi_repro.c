@@ -154,66 +154,40 @@ static void options(const solve_case *c, krill_solver_opts *o)
 
 static void solve_serial(const solve_case *c, const krill_csr *g, outcome *out)
 {
-    krill_mat *a = NULL;
-    krill_pc *pc = NULL;
-    krill_vec *vb = NULL, *vx = NULL;
+    mtu_system sys;
     krill_solver_opts o;
     options(c, &o);
-    CHECK_OK(krill_mat_create(serial, g, "csr", &a));
-    CHECK_OK(krill_pc_create(a, c->pc, &pc));
-    CHECK_OK(krill_vec_create(serial, g->n_rows, &vb));
-    CHECK_OK(krill_vec_create(serial, g->n_rows, &vx));
-    mtu_vector(g->n_rows, krill_vec_data(vb));
-    CHECK_OK(krill_solve(a, pc, vb, vx, &o, &out->info));
-    CHECK_OK(krill_vec_download(vx, out->x));
-    krill_vec_destroy(&vb);
-    krill_vec_destroy(&vx);
-    krill_pc_destroy(&pc);
-    krill_mat_destroy(&a);
+    mtu_system_serial(serial, g, &sys);
+    mtu_system_solve(&sys, c->pc, &o, out->x, &out->info);
+    mtu_system_free(&sys);
 }
 
-/* scale != 1: the values are changed to scale * A by krill_mat_update_values after a first
- * solve (which made the whole rows), and solved again. */
+/* scale != 1: after a first solve (which makes the whole rows) the values become scale * A
+ * through krill_mat_update_values, and the solve is made again from x = 0. */
 static void solve_dist(const solve_case *c, const krill_csr *g, mtu_partition p, double scale,
                        outcome *out)
 {
-    krill_mat *a = NULL;
-    krill_pc *pc = NULL;
-    krill_vec *vb = NULL, *vx = NULL;
-    krill_dist_layout l;
+    mtu_system sys;
     krill_solver_opts o;
-    int64_t off[65];
-    double *gb = NULL;
     options(c, &o);
-    CHECK_OK(krill_dist_mat_scatter(ctx, rank == 0 ? g : NULL,
-                                    rank == 0 ? mtu_offsets(p, g->n_rows, size, off) : NULL,
-                                    "csr", &a));
-    CHECK_OK(krill_dist_mat_layout(a, &l));
-    CHECK_OK(krill_vec_create(ctx, l.n_local, &vb));
-    CHECK_OK(krill_vec_create(ctx, l.n_local, &vx));
-    gb = malloc((size_t)l.n_global * sizeof *gb);
-    mtu_vector(l.n_global, gb);
-    CHECK_OK(krill_dist_vec_scatter(a, gb, vb));
-    if (scale != 1.0) {   /* a first solve with the old values, then the new ones */
-        int64_t k0 = g->row_ptr[l.row_start];
-        double *vals = malloc((size_t)(g->row_ptr[l.row_start + l.n_local] - k0 + 1) * sizeof *vals);
-        CHECK_OK(krill_solve(a, NULL, vb, vx, &o, &out->info));
+    mtu_system_dist(ctx, g, p, &sys);
+    if (scale != 1.0) {
+        krill_dist_layout l;
+        int64_t k0, k1;
+        double *vals;
+        CHECK_OK(krill_dist_mat_layout(sys.a, &l));
+        k0 = g->row_ptr[l.row_start];
+        k1 = g->row_ptr[l.row_start + l.n_local];
+        vals = malloc((size_t)(k1 - k0 + 1) * sizeof *vals);
+        CHECK_OK(krill_solve(sys.a, NULL, sys.b, sys.x, &o, &out->info));
         krill_solve_info_free(&out->info);
-        for (int64_t k = k0; k < g->row_ptr[l.row_start + l.n_local]; k++)
-            vals[k - k0] = scale * g->val[k];
-        CHECK_OK(krill_mat_update_values(a, vals));
-        CHECK_OK(krill_vec_fill(vx, 0.0));
+        for (int64_t k = k0; k < k1; k++) vals[k - k0] = scale * g->val[k];
+        CHECK_OK(krill_mat_update_values(sys.a, vals));
+        CHECK_OK(krill_vec_fill(sys.x, 0.0));
         free(vals);
     }
-    CHECK_OK(krill_pc_create(a, c->pc, &pc));
-    CHECK_OK(krill_solve(a, pc, vb, vx, &o, &out->info));
-    CHECK_OK(krill_dist_vec_gather(a, vx, out->x));
-    MPI_Bcast(out->x, (int)l.n_global, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-    free(gb);
-    krill_vec_destroy(&vb);
-    krill_vec_destroy(&vx);
-    krill_pc_destroy(&pc);
-    krill_mat_destroy(&a);
+    mtu_system_solve(&sys, c->pc, &o, out->x, &out->info);
+    mtu_system_free(&sys);
 }
 
 static const char *case_name(const solve_case *c)

@@ -38,53 +38,24 @@ static void options(const solve_case *c, krill_solver_opts *o)
 /* The serial solve of A x = b (b = mtu_vector, x0 = 0) on rank 0. */
 static void solve_serial(const solve_case *c, const krill_csr *g, double *x, krill_solve_info *info)
 {
-    krill_mat *a = NULL;
-    krill_pc *pc = NULL;
-    krill_vec *vb = NULL, *vx = NULL;
+    mtu_system sys;
     krill_solver_opts o;
     options(c, &o);
-    CHECK_OK(krill_mat_create(serial, g, "csr", &a));
-    CHECK_OK(krill_pc_create(a, c->pc, &pc));
-    CHECK_OK(krill_vec_create(serial, g->n_rows, &vb));
-    CHECK_OK(krill_vec_create(serial, g->n_rows, &vx));
-    mtu_vector(g->n_rows, krill_vec_data(vb));
-    CHECK_OK(krill_solve(a, pc, vb, vx, &o, info));
-    CHECK_OK(krill_vec_download(vx, x));
-    krill_vec_destroy(&vb);
-    krill_vec_destroy(&vx);
-    krill_pc_destroy(&pc);
-    krill_mat_destroy(&a);
+    mtu_system_serial(serial, g, &sys);
+    mtu_system_solve(&sys, c->pc, &o, x, info);
+    mtu_system_free(&sys);
 }
 
-/* The distributed solve; x gathered on rank 0. Collective. */
+/* The distributed solve; x on every rank. Collective. */
 static void solve_dist(const solve_case *c, const krill_csr *g, mtu_partition p, double *x,
                        krill_solve_info *info)
 {
-    krill_mat *a = NULL;
-    krill_pc *pc = NULL;
-    krill_vec *vb = NULL, *vx = NULL;
-    krill_dist_layout l;
+    mtu_system sys;
     krill_solver_opts o;
-    int64_t off[64];
-    double *gb = NULL;
     options(c, &o);
-    CHECK_OK(krill_dist_mat_scatter(ctx, rank == 0 ? g : NULL,
-                                    rank == 0 ? mtu_offsets(p, g->n_rows, size, off) : NULL,
-                                    "csr", &a));
-    CHECK_OK(krill_dist_mat_layout(a, &l));
-    CHECK_OK(krill_pc_create(a, c->pc, &pc));
-    CHECK_OK(krill_vec_create(ctx, l.n_local, &vb));
-    CHECK_OK(krill_vec_create(ctx, l.n_local, &vx));
-    gb = malloc((size_t)l.n_global * sizeof *gb);
-    mtu_vector(l.n_global, gb);
-    CHECK_OK(krill_dist_vec_scatter(a, gb, vb));
-    CHECK_OK(krill_solve(a, pc, vb, vx, &o, info));
-    CHECK_OK(krill_dist_vec_gather(a, vx, x));
-    free(gb);
-    krill_vec_destroy(&vb);
-    krill_vec_destroy(&vx);
-    krill_pc_destroy(&pc);
-    krill_mat_destroy(&a);
+    mtu_system_dist(ctx, g, p, &sys);
+    mtu_system_solve(&sys, c->pc, &o, x, info);
+    mtu_system_free(&sys);
 }
 
 static const char *solver_name(const solve_case *c)
