@@ -307,6 +307,60 @@ void krill_outfile_stream(krill_outfile *out, FILE *f, const char *name);
  * commit = 0 (the caller failed): close and remove the temporary file, KRILL_OK. */
 krill_status krill_outfile_close(krill_outfile *out, int commit);
 
+/* ---- krill binary CSR files (bin_write.c, bin_read.c; doc/binary-format.md) ------------
+ * A 128-byte header, the chunk checksum tables, then the row_ptr (int64), col (int32, padded
+ * with zeros to a multiple of 8 bytes) and val (double) sections, all in the writer's byte
+ * order. Each section is checksummed in chunks of `chunk` bytes (FNV-1a 64 of the bytes as
+ * stored), so a reader of a slice verifies exactly the chunks it reads. */
+#define KRILL_BIN_MAGIC "KRILLCSR"            /* 8 bytes, no NUL */
+#define KRILL_BIN_VERSION 1u
+#define KRILL_BIN_HEADER_BYTES 128
+#define KRILL_BIN_ORDER_MARK 0x0A0B0C0Du      /* reads as 0x0D0C0B0A when byte-swapped */
+#define KRILL_BIN_DEFAULT_CHUNK ((int64_t)1 << 20)
+#define KRILL_BIN_MIN_CHUNK ((int64_t)64)
+#define KRILL_BIN_MAX_CHUNK ((int64_t)1 << 30)
+#define KRILL_BIN_KNOWN_FLAGS (KRILL_BIN_SYMMETRIC | KRILL_BIN_DIAG_POSITIVE | \
+                               KRILL_BIN_DIAG_NEGATIVE)
+
+enum { BIN_ROW_PTR = 0, BIN_COL = 1, BIN_VAL = 2, BIN_SECTIONS = 3 };
+
+/* Where everything lies, derived from the header's sizes (bin_layout). */
+typedef struct bin_layout {
+    int64_t bytes[BIN_SECTIONS];     /* section sizes (col padded to a multiple of 8) */
+    int64_t chunks[BIN_SECTIONS];    /* ceil(bytes / chunk) */
+    int64_t sums[BIN_SECTIONS];      /* file offset of the section's checksum table */
+    int64_t data[BIN_SECTIONS];      /* file offset of the section's first byte */
+    int64_t file_bytes;              /* the whole file */
+} bin_layout;
+
+/* The layout of an n_rows x n_cols matrix of nnz entries in chunks of `chunk` bytes; 0 when
+ * the sizes are in range (n_rows, n_cols in [0, 2^31 - 1], 0 <= nnz <= n_rows * n_cols and 2^56,
+ * chunk a power of two in [MIN, MAX]) and the file size fits in int64, else -1. */
+int bin_layout_of(int64_t n_rows, int64_t n_cols, int64_t nnz, int64_t chunk, bin_layout *l);
+
+/* FNV-1a 64 of p[0..n) continuing from h (start: BIN_FNV_BASIS). */
+#define BIN_FNV_BASIS 0xcbf29ce484222325ull
+uint64_t bin_fnv(uint64_t h, const void *p, size_t n);
+
+/* An open file, its header checked (bin_read.c). */
+typedef struct krill_bin_file {
+    const char *name;        /* the path, for messages */
+    int fd;                  /* -1 when closed */
+    int swap;                /* 1: the file's byte order is not the host's */
+    krill_bin_info info;
+    bin_layout layout;
+} krill_bin_file;
+
+/* Open path and check its header against the file's size: KRILL_ERR_IO when it cannot be
+ * opened, KRILL_ERR_PARSE "PATH: what" for anything wrong; nothing is allocated. */
+krill_status krill_bin_open(const char *path, krill_bin_file *f);
+void krill_bin_close(krill_bin_file *f);                  /* safe on a closed file */
+/* row_ptr[first .. first + count) into out (host order), every chunk read verified. */
+krill_status krill_bin_read_ptr(krill_bin_file *f, int64_t first, int64_t count, int64_t *out);
+/* Rows [r0, r1) as a new CSR with global columns (n_cols of the file), verified and
+ * checked (krill_csr_check). */
+krill_status krill_bin_read_slice(krill_bin_file *f, int64_t r0, int64_t r1, krill_csr **rows);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,4 +1,4 @@
-/* krill/io.h - Matrix Market files.
+/* krill/io.h - Matrix Market files, and krill's binary CSR files (at the end).
  *
  * Reads `coordinate` (real | integer | pattern; general | symmetric | skew-symmetric) and
  * `array` (real | integer; general | symmetric | skew-symmetric) files, plain or gzip
@@ -84,6 +84,49 @@ krill_status krill_mm_write_array(const char *path, const double *a, int64_t n_r
  * (float) or "<f8" (double); anything else is KRILL_ERR_ARG. */
 krill_status krill_npy_write(const char *path, const char *dtype, int64_t rows, int64_t cols,
                              const void *data);
+
+/* ---- krill binary CSR files (doc/binary-format.md) ----------------------------------------
+ * The "binary cache" of a matrix (`krill convert A.mtx A.krill`): a checksummed header, then
+ * row_ptr (int64), col (int32) and val (double) as they lie in memory, so that a reader can
+ * take any block of rows with a few positioned reads, verifying the checksums of the fixed-
+ * size chunks it reads. Written in the host's byte order; a file of the other byte order is
+ * byte-swapped on read. Every failure is KRILL_ERR_PARSE "PATH: what" (bad magic, version,
+ * byte-order marker, header checksum, sizes, truncation, a chunk's checksum, a malformed
+ * matrix) or KRILL_ERR_IO (cannot open or read), and no matrix; sizes are checked against
+ * the file's size before anything is allocated. */
+#define KRILL_BIN_SYMMETRIC 1u          /* flags: A == A^T exactly (pattern and values) */
+#define KRILL_BIN_DIAG_POSITIVE 2u      /* every diagonal entry present and > 0 */
+#define KRILL_BIN_DIAG_NEGATIVE 4u      /* every diagonal entry present and < 0 */
+
+typedef struct krill_bin_info {
+    int32_t n_rows, n_cols;
+    int64_t nnz;
+    uint32_t version;
+    uint32_t flags;          /* KRILL_BIN_*: computed by the writer, not checked on read */
+    int64_t chunk_bytes;     /* checksum granularity */
+    int64_t file_bytes;
+    int swapped;             /* 1: written with the other byte order (swapped on read) */
+} krill_bin_info;
+
+/* 1 when the file at path starts with the binary format's magic bytes, else 0 (also when it
+ * cannot be read). */
+int krill_bin_detect(const char *path);
+
+/* Write csr (krill_csr_check must pass), whole or not at all (temporary file + rename).
+ * chunk_bytes: the checksum granularity, a power of two in [64, 2^30]; 0 = 1 MiB. */
+krill_status krill_bin_write(const char *path, const krill_csr *csr, int64_t chunk_bytes);
+
+/* The header alone (checked, and against the file's size). */
+krill_status krill_bin_read_info(const char *path, krill_bin_info *info);
+
+/* The whole matrix, every chunk verified. info may be NULL. */
+krill_status krill_bin_read(const char *path, krill_csr **csr, krill_bin_info *info);
+
+/* Rows [r0, r1) (0 <= r0 <= r1 <= n_rows) as an (r1 - r0) x n_cols CSR with global column
+ * indices (what krill_dist_mat_create takes); reads and verifies only the chunks that hold
+ * them. info may be NULL. */
+krill_status krill_bin_read_rows(const char *path, int64_t r0, int64_t r1, krill_csr **rows,
+                                 krill_bin_info *info);
 
 /* Release host memory that krill allocated and handed to the caller. */
 void krill_host_free(void *p);

@@ -55,6 +55,23 @@ krill_status krill_dist_mat_scatter(krill_ctx *ctx, const krill_csr *global,
                                     const int64_t *row_offsets, const char *format,
                                     krill_mat **mat);
 
+/* A distributed matrix from a file (doc/mpi.md, "Input"). A krill binary file (`krill
+ * convert`; doc/binary-format.md; recognised by its magic bytes): every rank opens it and
+ * reads only its own rows, verifying the checksums of the chunks it reads. Anything else is
+ * read as Matrix Market by rank 0 and scattered (krill_dist_mat_scatter). row_offsets (rank
+ * 0's, size + 1 entries from 0 to n; NULL elsewhere or for the default) as for
+ * krill_dist_mat_scatter; the default balances nonzeros the same way, so both give the same
+ * partition. A corrupt or malformed file fails on every rank with the message of the lowest
+ * rank that found it. */
+krill_status krill_dist_mat_read(krill_ctx *ctx, const char *path, const int64_t *row_offsets,
+                                 const char *format, krill_mat **mat);
+
+/* The binary read's first part: this rank's rows of the krill binary file at path, as a new
+ * host CSR with global columns (what krill_dist_mat_create takes), partitioned as above.
+ * For callers that need the rows themselves (the `krill` command makes b = A*1 from them). */
+krill_status krill_dist_read_rows(krill_ctx *ctx, const char *path, const int64_t *row_offsets,
+                                  krill_csr **rows);
+
 /* What a rank holds and sends (for reports and tests). */
 typedef struct krill_dist_layout {
     int64_t n_global;        /* rows (= columns) of the whole matrix */
