@@ -19,6 +19,9 @@ enum {
 /* Print "krill: <krill_last_error()>" on stderr and return the exit code for `st`:
  * CLI_EXIT_USAGE for errors in the input, CLI_EXIT_FAILURE for the others. */
 int cli_fail(krill_status st);
+/* cli_fail's exit code for `st`, printing nothing (the ranks other than 0 of a failure that
+ * every rank returns: rank 0 alone prints it). */
+int cli_exit_code(krill_status st);
 
 /* Print "krill: " and the formatted message on stderr; return `exit_code`. */
 int cli_error(int exit_code, const char *fmt, ...)
@@ -69,6 +72,7 @@ typedef struct cli_command {
 
 extern const cli_command cli_solve_command;
 extern const cli_command cli_gen_command;
+extern const cli_command cli_convert_command;
 extern const cli_command cli_info_command;
 extern const cli_command cli_formats_command;
 extern const cli_command cli_dot_command;
@@ -164,6 +168,7 @@ typedef struct cli_solve_report {
     int repro, repro_slices;     /* --repro[=S]: reproducible mode and its slice count */
     uint64_t x_hash;             /* FNV-1a 64 of the solution's bytes (A's numbering) */
     int ranks;                   /* MPI ranks of a distributed solve (mpirun), else 1 */
+    int per_rank_read;           /* distributed, A a binary file: each rank read its rows */
     const struct cli_rank_load *load;   /* ranks entries on rank 0 when ranks > 1, else NULL */
 } cli_solve_report;
 
@@ -189,10 +194,15 @@ void cli_ranks_end(const cli_ranks *m);         /* MPI_Finalize */
 /* Rank 0's exit code, the problem's size and its solver, to every rank. */
 int cli_ranks_share(const cli_ranks *m, int rc, cli_solve_report *r);
 krill_status cli_ranks_ctx(const cli_ranks *m, const krill_ctx_opts *o, krill_ctx **ctx);
-/* The matrix (distributed: rank 0's csr scattered, balanced by nonzeros); *rows: this
- * process's rows. */
+/* The matrix (distributed: rank 0's csr scattered, balanced by nonzeros, or with own_rows
+ * every rank's csr, its own rows, assembled); *rows: this process's rows. */
 krill_status cli_ranks_mat(const cli_ranks *m, krill_ctx *ctx, const krill_csr *csr,
-                           const char *format, krill_mat **mat, int64_t *rows);
+                           int own_rows, const char *format, krill_mat **mat, int64_t *rows);
+/* Distributed, A a krill binary file: every rank reads its own rows (*csr, global columns;
+ * krill_dist_read_rows), with make_b also its part of b = A*1 (*b, malloc'ed, the bits
+ * krill_csr_spmv_ref gives), and rank 0 gets the half bandwidth max |i - j| of A. */
+krill_status cli_ranks_read(const cli_ranks *m, krill_ctx *ctx, const char *path, int make_b,
+                            krill_csr **csr, double **b, int32_t *bandwidth);
 /* host (rank 0's whole vector) -> v, or with gather v -> host */
 krill_status cli_ranks_vec(const cli_ranks *m, const krill_mat *mat, double *host,
                            krill_vec *v, int gather);

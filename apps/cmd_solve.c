@@ -6,7 +6,10 @@
  * Started by mpirun in a build with MPI (`mpirun -n P krill solve ...`; doc/mpi.md), it
  * solves distributed: rank 0 makes A and b as above and scatters their rows (balanced by
  * nonzeros), every rank solves its part, rank 0 gathers x and prints the one report, with
- * each rank's rows, nonzeros and halo. */
+ * each rank's rows, nonzeros and halo. A krill binary file (krill convert, recognised by its
+ * magic bytes) is read by each rank itself, its own rows only, partitioned alike; b = A*1 is
+ * then made by each rank from its rows (the same bits as rank 0's), and the solver is chosen
+ * from the writer's flags. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,11 +48,13 @@ static void solve_usage(FILE *out)
 {
     const char *const *pc_names = krill_pc_names();
     fprintf(out,
-            "usage: krill solve [A.mtx] [options]\n"
+            "usage: krill solve [A.mtx|A.krill] [options]\n"
             "\n"
-            "Solve A x = b. A is a Matrix Market file (.mtx or .mtx.gz), a generated matrix\n"
-            "(--gen), or, with neither, the default problem %s (the elasticity\n"
-            "cantilever). The initial guess is x = 0.\n"
+            "Solve A x = b. A is a Matrix Market file (.mtx or .mtx.gz), a krill binary file\n"
+            "(krill convert A.mtx A.krill; recognised by its magic bytes, whatever its name),\n"
+            "a generated matrix (--gen), or, with neither, the default problem %s\n"
+            "(the elasticity cantilever). The initial guess is x = 0. Under mpirun each rank\n"
+            "reads its own rows of a binary file (with --reorder rcm rank 0 reads it all).\n"
             "\n"
             "problem\n"
             "  --gen SPEC          generate A (see krill gen --list)\n"
@@ -176,7 +181,11 @@ static int load_matrix(const solve_args *args, cli_solve_report *report, krill_c
 {
     int rc = CLI_EXIT_OK;
     double t0 = cli_seconds();
-    if (args->matrix_path) {
+    if (args->matrix_path && krill_bin_detect(args->matrix_path)) {
+        report->source = args->matrix_path;
+        report->source_note = "krill binary file";
+        CLI_TRY(krill_bin_read(args->matrix_path, csr, NULL));
+    } else if (args->matrix_path) {
         report->source = args->matrix_path;
         report->source_note = "Matrix Market file";
         krill_mm_opts square = KRILL_MM_OPTS_INIT;
@@ -218,10 +227,20 @@ static int diagonal_sign(const krill_csr *a)
     return pos == a->n_rows ? 1 : neg == a->n_rows ? -1 : 0;
 }
 
+/* What choose_solver needs to know of A: whether it is symmetric, and diagonal_sign's
+ * answer (computed only where the choice depends on them). */
+static void matrix_traits(const solve_args *args, const krill_csr *a, int *symmetric, int *sign)
+{
+    const int needed = args->solver < 0 && (args->matrix_path || args->gen_spec);
+    *symmetric = needed && krill_csr_is_symmetric(a);
+    *sign = *symmetric ? diagonal_sign(a) : 0;
+}
+
 /* The solver asked for, else CG for the default problem and for symmetric matrices with a
  * diagonal of one sign (possibly definite), MINRES for symmetric matrices whose diagonal has
  * both signs or zeros (then certainly not definite), GMRES for everything else. */
-static void choose_solver(const solve_args *args, const krill_csr *a, cli_solve_report *report)
+static void choose_solver(const solve_args *args, int symmetric, int sign,
+                          cli_solve_report *report)
 {
     int index = args->solver;
     if (index >= 0) {
@@ -229,14 +248,14 @@ static void choose_solver(const solve_args *args, const krill_csr *a, cli_solve_
     } else if (!args->matrix_path && !args->gen_spec) {
         index = SOLVER_CG;
         report->solver_why = "the default problem is SPD";
-    } else if (!krill_csr_is_symmetric(a)) {
+    } else if (!symmetric) {
         index = SOLVER_GMRES;
         report->solver_why = "A is not symmetric";
-    } else if (diagonal_sign(a) == 0) {
+    } else if (sign == 0) {
         index = SOLVER_MINRES;
         report->solver_why = "A is symmetric with diagonal entries of both signs or zero, so it "
                              "is indefinite: MINRES";
-    } else if (diagonal_sign(a) < 0) {
+    } else if (sign < 0) {
         index = SOLVER_CG;
         report->solver_why = "A is symmetric with a negative diagonal; if it is not negative "
                              "definite use --solver minres";
@@ -254,15 +273,18 @@ static void choose_solver(const solve_args *args, const krill_csr *a, cli_solve_
                         : NULL;
 }
 
-/* b on the host: A*1 (then x_true = 1 is known), deterministic random in [-1, 1), or read
- * from a file. */
-static int make_rhs(const char *rhs, const krill_csr *a, double *b, cli_solve_report *report)
+/* b on the host: A*1 (then x_true = 1 is known; a NULL: the ranks make it from their rows,
+ * cli_ranks_read), deterministic random in [-1, 1), or read from a file. */
+static int make_rhs(const char *rhs, const krill_csr *a, int64_t n, double *b,
+                    cli_solve_report *report)
 {
     int rc = CLI_EXIT_OK;
-    int64_t n = a->n_rows;
     double *file_b = NULL;
     int64_t file_n = 0;
-    if (!strcmp(rhs, "ones")) {
+    if (!strcmp(rhs, "ones") && !a) {
+        report->exact_known = 1;
+        report->rhs = "b = A*1 (exact solution x = 1), each rank its rows";
+    } else if (!strcmp(rhs, "ones")) {
         double *ones = malloc((size_t)(n > 0 ? n : 1) * sizeof *ones);
         if (!ones) {
             rc = cli_error(CLI_EXIT_FAILURE, "out of memory for %ld doubles", (long)n);
@@ -374,9 +396,11 @@ static int write_history(const char *path, const krill_solve_info *info)
 static int make_problem(const solve_args *args, cli_solve_report *report, krill_csr **csr,
                         double **host_b, double **host_x, int32_t **perm)
 {
+    int symmetric = 0, sign = 0;
     int rc = load_matrix(args, report, csr);
     if (rc != CLI_EXIT_OK) goto cleanup;
-    choose_solver(args, *csr, report);
+    matrix_traits(args, *csr, &symmetric, &sign);
+    choose_solver(args, symmetric, sign, report);
     *host_b = malloc((size_t)(report->n > 0 ? report->n : 1) * sizeof **host_b);
     *host_x = malloc((size_t)(report->n > 0 ? report->n : 1) * sizeof **host_x);
     if (!*host_b || !*host_x) {
@@ -384,11 +408,48 @@ static int make_problem(const solve_args *args, cli_solve_report *report, krill_
                        (long)report->n);
         goto cleanup;
     }
-    rc = make_rhs(args->rhs, *csr, *host_b, report);
+    rc = make_rhs(args->rhs, *csr, report->n, *host_b, report);
     if (rc != CLI_EXIT_OK) goto cleanup;
     report->reorder = reorder_names[args->reorder];
     report->bandwidth_before = report->bandwidth_after = krill_csr_bandwidth(*csr);
     if (args->reorder == REORDER_RCM) rc = reorder_rcm(csr, perm, *host_b, *host_x, report);
+cleanup:
+    return rc;
+}
+
+/* Rank 0's part when every rank reads its own rows of a binary A (cli_ranks_read): the
+ * header gives the size, the writer's flags the solver; b unless it is A*1. */
+static int make_problem_header(const solve_args *args, cli_solve_report *report,
+                               double **host_b, double **host_x)
+{
+    int rc = CLI_EXIT_OK;
+    krill_bin_info info;
+    const double t0 = cli_seconds();
+    report->source = args->matrix_path;
+    report->source_note = "krill binary file, each rank reads its rows";
+    CLI_TRY(krill_bin_read_info(args->matrix_path, &info));
+    if (info.n_rows != info.n_cols) {
+        rc = cli_error(CLI_EXIT_USAGE, "%s: the matrix is rectangular (%ld x %ld); the "
+                       "solvers need a square matrix", report->source, (long)info.n_rows,
+                       (long)info.n_cols);
+        goto cleanup;
+    }
+    report->n = info.n_rows;
+    report->nnz = info.nnz;
+    report->load_seconds = cli_seconds() - t0;
+    choose_solver(args, (info.flags & KRILL_BIN_SYMMETRIC) != 0,
+                  info.flags & KRILL_BIN_DIAG_POSITIVE   ? 1
+                  : info.flags & KRILL_BIN_DIAG_NEGATIVE ? -1
+                                                         : 0, report);
+    *host_b = malloc((size_t)(report->n > 0 ? report->n : 1) * sizeof **host_b);
+    *host_x = malloc((size_t)(report->n > 0 ? report->n : 1) * sizeof **host_x);
+    if (!*host_b || !*host_x) {
+        rc = cli_error(CLI_EXIT_FAILURE, "out of memory for two vectors of %ld doubles",
+                       (long)report->n);
+        goto cleanup;
+    }
+    rc = make_rhs(args->rhs, NULL, report->n, *host_b, report);
+    report->reorder = reorder_names[REORDER_NONE];
 cleanup:
     return rc;
 }
@@ -406,6 +467,7 @@ static int solve_run(int argc, char **argv)
     krill_pc *pc = NULL;
     krill_vec *b = NULL, *x = NULL;
     double *host_b = NULL, *host_x = NULL;
+    double *local_b = NULL;      /* each rank read its rows, b = A*1: this rank's part */
     int32_t *perm = NULL;        /* --reorder rcm: perm[new] = old */
     cli_rank_load *load = NULL;  /* distributed: every rank's, on rank 0 */
     double t0 = 0.0, bnorm_sq = 0.0;
@@ -422,7 +484,12 @@ static int solve_run(int argc, char **argv)
     report.precond = args.precond ? args.precond : "none";
     report.ranks = ranks.size;
 
-    if (ranks.rank == 0) rc = make_problem(&args, &report, &csr, &host_b, &host_x, &perm);
+    if (ranks.rank == 0) {   /* every rank reads its rows of a binary A, unless reordered */
+        report.per_rank_read = ranks.on && args.matrix_path && args.reorder == REORDER_NONE &&
+                               krill_bin_detect(args.matrix_path);
+        rc = report.per_rank_read ? make_problem_header(&args, &report, &host_b, &host_x)
+                                  : make_problem(&args, &report, &csr, &host_b, &host_x, &perm);
+    }
     if (rc == CLI_EXIT_OK && ranks.on && ranks.rank == 0 &&
         !(load = calloc((size_t)ranks.size, sizeof *load)))
         rc = cli_error(CLI_EXIT_FAILURE, "out of memory for %d ranks' loads", ranks.size);
@@ -437,7 +504,19 @@ static int solve_run(int argc, char **argv)
     report.repro = args.repro;
     report.repro_slices = args.repro_slices;
     t0 = cli_seconds();
-    CLI_TRY(cli_ranks_mat(&ranks, ctx, csr, args.format, &mat, &rows));
+    if (report.per_rank_read) {   /* csr: this rank's rows; a failure is every rank's */
+        krill_status read_st = cli_ranks_read(&ranks, ctx, args.matrix_path,
+                                              !strcmp(args.rhs, "ones"), &csr, &local_b,
+                                              &report.bandwidth_before);
+        if (read_st != KRILL_OK) {   /* one message: rank 0's */
+            rc = ranks.rank == 0 ? cli_fail(read_st) : cli_exit_code(read_st);
+            goto cleanup;
+        }
+        report.bandwidth_after = report.bandwidth_before;
+        report.load_seconds += cli_seconds() - t0;
+        t0 = cli_seconds();
+    }
+    CLI_TRY(cli_ranks_mat(&ranks, ctx, csr, report.per_rank_read, args.format, &mat, &rows));
     krill_csr_destroy(&csr);       /* the matrix holds its own copy: free the host one early */
     /* every name but a plain "none" is built: krill_pc_create checks the name (the
      * message lists the known ones) and its parameter */
@@ -452,7 +531,12 @@ static int solve_run(int argc, char **argv)
     report.load = load;
     CLI_TRY(krill_vec_create(ctx, rows, &b));
     CLI_TRY(krill_vec_create(ctx, rows, &x));
-    CLI_TRY(cli_ranks_vec(&ranks, mat, host_b, b, 0));
+    if (local_b) {               /* b from the rows: gathered for rank 0's norm */
+        CLI_TRY(krill_vec_upload(b, local_b));
+        CLI_TRY(cli_ranks_vec(&ranks, mat, host_b, b, 1));
+    } else {
+        CLI_TRY(cli_ranks_vec(&ranks, mat, host_b, b, 0));
+    }
 
     for (int64_t i = 0; ranks.rank == 0 && i < report.n; i++) bnorm_sq += host_b[i] * host_b[i];
     progress.bnorm = sqrt(bnorm_sq);
@@ -497,6 +581,7 @@ cleanup:
     krill_csr_destroy(&csr);
     free(host_b);
     free(host_x);
+    free(local_b);
     free(perm);
     free(load);
     cli_ranks_end(&ranks);
@@ -505,7 +590,8 @@ cleanup:
 
 const cli_command cli_solve_command = {
     .name = "solve",
-    .summary = "solve A x = b (a .mtx file, a generated matrix, or the default problem)",
+    .summary = "solve A x = b (a .mtx or .krill file, a generated matrix, or the default "
+               "problem)",
     .run = solve_run,
     .usage = solve_usage,
 };

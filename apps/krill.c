@@ -7,6 +7,7 @@
 static const cli_command *const commands[] = {
     &cli_solve_command,
     &cli_gen_command,
+    &cli_convert_command,
     &cli_info_command,
     &cli_formats_command,
     &cli_dot_command,
@@ -49,6 +50,11 @@ int cli_fail(krill_status st)
 {
     const char *message = krill_last_error();
     fprintf(stderr, "krill: %s\n", message[0] ? message : krill_status_string(st));
+    return cli_exit_code(st);
+}
+
+int cli_exit_code(krill_status st)
+{
     switch (st) {
     case KRILL_ERR_ARG:
     case KRILL_ERR_IO:

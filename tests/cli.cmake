@@ -227,3 +227,8 @@ foreach(scenario threads_limit threads_refused stdout_full stdout_closed files_f
   set_tests_properties(cli_reliability_${scenario} PROPERTIES LABELS cli SKIP_RETURN_CODE 77
                        ENVIRONMENT "${KRILL_CLI_ENV}")
 endforeach()
+
+# krill convert and krill solve A.krill (krill's binary CSR files): cli/convert.sh.
+add_test(NAME cli_convert COMMAND bash ${KRILL_CLI_DIR}/convert.sh $<TARGET_FILE:krill_cli>
+         ${KRILL_TESTDATA_LOCAL_DIR}/mtx)
+set_tests_properties(cli_convert PROPERTIES LABELS cli ENVIRONMENT "${KRILL_CLI_ENV}")

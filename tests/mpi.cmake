@@ -62,3 +62,9 @@ set_tests_properties(cli_solve_mpi PROPERTIES LABELS "mpi;cli" TIMEOUT 120 PROCE
 # each rank reads its own rows of a krill binary file (dist/read.c): the same matrix, SpMV and
 # solve as the scatter of the .mtx, every partition; corrupt files refused on every rank
 krill_mpi_test(test_mpi_read test_mpi_read.c)
+# `mpirun -n 2 krill solve A.krill`: each rank reads its rows; the .mtx's solution, one message
+add_test(NAME cli_solve_mpi_bin COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/mpi_bin.sh
+         ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} $<TARGET_FILE:krill_cli> ${mpiexec_flags}
+         ${MPIEXEC_PREFLAGS})
+set_tests_properties(cli_solve_mpi_bin PROPERTIES LABELS "mpi;cli" TIMEOUT 120 PROCESSORS 2
+  ENVIRONMENT "${mpi_test_env}")
