@@ -3,3 +3,5 @@
 # callbacks, argument checks and allocation faults; the CPU only (the shells have no device
 # code: on a GPU context the callback gets device pointers)
 krill_test(test_shell test_shell.c LABELS unit data)
+# the same on a GPU context, where the callbacks get device pointers (skips without a GPU)
+krill_test(test_gpu_shell test_gpu_shell.c LABELS gpu)
