@@ -30,25 +30,26 @@ uint64_t bin_fnv(uint64_t h, const void *p, size_t n)
 int bin_layout_of(int64_t n_rows, int64_t n_cols, int64_t nnz, int64_t chunk, bin_layout *l)
 {
     int64_t pos = KRILL_BIN_HEADER_BYTES;
-    if (n_rows < 0 || n_rows > INT32_MAX || n_cols < 0 || n_cols > INT32_MAX || nnz < 0 ||
-        nnz > n_rows * n_cols || nnz > ((int64_t)1 << 56) || chunk < KRILL_BIN_MIN_CHUNK || chunk > KRILL_BIN_MAX_CHUNK ||
-        (chunk & (chunk - 1)) != 0)
-        return -1;
-    /* nnz <= 2^56, n_rows < 2^31: no product or sum below can overflow int64 */
-    l->bytes[BIN_ROW_PTR] = 8 * (n_rows + 1);
-    l->bytes[BIN_COL] = 8 * ((nnz + 1) / 2);
-    l->bytes[BIN_VAL] = 8 * nnz;
-    for (int s = 0; s < BIN_SECTIONS; s++) {
-        l->chunks[s] = (l->bytes[s] + chunk - 1) / chunk;
-        l->sums[s] = pos;
-        pos += 8 * l->chunks[s];
+    const int ok = n_rows >= 0 && n_rows <= INT32_MAX && n_cols >= 0 && n_cols <= INT32_MAX &&
+                   nnz >= 0 && nnz <= n_rows * n_cols && nnz <= ((int64_t)1 << 56) &&
+                   chunk >= KRILL_BIN_MIN_CHUNK && chunk <= KRILL_BIN_MAX_CHUNK &&
+                   (chunk & (chunk - 1)) == 0;
+    if (ok) {   /* nnz <= 2^56, n_rows < 2^31: no product or sum below can overflow int64 */
+        l->bytes[BIN_ROW_PTR] = 8 * (n_rows + 1);
+        l->bytes[BIN_COL] = 8 * ((nnz + 1) / 2);
+        l->bytes[BIN_VAL] = 8 * nnz;
+        for (int s = 0; s < BIN_SECTIONS; s++) {
+            l->chunks[s] = (l->bytes[s] + chunk - 1) / chunk;
+            l->sums[s] = pos;
+            pos += 8 * l->chunks[s];
+        }
+        for (int s = 0; s < BIN_SECTIONS; s++) {
+            l->data[s] = pos;
+            pos += l->bytes[s];
+        }
+        l->file_bytes = pos;
     }
-    for (int s = 0; s < BIN_SECTIONS; s++) {
-        l->data[s] = pos;
-        pos += l->bytes[s];
-    }
-    l->file_bytes = pos;
-    return 0;
+    return ok ? 0 : -1;
 }
 
 /* The writer's flags: exact symmetry, and the sign of a complete diagonal. */

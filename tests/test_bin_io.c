@@ -336,7 +336,8 @@ static void make_big_endian(unsigned char *b, const layout *l)
     for (int s = 0; s < 3; s++) {
         for (int64_t k = 0; k < used[s]; k += elem[s]) swap_bytes(b + l->data[s] + k, elem[s]);
         for (int64_t c = 0; c < l->chunks[s]; c++) {
-            int64_t lo = c * l->chunk, hi = lo + l->chunk < l->bytes[s] ? lo + l->chunk : l->bytes[s];
+            const int64_t lo = c * l->chunk;
+            const int64_t hi = lo + l->chunk < l->bytes[s] ? lo + l->chunk : l->bytes[s];
             uint64_t sum = fnv(b + l->data[s] + lo, (size_t)(hi - lo));
             memcpy(b + l->sums[s] + 8 * c, &sum, 8);
             swap_bytes(b + l->sums[s] + 8 * c, 8);
