@@ -94,6 +94,8 @@ void cli_report_human(FILE *out, const cli_solve_report *r)
     cli_print_time(out, 8, "ortho", t->ortho, t->total);
     cli_print_time(out, 8, "other", t->other, t->total);
     cli_print_time(out, 8, "total", t->total, 0.0);
+    if (r->ranks > 1)
+        cli_print_time(out, 8, "comm", t->comm, t->total);   /* within the phases above */
     if (r->info.iterations > 0)
         fprintf(out, "          %.3f ms per iteration\n",
                 1e3 * t->total / (double)r->info.iterations);
@@ -125,6 +127,7 @@ void cli_report_json(FILE *out, const cli_solve_report *r)
     cli_json_number(&json, "ortho", t->ortho);
     cli_json_number(&json, "other", t->other);
     cli_json_number(&json, "total", t->total);
+    cli_json_number(&json, "comm", t->comm);
     cli_json_number(&json, "load", r->load_seconds);
     cli_json_number(&json, "build", r->build_seconds);
     cli_json_number(&json, "reorder", r->reorder_seconds);

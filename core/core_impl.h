@@ -155,6 +155,8 @@ struct krill_ctx {
     void *ozaki;             /* ozaki/'s workspace (ozaki_impl.h); NULL until first needed */
     const krill_repro_ops *repro_ops;   /* set by ozaki/ with its workspace; NULL before */
     krill_comm *comm;        /* NULL, or the context's own duplicate of the caller's */
+    double comm_seconds;     /* wall time inside the communicator's calls so far (the
+                                solvers report the difference: krill_solve_times.comm) */
 };
 
 /* The reductions of a context on a communicator: buf (host, count doubles) summed (or
@@ -166,6 +168,8 @@ krill_status krill_ctx_allreduce(krill_ctx *ctx, double *buf, int count, krill_r
 krill_status krill_ctx_allreduce_i64(krill_ctx *ctx, int64_t *buf, int count,
                                      krill_reduce_op op);
 krill_status krill_ctx_allgather(krill_ctx *ctx, const void *mine, size_t bytes, void *all);
+/* Time spent in communication outside these calls (dist/'s halo exchange) is added here. */
+void krill_ctx_add_comm_time(krill_ctx *ctx, double seconds);
 /* Collective steps that can fail on one rank (allocation, a bad local argument) end with
  * this: st where every rank agrees, so no rank goes on into a collective the others left.
  * Without a communicator it returns st. */

@@ -199,27 +199,53 @@ int krill_ctx_threads(const krill_ctx *ctx) { return ctx->threads; }
 int krill_ctx_rank(const krill_ctx *ctx) { return ctx->comm ? ctx->comm->rank : 0; }
 int krill_ctx_size(const krill_ctx *ctx) { return ctx->comm ? ctx->comm->size : 1; }
 
+/* Each communicator call adds its wall time to ctx->comm_seconds. */
 krill_status krill_ctx_allreduce(krill_ctx *ctx, double *buf, int count, krill_reduce_op op)
 {
-    return ctx->comm ? ctx->comm->ops->allreduce(ctx->comm, buf, count, op) : KRILL_OK;
+    krill_status st = KRILL_OK;
+    if (ctx->comm) {
+        const double t0 = krill_wtime();
+        st = ctx->comm->ops->allreduce(ctx->comm, buf, count, op);
+        ctx->comm_seconds += krill_wtime() - t0;
+    }
+    return st;
 }
+
+void krill_ctx_add_comm_time(krill_ctx *ctx, double seconds) { ctx->comm_seconds += seconds; }
 
 krill_status krill_ctx_allreduce_i64(krill_ctx *ctx, int64_t *buf, int count,
                                      krill_reduce_op op)
 {
-    return ctx->comm ? ctx->comm->ops->allreduce_i64(ctx->comm, buf, count, op) : KRILL_OK;
+    krill_status st = KRILL_OK;
+    if (ctx->comm) {
+        const double t0 = krill_wtime();
+        st = ctx->comm->ops->allreduce_i64(ctx->comm, buf, count, op);
+        ctx->comm_seconds += krill_wtime() - t0;
+    }
+    return st;
 }
 
 krill_status krill_ctx_allgather(krill_ctx *ctx, const void *mine, size_t bytes, void *all)
 {
-    if (ctx->comm) return ctx->comm->ops->allgather(ctx->comm, mine, bytes, all);
-    if (bytes && all != mine) memmove(all, mine, bytes);
-    return KRILL_OK;
+    krill_status st = KRILL_OK;
+    if (ctx->comm) {
+        const double t0 = krill_wtime();
+        st = ctx->comm->ops->allgather(ctx->comm, mine, bytes, all);
+        ctx->comm_seconds += krill_wtime() - t0;
+    } else if (bytes && all != mine) {
+        memmove(all, mine, bytes);
+    }
+    return st;
 }
 
 krill_status krill_ctx_agree(krill_ctx *ctx, krill_status st)
 {
-    return ctx && ctx->comm ? ctx->comm->ops->agree(ctx->comm, st) : st;
+    if (ctx && ctx->comm) {
+        const double t0 = krill_wtime();
+        st = ctx->comm->ops->agree(ctx->comm, st);
+        ctx->comm_seconds += krill_wtime() - t0;
+    }
+    return st;
 }
 const char *krill_ctx_describe(const krill_ctx *ctx) { return ctx->describe; }
 

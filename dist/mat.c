@@ -24,9 +24,13 @@ static krill_status dist_spmv(krill_ctx *ctx, const void *impl, double alpha, co
 {
     krill_status st = KRILL_OK;
     const krill_dist_mat *d = impl;
+    double t0 = krill_wtime(), t1;
     KRILL_TRY(krill_halo_start(&d->halo, krill_dist_comm(ctx), x));
+    t1 = krill_wtime();
     if (d->diag) KRILL_TRY(krill_mat_spmv_raw(d->diag, alpha, x, beta, y));
+    t0 += krill_wtime() - t1;   /* the local work overlapped is not communication */
     KRILL_TRY(krill_halo_finish(&d->halo));
+    krill_ctx_add_comm_time(ctx, krill_wtime() - t0);
     if (d->off) KRILL_TRY(krill_mat_spmv_raw(d->off, alpha, d->halo.recv_buf, 1.0, y));
 cleanup:
     return st;
@@ -89,6 +93,7 @@ static krill_status dist_spmv_repro(krill_ctx *ctx, const void *impl, double alp
     krill_status st = KRILL_OK;
     krill_dist_mat *d = (krill_dist_mat *)impl;   /* the whole rows are a cache */
     whole_rows_view v;
+    double t0;
     if (!d->whole_rows) {   /* made on every rank or on none: the cache stays in step */
         st = krill_ctx_agree(ctx, make_whole_rows(d, &d->whole_rows));
         if (st != KRILL_OK) {
@@ -96,8 +101,10 @@ static krill_status dist_spmv_repro(krill_ctx *ctx, const void *impl, double alp
             goto cleanup;
         }
     }
+    t0 = krill_wtime();
     KRILL_TRY(krill_halo_start(&d->halo, krill_dist_comm(ctx), x));
     KRILL_TRY(krill_halo_finish(&d->halo));
+    krill_ctx_add_comm_time(ctx, krill_wtime() - t0);
     v.a = d->whole_rows;
     v.ghost = d->halo.recv_buf;
     v.n_own = (int32_t)d->n_local;

@@ -104,6 +104,7 @@ module krill
   ! krill_solve_times: seconds spent in each phase of a solve
   type, bind(C), public :: krill_solve_times
     real(c_double) :: setup = 0, spmv = 0, precond = 0, ortho = 0, other = 0, total = 0
+    real(c_double) :: comm = 0                  ! of the above, inside MPI
   end type krill_solve_times
 
   ! krill_solve_info: filled by krill_solve. history points to history_len doubles that

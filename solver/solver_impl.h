@@ -100,6 +100,7 @@ typedef enum krill_phase {
 typedef struct krill_phase_timer {
     krill_ctx *ctx;
     double t_start;              /* wall clock at krill_timer_init */
+    double comm_start;           /* ctx->comm_seconds at krill_timer_init */
     double setup;                /* seconds, set by krill_timer_loop */
     double acc[KRILL_PHASE_COUNT];
     krill_phase current;

@@ -11,6 +11,7 @@ void krill_timer_init(krill_phase_timer *t, krill_ctx *ctx)
     t->current = KRILL_PHASE_OTHER;
     t->t_start = krill_wtime();
     t->t_switch = t->t_start;
+    t->comm_start = ctx->comm_seconds;
 }
 
 krill_status krill_timer_setup(krill_phase_timer *t)
@@ -68,6 +69,7 @@ krill_status krill_timer_finish(krill_phase_timer *t, krill_solve_times *times)
     times->precond = t->acc[KRILL_PHASE_PRECOND];
     times->ortho = t->acc[KRILL_PHASE_ORTHO];
     times->total = krill_wtime() - t->t_start;
+    times->comm = t->ctx->comm_seconds - t->comm_start;
     accounted = times->setup + times->spmv + times->precond + times->ortho;
     times->other = times->total > accounted ? times->total - accounted : 0.0;
 cleanup:

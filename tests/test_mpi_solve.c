@@ -88,6 +88,9 @@ static void compare(const solve_case *c, mtu_partition p, int exact_pc)
     it[1] = -di.iterations;
     MPI_Allreduce(it, lo, 2, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     CHECK(lo[0] == -lo[1]);   /* every rank counted the same iterations */
+    /* the time inside MPI: some, within the solve's; none without a communicator */
+    CHECK(di.times.comm > 0.0 && di.times.comm <= di.times.total);
+    CHECK(rank != 0 || si.times.comm == 0.0);
     if (rank == 0) {
         int diff = abs(di.iterations - si.iterations);
         double err = tu_max_rel_diff(xd, xs, g->n_rows);

@@ -75,6 +75,9 @@ typedef struct krill_solve_times {    /* seconds */
                                 (CG, BiCGStab) */
     double other;            /* vector updates, host-side least squares, synchronization */
     double total;
+    double comm;             /* of the above, the time inside MPI (reductions, agreement,
+                                halo exchange including the wait for it); 0 without a
+                                communicator */
 } krill_solve_times;
 
 typedef struct krill_solve_info {

@@ -14,12 +14,16 @@
 #include <nanobind/stl/optional.h>
 
 #include <chrono>
+#include <cmath>
+#include <map>
+#include <memory>
 #include <cstring>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "krill/apsp.h"
 #include "krill/ctx.h"
 #include "krill/csr.h"
 #include "krill/mat.h"
@@ -230,187 +234,463 @@ solver_choice choose_solver(const std::string &name, const krill_csr *a)
                                    "positive definite use solver=\"minres\""};
 }
 
-// Solve A x = b for A given as CSR arrays (indptr int64, indices int32 sorted and unique
-// within each row, data float64: the Python side makes them so), or, when matvec is not None,
-// as an operator y = matvec(x) of order n_rows = n_cols (a shell matrix; the arrays are then
-// empty). psolve, when not None, is the preconditioner z = psolve(r) (a shell
-// preconditioner; precond is then None). x holds the initial guess and receives the solution
-// in place. Returns a dict with everything krill_solve_info says.
-nb::dict solve(host_array<const int64_t> indptr, host_array<const int32_t> indices,
-               host_array<const double> data, int64_t n_rows, int64_t n_cols,
-               host_array<const double> b, host_array<double> x, const std::string &solver,
-               double rtol, double atol, int64_t maxit, int64_t restart,
-               std::optional<std::string> precond, std::optional<std::string> format,
-               const std::string &device, int threads, int repro_mode, int repro_slices,
-               nb::object callback, nb::object matvec, nb::object psolve)
+// A square or rectangular CSR given as arrays (indptr int64, indices int32 sorted and unique
+// within each row, data float64: krill/_solve.py's _as_csr makes them so), checked and
+// wrapped in a krill_csr in place, without a copy. The one place where the C++ side checks
+// CSR arrays (Matrix and apsp use it). `who` starts the messages ("krill.Matrix", ...).
+krill_csr wrap_csr(const host_array<const int64_t> &indptr, const host_array<const int32_t> &indices,
+                   const host_array<const double> &data, int64_t n_rows, int64_t n_cols,
+                   const char *who)
 {
-    const bool shell = !matvec.is_none();
-    if (shell && format)
-        throw krill_failure{KRILL_ERR_UNSUPPORTED, "krill.solve: format=\"" + *format +
-                                                       "\": A is an operator (a shell matrix, "
-                                                       "krill_mat_create_shell) and has no "
-                                                       "entries to store in a format"};
-    if (shell && n_rows != n_cols)
-        throw krill_failure{KRILL_ERR_UNSUPPORTED, "krill.solve: the operator is " +
-                                                       std::to_string(n_rows) + " x " +
-                                                       std::to_string(n_cols) +
-                                                       "; krill solves square systems"};
-    if (!shell && (n_rows < 0 || n_rows > INT32_MAX || n_cols < 0 || n_cols > INT32_MAX))
-        throw krill_failure{KRILL_ERR_UNSUPPORTED, "krill.solve: the matrix is " +
+    if (n_rows < 0 || n_rows > INT32_MAX || n_cols < 0 || n_cols > INT32_MAX)
+        throw krill_failure{KRILL_ERR_UNSUPPORTED, std::string(who) + ": the matrix is " +
                                                        std::to_string(n_rows) + " x " +
                                                        std::to_string(n_cols) +
                                                        "; krill's CSR has at most 2^31 - 1 rows and columns"};
-    if (!shell && ((int64_t)indptr.shape(0) != n_rows + 1 || indices.shape(0) != data.shape(0)))
-        throw krill_failure{KRILL_ERR_ARG, "krill.solve: inconsistent CSR arrays (indptr has " +
+    if ((int64_t)indptr.shape(0) != n_rows + 1 || indices.shape(0) != data.shape(0))
+        throw krill_failure{KRILL_ERR_ARG, std::string(who) + ": inconsistent CSR arrays (indptr has " +
                                                std::to_string(indptr.shape(0)) + " entries for " +
                                                std::to_string(n_rows) + " rows, indices " +
                                                std::to_string(indices.shape(0)) + ", data " +
                                                std::to_string(data.shape(0)) + ")"};
-    if (maxit < 0 || maxit > INT32_MAX - 1)
-        throw krill_failure{KRILL_ERR_ARG, "krill.solve: maxiter = " + std::to_string(maxit) +
-                                               "; it must be in 0..2^31 - 2"};
-    if (restart < 1 || restart > INT32_MAX)
-        throw krill_failure{KRILL_ERR_ARG, "krill.solve: restart = " + std::to_string(restart) +
-                                               "; it must be >= 1"};
-
-    // The caller's arrays, read in place (krill_mat_create copies them into its format).
     krill_csr csr{};
-    if (!shell) {
-        csr.n_rows = (int32_t)n_rows;
-        csr.n_cols = (int32_t)n_cols;
-        csr.nnz = (int64_t)data.shape(0);
-        csr.row_ptr = const_cast<int64_t *>(indptr.data());
-        csr.col = const_cast<int32_t *>(indices.data());
-        csr.val = const_cast<double *>(data.data());
-        if (csr.row_ptr[0] != 0 || csr.row_ptr[n_rows] != csr.nnz)
-            throw krill_failure{KRILL_ERR_ARG, "krill.solve: indptr must start at 0 and end at "
-                                               "nnz"};
+    csr.n_rows = (int32_t)n_rows;
+    csr.n_cols = (int32_t)n_cols;
+    csr.nnz = (int64_t)data.shape(0);
+    csr.row_ptr = const_cast<int64_t *>(indptr.data());
+    csr.col = const_cast<int32_t *>(indices.data());
+    csr.val = const_cast<double *>(data.data());
+    if (csr.row_ptr[0] != 0 || csr.row_ptr[n_rows] != csr.nnz)
+        throw krill_failure{KRILL_ERR_ARG, std::string(who) + ": indptr must start at 0 and end "
+                                                              "at nnz"};
+    return csr;
+}
+
+// krill._core.Matrix: one context and one krill_mat built once (from CSR arrays in a storage
+// format, or a shell matrix over a Python matvec), solved many times (krill.Matrix and, for
+// one solve, krill.solve: krill/_solve.py). It keeps the preconditioners built by name
+// (krill_pc_create once per name), and update_values refreshes them (krill_pc_update_values)
+// after krill_mat_update_values. Members are destroyed in reverse order: the
+// preconditioners before the matrix, the matrix before the context.
+class Matrix {
+  public:
+    Matrix(host_array<const int64_t> indptr, host_array<const int32_t> indices,
+           host_array<const double> data, int64_t n_rows, int64_t n_cols,
+           std::optional<std::string> format, const std::string &device, int threads,
+           nb::object matvec)
+    {
+        shell_ = !matvec.is_none();
+        if (shell_ && format)
+            throw krill_failure{KRILL_ERR_UNSUPPORTED, "krill: format=\"" + *format +
+                                                           "\": A is an operator (a shell matrix, "
+                                                           "krill_mat_create_shell) and has no "
+                                                           "entries to store in a format"};
+        if (shell_ && n_rows != n_cols)
+            throw krill_failure{KRILL_ERR_UNSUPPORTED, "krill: the operator is " +
+                                                           std::to_string(n_rows) + " x " +
+                                                           std::to_string(n_cols) +
+                                                           "; krill solves square systems"};
+        krill_csr csr{};
+        if (!shell_) csr = wrap_csr(indptr, indices, data, n_rows, n_cols, "krill.Matrix");
+        krill_ctx_opts copts = KRILL_CTX_OPTS_INIT;
+        copts.device = device_from_name(device);
+        copts.threads = threads;
+        if (shell_) {
+            // A Python operator reads and writes numpy arrays: host memory. On a GPU context
+            // the shell's vectors are device pointers (CuPy operators: a later phase).
+            if (copts.device == KRILL_DEVICE_CUDA)
+                throw krill_failure{KRILL_ERR_UNSUPPORTED, "krill: device=\"" + device +
+                                                               "\": a Python operator (A or M) "
+                                                               "runs on the CPU only in this "
+                                                               "version; use device=\"cpu\""};
+            copts.device = KRILL_DEVICE_CPU;   // "auto" too
+            matvec_ = matvec;                  // kept alive as long as the shell matrix
+            op_a_.fn = matvec_.ptr();
+            op_a_.what = "A.matvec";
+            n_ = n_rows;
+        } else {
+            // "auto": the solver choice needs the values; made now from the arrays at hand
+            // (after update_values, from krill_mat_to_csr when asked again).
+            auto_choice_ = choose_solver("auto", &csr);
+            have_auto_choice_ = true;
+        }
+        krill_status st;
+        const char *failed_call = "krill_ctx_create";
+        auto t0 = std::chrono::steady_clock::now();
+        {
+            nb::gil_scoped_release release;
+            st = krill_ctx_create(&copts, &ctx_.p);
+            t0 = std::chrono::steady_clock::now();   // the build alone, as `krill formats`
+            if (st == KRILL_OK && shell_) {
+                failed_call = "krill_mat_create_shell";
+                st = krill_mat_create_shell(ctx_.p, n_rows, py_apply, &op_a_, &mat_.p);
+            } else if (st == KRILL_OK) {
+                failed_call = "krill_mat_create";
+                st = krill_mat_create(ctx_.p, &csr, format ? format->c_str() : nullptr, &mat_.p);
+            }
+        }
+        build_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        check(st, failed_call);
     }
 
-    solver_choice choice = choose_solver(solver, shell ? nullptr : &csr);
+    // Solve A x = b: x holds the initial guess and receives the solution in place. precond is
+    // a name (kept and reused when keep_pc) or None; psolve, when not None, a Python
+    // preconditioner z = psolve(r) (a shell preconditioner for this solve). Returns a dict
+    // with everything krill_solve_info says.
+    nb::dict solve(host_array<const double> b, host_array<double> x, const std::string &solver,
+                   double rtol, double atol, int64_t maxit, int64_t restart,
+                   std::optional<std::string> precond, int repro_mode, int repro_slices,
+                   nb::object callback, nb::object psolve, bool keep_pc)
+    {
+        const int64_t rows = krill_mat_rows(mat_.p), cols = krill_mat_cols(mat_.p);
+        if ((int64_t)b.shape(0) != rows || (int64_t)x.shape(0) != cols)
+            throw krill_failure{KRILL_ERR_ARG, "krill: A is " + std::to_string(rows) + " x " +
+                                                   std::to_string(cols) + " but b has " +
+                                                   std::to_string(b.shape(0)) + " entries and x " +
+                                                   std::to_string(x.shape(0))};
+        if (maxit < 0 || maxit > INT32_MAX - 1)
+            throw krill_failure{KRILL_ERR_ARG, "krill: maxiter = " + std::to_string(maxit) +
+                                                   "; it must be in 0..2^31 - 2"};
+        if (restart < 1 || restart > INT32_MAX)
+            throw krill_failure{KRILL_ERR_ARG, "krill: restart = " + std::to_string(restart) +
+                                                   "; it must be >= 1"};
+        solver_choice choice = solver == "auto" ? auto_solver() : choose_solver(solver, nullptr);
+        busy_guard guard(this);
 
+        monitor_state mon;
+        mon.callback = callback.is_none() ? nullptr : callback.ptr();
+        op_a_.state = &mon;   // the shells' callbacks share mon's exception slot
+        py_operator op_m;
+        op_m.fn = psolve.is_none() ? nullptr : psolve.ptr();
+        op_m.state = &mon;
+        op_m.what = "M";
+        std::string pc_name = op_m.fn ? std::string("shell") : precond ? *precond : "none";
+        const bool named_pc = !op_m.fn && pc_name != "none";
+        krill_pc *found = nullptr;
+        if (named_pc && pcs_.count(pc_name)) found = pcs_[pc_name]->p;
+
+        krill_solver_opts opts;
+        krill_solver_opts_default(&opts);
+        opts.solver = choice.type;
+        opts.rtol = rtol;
+        opts.atol = atol;
+        opts.maxit = (int)maxit;
+        opts.restart = (int)restart;
+
+        pc_holder made;   // a preconditioner built for this solve (kept below when asked)
+        vec_holder vb, vx;
+        info_holder info;
+        krill_status st = KRILL_OK;
+        const char *failed_call = "";
+        {
+            nb::gil_scoped_release release;
+            do {
+                failed_call = "krill_ctx_set_repro";
+                if ((st = krill_ctx_set_repro(ctx_.p, (krill_repro_mode)repro_mode,
+                                              repro_slices)) != KRILL_OK)
+                    break;
+                if (op_m.fn) {
+                    failed_call = "krill_pc_create_shell";
+                    if ((st = krill_pc_create_shell(ctx_.p, rows, py_apply, &op_m, &made.p)) !=
+                        KRILL_OK)
+                        break;
+                } else if (named_pc && !found) {
+                    failed_call = "krill_pc_create";
+                    if ((st = krill_pc_create(mat_.p, pc_name.c_str(), &made.p)) != KRILL_OK) break;
+                }
+                failed_call = "krill_vec_create";
+                if ((st = krill_vec_create(ctx_.p, rows, &vb.p)) != KRILL_OK) break;
+                if ((st = krill_vec_create(ctx_.p, cols, &vx.p)) != KRILL_OK) break;
+                failed_call = "krill_vec_upload";
+                if ((st = krill_vec_upload(vb.p, b.data())) != KRILL_OK) break;
+                if ((st = krill_vec_upload(vx.p, x.data())) != KRILL_OK) break;
+                // The monitor: always on the CPU (for Ctrl-C); on the GPU only with a
+                // callback, since a monitor keeps CG's host from running ahead of the device.
+                if (mon.callback || krill_ctx_device(ctx_.p) == KRILL_DEVICE_CPU) {
+                    opts.monitor = monitor_fn;
+                    opts.monitor_data = &mon;
+                }
+                failed_call = "krill_solve";
+                st = krill_solve(mat_.p, found ? found : made.p, vb.p, vx.p, &opts, &info.info);
+                if (st != KRILL_OK) break;
+                failed_call = "krill_vec_download";
+                st = krill_vec_download(vx.p, x.data());
+            } while (0);
+        }
+        op_a_.state = nullptr;
+        if (mon.failed) {   // a Python exception from a callback, an operator or a signal
+            PyErr_Restore(mon.err_type, mon.err_value, mon.err_tb);
+            if (mon.origin) add_origin_note(mon.origin, choice.name);
+            throw nb::python_error();
+        }
+        check(st, failed_call);
+        krill_pc *used = found ? found : made.p;
+        std::string pc_describe = used ? krill_pc_describe(used) : krill_pc_describe(nullptr);
+        if (named_pc && !found && keep_pc) {   // reused by the next solve with this name
+            pcs_[pc_name] = std::make_unique<pc_holder>();
+            std::swap(pcs_[pc_name]->p, made.p);
+        }
+
+        const krill_solve_info &in = info.info;
+        nb::dict times;
+        times["setup"] = in.times.setup;
+        times["spmv"] = in.times.spmv;
+        times["precond"] = in.times.precond;
+        times["ortho"] = in.times.ortho;
+        times["other"] = in.times.other;
+        times["total"] = in.times.total;
+
+        nb::dict out;
+        out["reason_code"] = (int)in.reason;
+        out["reason"] = std::string(krill_reason_string(in.reason));
+        out["iterations"] = in.iterations;
+        out["relres"] = in.relres;
+        out["resnorm"] = in.resnorm;
+        out["bnorm"] = in.bnorm;
+        out["history"] = nb::bytes(reinterpret_cast<const char *>(in.history),
+                                   sizeof(double) * (size_t)(in.history ? in.history_len : 0));
+        out["times"] = times;
+        out["solver"] = std::string(choice.name);
+        out["solver_why"] = std::string(choice.why);
+        out["format"] = format();
+        out["format_choice"] = format_choice();
+        out["precond"] = pc_name == "none" ? std::string("none") : pc_describe;
+        out["precond_name"] = pc_name;
+        out["device"] = device();
+        return out;
+    }
+
+    // New values in the order of the CSR the matrix was built from (krill_mat_update_values),
+    // then every kept preconditioner recomputed from them (krill_pc_update_values). A
+    // preconditioner whose update fails (e.g. a zero pivot now) is dropped, so that the next
+    // solve builds it again and reports the failure itself, and the error is raised.
+    void update_values(host_array<const double> data)
+    {
+        if (shell_)
+            throw krill_failure{KRILL_ERR_UNSUPPORTED, "krill.Matrix.update_values: A is an "
+                                                       "operator (a shell matrix): change what "
+                                                       "its matvec computes instead"};
+        if ((int64_t)data.shape(0) != krill_mat_nnz(mat_.p))
+            throw krill_failure{KRILL_ERR_ARG, "krill.Matrix.update_values: " +
+                                                   std::to_string(data.shape(0)) + " values for a "
+                                                   "matrix of " +
+                                                   std::to_string(krill_mat_nnz(mat_.p)) +
+                                                   " stored entries"};
+        busy_guard guard(this);
+        krill_status st;
+        std::string failed_pc;
+        {
+            nb::gil_scoped_release release;
+            st = krill_mat_update_values(mat_.p, data.data());
+            for (auto it = pcs_.begin(); st == KRILL_OK && it != pcs_.end(); ++it)
+                if ((st = krill_pc_update_values(it->second->p)) != KRILL_OK) failed_pc = it->first;
+        }
+        have_auto_choice_ = false;   // the values decide the "auto" solver
+        if (!failed_pc.empty()) pcs_.erase(failed_pc);
+        check(st, failed_pc.empty() ? "krill_mat_update_values" : "krill_pc_update_values");
+    }
+
+    // y = A x (krill_mat_spmv), x and y numpy arrays.
+    void spmv(host_array<const double> x, host_array<double> y)
+    {
+        refuse_shell("spmv");
+        if ((int64_t)x.shape(0) != cols() || (int64_t)y.shape(0) != rows())
+            throw krill_failure{KRILL_ERR_ARG, "krill.Matrix.spmv: x or y of the wrong length"};
+        busy_guard guard(this);
+        vec_holder vx, vy;
+        krill_status st;
+        {
+            nb::gil_scoped_release release;
+            st = krill_vec_create(ctx_.p, (int64_t)x.shape(0), &vx.p);
+            if (st == KRILL_OK) st = krill_vec_create(ctx_.p, (int64_t)y.shape(0), &vy.p);
+            if (st == KRILL_OK) st = krill_vec_upload(vx.p, x.data());
+            if (st == KRILL_OK) st = krill_mat_spmv(mat_.p, 1.0, vx.p, 0.0, vy.p);
+            if (st == KRILL_OK) st = krill_vec_download(vy.p, y.data());
+        }
+        check(st, "krill_mat_spmv");
+    }
+
+    // The median of `reps` timed SpMVs after `warmup` (krill_mat_time_spmv), seconds.
+    double time_spmv(int warmup, int reps)
+    {
+        refuse_shell("time_spmv");
+        busy_guard guard(this);
+        double seconds = 0.0;
+        krill_status st;
+        {
+            nb::gil_scoped_release release;
+            st = krill_mat_time_spmv(mat_.p, warmup, reps, &seconds);
+        }
+        check(st, "krill_mat_time_spmv");
+        return seconds;
+    }
+
+    // krill_mat_stats, with the field names of `krill formats --json`'s "stats".
+    nb::dict stats() const
+    {
+        krill_format_stats s{};
+        krill_mat_stats(mat_.p, &s);
+        nb::dict d;
+        d["N"] = s.n_rows;
+        d["n_cols"] = s.n_cols;
+        d["Nz"] = s.nnz;
+        d["K"] = s.max_row_nnz;
+        d["Kv"] = s.kv;
+        d["Kc"] = s.kc;
+        d["N_val"] = s.n_val;
+        d["N_col"] = s.n_col;
+        d["N_non"] = s.n_non;
+        d["mean_row_nnz"] = s.mean_row_nnz;
+        d["empty_rows"] = s.empty_rows;
+        d["bytes"] = (int64_t)s.bytes;
+        d["variant"] = std::string(s.variant);
+        return d;
+    }
+
+    std::string format() const { return krill_mat_format(mat_.p); }
+    nb::object format_choice() const
+    {
+        const char *why = krill_mat_choice(mat_.p);
+        return why ? nb::object(nb::str(why)) : nb::none();
+    }
+    std::string device() const { return krill_ctx_describe(ctx_.p); }
+    int64_t rows() const { return krill_mat_rows(mat_.p); }
+    int64_t cols() const { return krill_mat_cols(mat_.p); }
+    int64_t nnz() const { return krill_mat_nnz(mat_.p); }
+    double build_seconds() const { return build_seconds_; }
+    nb::list kept_preconditioners() const
+    {
+        nb::list out;
+        for (const auto &kv : pcs_) out.append(nb::str(kv.first.c_str()));
+        return out;
+    }
+
+  private:
+    // One call at a time: a call releases the GIL, so another thread could otherwise
+    // update the values or solve on the same context meanwhile (set and tested with the GIL).
+    struct busy_guard {
+        Matrix *m;
+        explicit busy_guard(Matrix *matrix) : m(matrix)
+        {
+            if (m->busy_)
+                throw nb::type_error("krill.Matrix: the matrix is in use by another thread "
+                                     "(a solve or update_values is running); use one Matrix per "
+                                     "thread");
+            m->busy_ = true;
+        }
+        ~busy_guard() { m->busy_ = false; }
+    };
+
+    // The shell's Python callback reports its exceptions through a solve's monitor: outside
+    // a solve there is none, so these helpers (used by krill.formats) refuse an operator.
+    void refuse_shell(const char *what) const
+    {
+        if (shell_)
+            throw krill_failure{KRILL_ERR_UNSUPPORTED, std::string("krill.Matrix.") + what +
+                                                           ": A is an operator (call its matvec)"};
+    }
+
+    solver_choice auto_solver()
+    {
+        if (shell_) return choose_solver("auto", nullptr);
+        if (!have_auto_choice_) {   // after update_values: the values as the matrix has them
+            krill_csr *csr = nullptr;
+            check(krill_mat_to_csr(mat_.p, &csr), "krill_mat_to_csr");
+            auto_choice_ = choose_solver("auto", csr);
+            krill_csr_destroy(&csr);
+            have_auto_choice_ = true;
+        }
+        return auto_choice_;
+    }
+
+    ctx_holder ctx_;
+    mat_holder mat_;
+    std::map<std::string, std::unique_ptr<pc_holder>> pcs_;
+    nb::object matvec_;
+    py_operator op_a_;
+    int64_t n_ = 0;
+    bool shell_ = false;
+    bool busy_ = false;
+    bool have_auto_choice_ = false;
+    solver_choice auto_choice_{};
+    double build_seconds_ = 0.0;
+};
+
+// All-pairs shortest paths of the graph given as CSR arrays (krill_apsp_solve on a context
+// of `device`). D (n x n float64) and P (n x n int32, or an empty array without paths) are
+// the caller's numpy arrays, filled here: D as doubles whatever the weight type (int32's
+// KRILL_APSP_INT32_INF and the IEEE infinity both become inf), P as krill gives it
+// (KRILL_APSP_NO_PRED = -9999, SciPy's value). A negative cycle is KRILL_ERR_NUMERIC with
+// krill's message (the Python side raises NegativeCycleError). Returns a dict of
+// krill_apsp_info's figures.
+nb::dict apsp(host_array<const int64_t> indptr, host_array<const int32_t> indices,
+              host_array<const double> data, int64_t n, const std::string &method,
+              const std::string &weight, bool paths, const std::string &device, int threads,
+              nb::ndarray<double, nb::ndim<2>, nb::c_contig, nb::device::cpu> dist,
+              nb::ndarray<int32_t, nb::ndim<2>, nb::c_contig, nb::device::cpu> pred)
+{
+    krill_csr graph = wrap_csr(indptr, indices, data, n, n, "krill.apsp");
+    if ((int64_t)dist.shape(0) != n || (int64_t)dist.shape(1) != n ||
+        (paths && ((int64_t)pred.shape(0) != n || (int64_t)pred.shape(1) != n)))
+        throw krill_failure{KRILL_ERR_ARG, "krill.apsp: output arrays of the wrong shape"};
+    krill_apsp_opts opts = KRILL_APSP_OPTS_INIT;
+    opts.method = method.c_str();
+    opts.paths = paths ? 1 : 0;
+    check(krill_apsp_weight_parse(weight.c_str(), &opts.weight), "krill_apsp_weight_parse");
     krill_ctx_opts copts = KRILL_CTX_OPTS_INIT;
     copts.device = device_from_name(device);
     copts.threads = threads;
-    if (shell || !psolve.is_none()) {
-        // A Python operator reads and writes numpy arrays: host memory. On a GPU context the
-        // shell's vectors are device pointers (CuPy operators: a later phase).
-        if (copts.device == KRILL_DEVICE_CUDA)
-            throw krill_failure{KRILL_ERR_UNSUPPORTED, "krill.solve: device=\"" + device +
-                                                           "\": a Python operator (A or M) "
-                                                           "runs on the CPU only in this "
-                                                           "version; use device=\"cpu\""};
-        copts.device = KRILL_DEVICE_CPU;   // "auto" too
-    }
-
     ctx_holder ctx;
-    mat_holder mat;
-    pc_holder pc;
-    vec_holder vb, vx;
-    info_holder info;
-    monitor_state mon;
-    mon.callback = callback.is_none() ? nullptr : callback.ptr();
-    py_operator op_a, op_m;   // the shells' callbacks share mon's exception slot
-    op_a.fn = shell ? matvec.ptr() : nullptr;
-    op_a.state = &mon;
-    op_a.what = "A.matvec";
-    op_m.fn = psolve.is_none() ? nullptr : psolve.ptr();
-    op_m.state = &mon;
-    op_m.what = "M";
-
-    krill_solver_opts opts;
-    krill_solver_opts_default(&opts);
-    opts.solver = choice.type;
-    opts.rtol = rtol;
-    opts.atol = atol;
-    opts.maxit = (int)maxit;
-    opts.restart = (int)restart;
-
-    krill_status st = KRILL_OK;
-    const char *failed_call = "";
-    std::string pc_name = op_m.fn ? std::string("shell") : precond ? *precond : std::string("none");
+    krill_apsp *result = nullptr;
+    krill_apsp_info info{};
+    info.negative_cycle = -1;
+    krill_status st;
+    const char *failed_call = "krill_ctx_create";
     {
         nb::gil_scoped_release release;
-        do {
-            failed_call = "krill_ctx_create";
-            if ((st = krill_ctx_create(&copts, &ctx.p)) != KRILL_OK) break;
-            failed_call = "krill_ctx_set_repro";
-            if (repro_mode != 0 &&
-                (st = krill_ctx_set_repro(ctx.p, (krill_repro_mode)repro_mode, repro_slices)) !=
-                    KRILL_OK)
-                break;
-            if (shell) {
-                failed_call = "krill_mat_create_shell";
-                if ((st = krill_mat_create_shell(ctx.p, n_rows, py_apply, &op_a, &mat.p)) !=
-                    KRILL_OK)
-                    break;
+        st = krill_ctx_create(&copts, &ctx.p);
+        if (st == KRILL_OK) {
+            failed_call = "krill_apsp_solve";
+            st = krill_apsp_solve(ctx.p, &graph, &opts, &result, &info);
+        }
+        if (st == KRILL_OK) {   // D to doubles, P copied: n^2 each, worth the GIL released
+            const size_t nn = (size_t)n * (size_t)n;
+            const void *d = krill_apsp_dist(result);
+            double *out = dist.data();
+            if (opts.weight == KRILL_APSP_DOUBLE) {
+                std::memcpy(out, d, nn * sizeof(double));
+            } else if (opts.weight == KRILL_APSP_FLOAT) {
+                for (size_t k = 0; k < nn; k++) out[k] = (double)((const float *)d)[k];
             } else {
-                failed_call = "krill_mat_create";
-                if ((st = krill_mat_create(ctx.p, &csr, format ? format->c_str() : nullptr,
-                                           &mat.p)) != KRILL_OK)
-                    break;
+                for (size_t k = 0; k < nn; k++) {
+                    int32_t v = ((const int32_t *)d)[k];
+                    out[k] = v >= KRILL_APSP_INT32_INF ? INFINITY : (double)v;
+                }
             }
-            if (op_m.fn) {
-                failed_call = "krill_pc_create_shell";
-                if ((st = krill_pc_create_shell(ctx.p, n_rows, py_apply, &op_m, &pc.p)) !=
-                    KRILL_OK)
-                    break;
-            } else if (precond && *precond != "none") {
-                failed_call = "krill_pc_create";
-                if ((st = krill_pc_create(mat.p, precond->c_str(), &pc.p)) != KRILL_OK) break;
-            }
-            failed_call = "krill_vec_create";
-            if ((st = krill_vec_create(ctx.p, (int64_t)b.shape(0), &vb.p)) != KRILL_OK) break;
-            if ((st = krill_vec_create(ctx.p, (int64_t)x.shape(0), &vx.p)) != KRILL_OK) break;
-            failed_call = "krill_vec_upload";
-            if ((st = krill_vec_upload(vb.p, b.data())) != KRILL_OK) break;
-            if ((st = krill_vec_upload(vx.p, x.data())) != KRILL_OK) break;
-            // The monitor: always on the CPU (for Ctrl-C); on the GPU only with a callback,
-            // since a monitor keeps CG's host from running ahead of the device.
-            if (mon.callback || krill_ctx_device(ctx.p) == KRILL_DEVICE_CPU) {
-                opts.monitor = monitor_fn;
-                opts.monitor_data = &mon;
-            }
-            failed_call = "krill_solve";
-            st = krill_solve(mat.p, pc.p, vb.p, vx.p, &opts, &info.info);
-            if (st != KRILL_OK) break;
-            failed_call = "krill_vec_download";
-            st = krill_vec_download(vx.p, x.data());
-        } while (0);
+            if (paths) std::memcpy(pred.data(), krill_apsp_pred(result), nn * sizeof(int32_t));
+        }
+        krill_apsp_destroy(&result);
     }
-    if (mon.failed) {   // a Python exception from a callback, an operator or a signal handler
-        PyErr_Restore(mon.err_type, mon.err_value, mon.err_tb);
-        if (mon.origin) add_origin_note(mon.origin, choice.name);
-        throw nb::python_error();
-    }
-    check(st, failed_call);
-
-    const krill_solve_info &in = info.info;
-    nb::dict times;
-    times["setup"] = in.times.setup;
-    times["spmv"] = in.times.spmv;
-    times["precond"] = in.times.precond;
-    times["ortho"] = in.times.ortho;
-    times["other"] = in.times.other;
-    times["total"] = in.times.total;
-
     nb::dict out;
-    out["reason_code"] = (int)in.reason;
-    out["reason"] = std::string(krill_reason_string(in.reason));
-    out["iterations"] = in.iterations;
-    out["relres"] = in.relres;
-    out["resnorm"] = in.resnorm;
-    out["bnorm"] = in.bnorm;
-    out["history"] = nb::bytes(reinterpret_cast<const char *>(in.history),
-                               sizeof(double) * (size_t)(in.history ? in.history_len : 0));
-    out["times"] = times;
-    out["solver"] = std::string(choice.name);
-    out["solver_why"] = std::string(choice.why);
-    out["format"] = std::string(krill_mat_format(mat.p));
-    const char *why = krill_mat_choice(mat.p);
-    out["format_choice"] = why ? nb::object(nb::str(why)) : nb::none();
-    out["precond"] = std::string(pc.p ? krill_pc_describe(pc.p) : "none");
-    out["precond_name"] = pc_name;
+    out["negative_cycle"] = info.negative_cycle;
+    if (st != KRILL_OK) {
+        const char *msg = krill_last_error();
+        std::string text = msg && *msg ? msg : std::string(failed_call) + ": " +
+                                                   krill_status_string(st);
+        krill_clear_error();
+        out["status"] = (int)st;
+        out["message"] = text;
+        return out;   // the Python side raises (NegativeCycleError for a negative cycle)
+    }
+    out["status"] = 0;
+    out["method"] = std::string(info.method);
+    out["why"] = std::string(info.why);
+    out["tile"] = info.tile;
+    out["arcs"] = info.arcs;
+    out["relaxations"] = info.relaxations;
+    out["bytes_needed"] = info.bytes_needed;
+    out["t_compute"] = info.t_compute;
+    out["t_total"] = info.t_total;
     out["device"] = std::string(krill_ctx_describe(ctx.p));
     return out;
 }
@@ -449,8 +729,30 @@ NB_MODULE(_core, m)
     m.def("pc_names", [] { return names(krill_pc_names()); },
           "The registered preconditioners.");
     m.def("status_string", [](int st) { return std::string(krill_status_string((krill_status)st)); });
-    m.def("solve", &solve, "indptr"_a, "indices"_a, "data"_a, "n_rows"_a, "n_cols"_a, "b"_a,
-          "x"_a, "solver"_a, "rtol"_a, "atol"_a, "maxit"_a, "restart"_a, "precond"_a.none(),
-          "format"_a.none(), "device"_a, "threads"_a, "repro_mode"_a, "repro_slices"_a,
-          "callback"_a.none(), "matvec"_a.none() = nb::none(), "psolve"_a.none() = nb::none());
+    m.def("apsp_methods", [] { return names(krill_apsp_methods()); },
+          "The APSP methods (krill_apsp_methods(), \"auto\" not included).");
+    m.def("apsp", &apsp, "indptr"_a, "indices"_a, "data"_a, "n"_a, "method"_a, "weight"_a,
+          "paths"_a, "device"_a, "threads"_a, "dist"_a, "pred"_a);
+
+    nb::class_<Matrix>(m, "Matrix")
+        .def(nb::init<host_array<const int64_t>, host_array<const int32_t>,
+                      host_array<const double>, int64_t, int64_t, std::optional<std::string>,
+                      const std::string &, int, nb::object>(),
+             "indptr"_a, "indices"_a, "data"_a, "n_rows"_a, "n_cols"_a, "format"_a.none(),
+             "device"_a, "threads"_a, "matvec"_a.none())
+        .def("solve", &Matrix::solve, "b"_a, "x"_a, "solver"_a, "rtol"_a, "atol"_a, "maxit"_a,
+             "restart"_a, "precond"_a.none(), "repro_mode"_a, "repro_slices"_a,
+             "callback"_a.none(), "psolve"_a.none(), "keep_pc"_a)
+        .def("update_values", &Matrix::update_values, "data"_a)
+        .def("spmv", &Matrix::spmv, "x"_a, "y"_a)
+        .def("time_spmv", &Matrix::time_spmv, "warmup"_a, "reps"_a)
+        .def("stats", &Matrix::stats)
+        .def("kept_preconditioners", &Matrix::kept_preconditioners)
+        .def_prop_ro("format", &Matrix::format)
+        .def_prop_ro("format_choice", &Matrix::format_choice)
+        .def_prop_ro("device", &Matrix::device)
+        .def_prop_ro("rows", &Matrix::rows)
+        .def_prop_ro("cols", &Matrix::cols)
+        .def_prop_ro("nnz", &Matrix::nnz)
+        .def_prop_ro("build_seconds", &Matrix::build_seconds);
 }

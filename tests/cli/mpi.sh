@@ -21,6 +21,7 @@ cat out
 [ "$(grep -c '^result' out)" -eq 1 ] || fail "expected one report, got $(grep -c '^result' out)"
 grep -q 'MPI rank 0 of 2' out || fail "the device line does not name the ranks"
 grep -q 'rank 0: rows' out && grep -q 'rank 1: rows' out || fail "per-rank loads missing"
+grep -q '^ *comm ' out || fail "no communication time in the breakdown"
 grep -q 'converged' out || fail "not converged"
 [ "$(grep -c '^%%MatrixMarket' x.mtx)" -eq 1 ] || fail "x.mtx was not written once"
 [ "$(grep -vc "^%" x.mtx)" -eq 1729 ] || fail "x.mtx does not hold a size line and 1728 entries"
@@ -37,6 +38,8 @@ loads = r["per_rank"]
 assert sum(loads[k]["rows"] for k in "01") == r["n"] == 1728, loads
 assert sum(loads[k]["nnz_diag"] + loads[k]["nnz_off"] for k in "01") == r["nnz"], loads
 assert loads["0"]["halo"] == loads["1"]["sent"] == 144, loads
+t = r["times"]
+assert 0 < t["comm"] <= t["total"], t
 PY
 
 # --repro: 2 ranks give the serial solve's solution bits (the printed hash of x)
