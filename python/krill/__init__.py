@@ -1,6 +1,9 @@
 """krill: Krylov solvers for sparse systems (the Python binding of the C library).
 
     krill.solve(A, b, ...)            the richer API: a SolveResult with history and times
+    krill.Matrix(A, format=...)       a matrix built once: .solve(b, ...), .update_values(data)
+    krill.formats(A)                  the storage formats measured (`krill formats --json`)
+    krill.apsp(G, ...)                all-pairs shortest paths: (D, P) as SciPy's shortest_path
     krill.sparse.linalg.gmres, cg, bicgstab, minres
                                       drop-in replacements for scipy.sparse.linalg's
     krill.KrillError and subclasses   failures of the C library, with its message
@@ -12,6 +15,9 @@ from . import _core
 from ._errors import (DeviceError, InternalError, KrillError, KrillIOError, KrillMemoryError,
                       KrillValueError, NumericError, ParseError, UnsupportedError)
 from ._solve import SolveResult, solve
+from ._matrix import Matrix
+from ._formats import formats
+from ._apsp import NegativeCycleError, apsp, apsp_methods
 from . import sparse
 
 __version__ = _core.version()
@@ -38,7 +44,8 @@ def preconditioners():
     return list(_core.pc_names())
 
 
-__all__ = ["solve", "SolveResult", "sparse", "have_cuda", "cuda_device_count",
+__all__ = ["solve", "SolveResult", "Matrix", "formats", "apsp", "apsp_methods",
+           "NegativeCycleError", "sparse", "have_cuda", "cuda_device_count",
            "formats_available", "preconditioners", "KrillError", "KrillValueError",
            "ParseError", "UnsupportedError", "NumericError", "KrillMemoryError",
            "KrillIOError", "DeviceError", "InternalError", "__version__"]

@@ -1,4 +1,5 @@
-"""krill.solve and the argument conversion shared with krill.sparse.linalg."""
+"""krill.solve and the argument conversion shared with krill.Matrix, krill.formats,
+krill.apsp and krill.sparse.linalg."""
 
 import numpy as np
 import scipy.sparse as sp
@@ -185,35 +186,15 @@ class SolveResult:
 
 def _run(A, b, x0, *, solver, rtol, atol, maxiter, restart, precond, format, device,
          threads, repro, callback):
-    """Convert the arguments and call the C solve; returns (x, result dict)."""
-    matvec = None
-    if _is_operator(A):   # a shell matrix: y = A.matvec(x) from the C callback
-        matvec, n_rows = _as_operator(A)
-        n_cols = n_rows
-        indptr = np.zeros(1, dtype=np.int64)
-        indices = np.zeros(0, dtype=np.int32)
-        data = np.zeros(0, dtype=np.float64)
-    else:
-        indptr, indices, data, n_rows, n_cols = _as_csr(A)
-    b = _as_vector(b, "b")
-    x = np.zeros(n_cols, dtype=np.float64) if x0 is None else _as_vector(x0, "x0")
-    if not isinstance(solver, str):
-        raise TypeError(f"krill: solver must be a string, got {type(solver).__name__}")
-    precond, psolve = _as_preconditioner(precond, n_rows)
-    if format is not None and not isinstance(format, str):
-        raise TypeError(f"krill: format must be a format name (krill.formats_available()) "
-                        f"or None, got {type(format).__name__}")
-    for name, value in (("rtol", rtol), ("atol", atol)):
-        if not np.isscalar(value) or not np.isreal(value):
-            raise TypeError(f"krill: {name} must be a real number, got {value!r}")
-    mode, slices = _repro(repro)
-    if callback is not None and not callable(callback):
-        raise TypeError("krill: callback must be callable or None")
-    d = _core.solve(indptr, indices, data, n_rows, n_cols, b, x, solver, float(rtol),
-                    float(atol), 10000 if maxiter is None else int(maxiter),
-                    30 if restart is None else int(restart), precond, format, device,
-                    int(threads), mode, slices, callback, matvec, psolve)
-    return x, d
+    """One solve on a Matrix made for it (krill.solve and krill.sparse.linalg); returns
+    (x, result dict)."""
+    from ._matrix import Matrix
+    if format is None and not _is_operator(A):
+        format = "csr"
+    m = Matrix(A, format=format, device=device, threads=threads, _operator_format=True)
+    return m._solve(b, x0, solver=solver, rtol=rtol, atol=atol, maxiter=maxiter,
+                    restart=restart, precond=precond, repro=repro, callback=callback,
+                    keep=False)
 
 
 def solve(A, b, solver="auto", precond=None, format=None, device="cpu", rtol=1e-8, atol=0.0,

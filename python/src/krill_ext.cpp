@@ -274,6 +274,8 @@ krill_csr wrap_csr(const host_array<const int64_t> &indptr, const host_array<con
 // preconditioners before the matrix, the matrix before the context.
 class Matrix {
   public:
+    Matrix(const Matrix &) = delete;   // owns C objects: never copied
+    Matrix &operator=(const Matrix &) = delete;
     Matrix(host_array<const int64_t> indptr, host_array<const int32_t> indices,
            host_array<const double> data, int64_t n_rows, int64_t n_cols,
            std::optional<std::string> format, const std::string &device, int threads,
@@ -342,12 +344,8 @@ class Matrix {
                    std::optional<std::string> precond, int repro_mode, int repro_slices,
                    nb::object callback, nb::object psolve, bool keep_pc)
     {
-        const int64_t rows = krill_mat_rows(mat_.p), cols = krill_mat_cols(mat_.p);
-        if ((int64_t)b.shape(0) != rows || (int64_t)x.shape(0) != cols)
-            throw krill_failure{KRILL_ERR_ARG, "krill: A is " + std::to_string(rows) + " x " +
-                                                   std::to_string(cols) + " but b has " +
-                                                   std::to_string(b.shape(0)) + " entries and x " +
-                                                   std::to_string(x.shape(0))};
+        // b and x as given: krill_solve checks their lengths against A (its message names them)
+        const int64_t rows = (int64_t)b.shape(0), cols = (int64_t)x.shape(0);
         if (maxit < 0 || maxit > INT32_MAX - 1)
             throw krill_failure{KRILL_ERR_ARG, "krill: maxiter = " + std::to_string(maxit) +
                                                    "; it must be in 0..2^31 - 2"};
@@ -391,7 +389,7 @@ class Matrix {
                     break;
                 if (op_m.fn) {
                     failed_call = "krill_pc_create_shell";
-                    if ((st = krill_pc_create_shell(ctx_.p, rows, py_apply, &op_m, &made.p)) !=
+                    if ((st = krill_pc_create_shell(ctx_.p, krill_mat_rows(mat_.p), py_apply, &op_m, &made.p)) !=
                         KRILL_OK)
                         break;
                 } else if (named_pc && !found) {
