@@ -436,6 +436,7 @@ class Matrix {
         times["precond"] = in.times.precond;
         times["ortho"] = in.times.ortho;
         times["other"] = in.times.other;
+        times["comm"] = in.times.comm;   // inside MPI (0 without a communicator)
         times["total"] = in.times.total;
 
         nb::dict out;
