@@ -8,8 +8,10 @@
  *   is summed by row block, while a shell (like ell) takes the SpMV and then the context's
  *   dot, summed by thread: other bits, the same iterations within one.
  * - A shell preconditioner computing Jacobi's z_i = r_i * (1 / a_ii) gives the built-in
- *   jacobi's bits in every solver (CG too, although it fuses the built-in's diagonal into its
- *   own updates: the products and the dots' order are the same). Both shells together, too.
+ *   jacobi's bits in every solver but CG, and CG's iterations and solution to rounding: CG
+ *   fuses the built-in's diagonal into its own updates, where an optimizing compiler may
+ *   contract a product and a sum into one FMA (seen in the Release build, not in Debug).
+ *   Both shells together give the format-with-shell-pc's bits in every solver.
  * - Refusals: jacobi, bjacobi, ilu0, ic0 of a shell matrix; krill_mat_to_csr,
  *   krill_mat_diagonal, krill_mat_update_values; reproducible mode with a shell matrix or a
  *   shell preconditioner (KRILL_ERR_UNSUPPORTED, messages naming the shell).
@@ -278,7 +280,7 @@ static void compare_solver(int threads, const char *spec, krill_solver_type t, i
         run(&s, s.a, sjac, &o, &got);
         snprintf(what, sizeof what, "%s %s, %d thr: shell pc vs jacobi", solver_name(t), spec,
                  threads);
-        compare(what, &s, &ref, &got, 1, rtol);
+        compare(what, &s, &ref, &got, t != KRILL_SOLVER_CG, rtol);
         CHECK(j.calls >= got.info.iterations);
         run_free(&got);
         run_free(&ref);
