@@ -65,6 +65,11 @@ typedef struct krill_dist_mat {
      * columns [0, n_local) own and n_local + k ghost k. Made from the blocks at the first
      * reproducible SpMV (a cache: plain solves never pay its memory); NULL before. */
     krill_csr *whole_rows;
+    /* krill_dist_mat_scatter_metis: the rows are the user's permuted, P A P^T, and global
+     * vectors are permuted on rank 0 on their way out and back (scatter.c). perm[new] = the
+     * user's index (n_global entries on rank 0; NULL elsewhere and without a permutation). */
+    int permuted;
+    int32_t *perm;
 } krill_dist_mat;
 
 /* The impl of a matrix made by krill_dist_mat_create, or NULL (with an error) for any other. */
@@ -73,5 +78,14 @@ krill_dist_mat *krill_dist_of(const krill_mat *a, const char *fn);
  * every rank; rows->n_rows = offsets[rank + 1] - offsets[rank]). */
 krill_status krill_dist_mat_build(krill_ctx *ctx, const krill_csr *rows, const int64_t *offsets,
                                   const char *format, krill_mat **mat);
+
+/* ---- METIS (partition.c; rank 0, local) --------------------------------------------------
+ * Parts of the graph of A + A^T (no self loops) by METIS_PartGraphKway, vertices weighted
+ * by their rows' entry counts: perm (n entries, perm[new] = old) groups each part's rows in
+ * their original order, offsets (parts + 1) bound the parts. *used = 0 (perm and offsets
+ * untouched) when there is nothing to partition: parts < 2, fewer rows than parts, or no
+ * off-diagonal entry. KRILL_ERR_UNSUPPORTED in a build without METIS. */
+krill_status krill_dist_metis_order(const krill_csr *a, int parts, int32_t *perm,
+                                    int64_t *offsets, int *used);
 
 #endif

@@ -189,6 +189,7 @@ static void dist_destroy(krill_ctx *ctx, void *impl)
     krill_csr_destroy(&d->whole_rows);
     krill_free(d->offsets);
     krill_free(d->is_off);
+    krill_free(d->perm);
     krill_free(d);
 }
 
@@ -369,6 +370,7 @@ krill_status krill_dist_mat_layout(const krill_mat *a, krill_dist_layout *l)
     l->sent = d->halo.send_off[d->halo.n_send];
     l->recv_ranks = d->halo.n_recv;
     l->send_ranks = d->halo.n_send;
+    l->permuted = d->permuted;
 cleanup:
     return st;
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "dist/dist_impl.h"
+#include "krill/order.h"
 
 /* Rank r starts at the first row whose first entry is at or after r * nnz / size: ranks get
  * nnz / size entries each, give or take a row. */
@@ -131,6 +132,57 @@ cleanup:
     return st;
 }
 
+/* METIS (partition.c) on rank 0, then the scatter of B = P A P^T with the parts as offsets
+ * (a permutation of n int32 kept on rank 0, and B: A's size again, both freed or kept on
+ * rank 0 only; time: the graph and METIS, O(nnz log d), and the permutation, O(nnz log d)
+ * for sorting each row's columns). Every rank learns from one broadcast whether B was
+ * permuted. A failure on rank 0 (METIS, allocation, A itself) is every rank's. */
+krill_status krill_dist_mat_scatter_metis(krill_ctx *ctx, const krill_csr *global,
+                                          const char *format, krill_mat **out)
+{
+    krill_status st = KRILL_OK, local = KRILL_OK;
+    int64_t *offsets = NULL;
+    int32_t *perm = NULL;
+    krill_csr *permuted = NULL;
+    int size = 1, rank = 0, used = 0;
+
+    KRILL_REQUIRE(out != NULL, "krill_dist_mat_scatter_metis: mat is NULL");
+    *out = NULL;
+    KRILL_REQUIRE(ctx != NULL && ctx->comm != NULL, "krill_dist_mat_scatter_metis: the context "
+                  "has no communicator (make it with krill_mpi_ctx_create)");
+    if (!krill_dist_have_metis()) {   /* every rank knows it: no collective needed */
+        st = krill_dist_metis_order(NULL, 0, NULL, NULL, &used);
+        goto cleanup;
+    }
+    size = krill_ctx_size(ctx);
+    rank = krill_ctx_rank(ctx);
+    if (rank == 0) {
+        local = krill_alloc_n((void **)&offsets, (size_t)size + 1, sizeof *offsets, 0,
+                              "row offsets");
+        if (local == KRILL_OK) local = root_prepare(global, NULL, size, offsets);
+        if (local == KRILL_OK)
+            local = krill_alloc_n((void **)&perm, (size_t)(global->n_rows > 0 ?
+                                  global->n_rows : 1), sizeof *perm, 0, "METIS permutation");
+        if (local == KRILL_OK) local = krill_dist_metis_order(global, size, perm, offsets, &used);
+        if (local == KRILL_OK && used) local = krill_csr_permute(global, perm, &permuted);
+    }
+    KRILL_TRY(krill_ctx_agree(ctx, local));
+    MPI_Bcast(&used, 1, MPI_INT, 0, krill_dist_comm(ctx));
+    KRILL_TRY(krill_dist_mat_scatter(ctx, rank != 0 ? NULL : used ? permuted : global,
+                                     rank == 0 && used ? offsets : NULL, format, out));
+    if (used) {
+        krill_dist_mat *d = (*out)->impl;
+        d->permuted = 1;
+        d->perm = perm;   /* rank 0's; NULL elsewhere */
+        perm = NULL;
+    }
+cleanup:
+    krill_csr_destroy(&permuted);
+    krill_free(perm);
+    krill_free(offsets);
+    return st;
+}
+
 /* Counts and displacements of rank r's rows, for Scatterv / Gatherv (n < 2^31: int32 CSR). */
 static krill_status vec_counts(const krill_dist_mat *d, int **counts, int **displs)
 {
@@ -146,13 +198,17 @@ cleanup:
 }
 
 /* One MPI_Scatterv (or Gatherv) of n doubles over the ranks. vec functions: the vector's
- * length is checked on each rank, then the ranks agree before moving data. */
+ * length is checked on each rank, then the ranks agree before moving data. A METIS matrix
+ * (d->perm on rank 0) moves the vector through a copy in its numbering there: y[new] =
+ * x[perm[new]] before the scatter, x[perm[new]] = y[new] after the gather (8 n bytes and
+ * one pass on rank 0). */
 static krill_status vec_move(const krill_mat *a, krill_vec *v, double *global, int gather,
                              const char *fn)
 {
     krill_status st = KRILL_OK, local = KRILL_OK;
     const krill_dist_mat *d = krill_dist_of(a, fn);
     int *counts = NULL, *displs = NULL;
+    double *moved = NULL;        /* rank 0 of a permuted matrix: the vector in its numbering */
     if (!d) return KRILL_ERR_ARG;
     if (!v || krill_vec_ctx(v) != d->ctx || krill_vec_size(v) != d->n_local)
         local = krill_error(KRILL_ERR_ARG, "%s: the local vector must have the rank's %lld rows "
@@ -160,14 +216,20 @@ static krill_status vec_move(const krill_mat *a, krill_vec *v, double *global, i
     else if (d->rank == 0 && !global && d->n_global > 0)
         local = krill_error(KRILL_ERR_ARG, "%s: the global vector is NULL on rank 0", fn);
     if (local == KRILL_OK) local = vec_counts(d, &counts, &displs);
+    if (local == KRILL_OK && d->perm)
+        local = krill_alloc_n((void **)&moved, (size_t)(d->n_global > 0 ? d->n_global : 1),
+                              sizeof *moved, 0, "permuted global vector");
     KRILL_TRY(krill_ctx_agree(d->ctx, local));
+    if (moved && !gather) krill_vec_permute_host((int32_t)d->n_global, d->perm, global, moved);
     if (gather)
-        MPI_Gatherv(krill_vec_data(v), (int)d->n_local, MPI_DOUBLE, global, counts, displs,
-                    MPI_DOUBLE, 0, krill_dist_comm(d->ctx));
+        MPI_Gatherv(krill_vec_data(v), (int)d->n_local, MPI_DOUBLE, moved ? moved : global,
+                    counts, displs, MPI_DOUBLE, 0, krill_dist_comm(d->ctx));
     else
-        MPI_Scatterv(global, counts, displs, MPI_DOUBLE, krill_vec_data(v), (int)d->n_local,
-                     MPI_DOUBLE, 0, krill_dist_comm(d->ctx));
+        MPI_Scatterv(moved ? moved : global, counts, displs, MPI_DOUBLE, krill_vec_data(v),
+                     (int)d->n_local, MPI_DOUBLE, 0, krill_dist_comm(d->ctx));
+    if (moved && gather) krill_vec_unpermute_host((int32_t)d->n_global, d->perm, moved, global);
 cleanup:
+    krill_free(moved);
     krill_free(counts);
     krill_free(displs);
     return st;

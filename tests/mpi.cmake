@@ -53,6 +53,9 @@ set_tests_properties(test_mpi_repro_np7 PROPERTIES LABELS mpi TIMEOUT 300 PROCES
 # a failure on one rank (allocation faults on the last rank through every collective
 # function, malformed rows, a block size that divides one rank's rows only) on every rank
 krill_mpi_test(test_mpi_faults test_mpi_faults.c)
+# krill_dist_mat_scatter_metis: SpMV and solves in the user's order, halo rows vs metis,
+# edge cases; without METIS the refusal on every rank
+krill_mpi_test(test_mpi_metis test_mpi_metis.c)
 # `mpirun -n 2 krill solve`: one report with each rank's load, x written once, failures
 add_test(NAME cli_solve_mpi COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/mpi.sh
          ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} $<TARGET_FILE:krill_cli> ${mpiexec_flags}

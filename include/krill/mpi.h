@@ -55,6 +55,20 @@ krill_status krill_dist_mat_scatter(krill_ctx *ctx, const krill_csr *global,
                                     const int64_t *row_offsets, const char *format,
                                     krill_mat **mat);
 
+/* The same with a METIS partition (doc/mpi.md, "METIS"): rank 0 splits the graph of A + A^T
+ * (no self loops, vertices weighted by their rows' entries) into `size` parts by
+ * METIS_PartGraphKway, renumbers the rows so that each part's rows are consecutive (in
+ * their original order), and scatters P A P^T with the parts as row blocks. The matrix
+ * keeps P: krill_dist_vec_scatter and _gather take and give global vectors in the user's
+ * order, so the permutation is never seen there (layout.permuted = 1; row_start and the
+ * local rows, krill_mat_update_values' order included, are the permuted ones). With one
+ * rank, fewer rows than ranks or no off-diagonal entry there is nothing to cut: the
+ * default row blocks, not permuted. KRILL_ERR_UNSUPPORTED on every rank in a build without
+ * METIS (krill_dist_have_metis() == 0). */
+krill_status krill_dist_mat_scatter_metis(krill_ctx *ctx, const krill_csr *global,
+                                          const char *format, krill_mat **mat);
+int krill_dist_have_metis(void);
+
 /* A distributed matrix from a file (doc/mpi.md, "Input"). A krill binary file (`krill
  * convert`; doc/binary-format.md; recognised by its magic bytes): every rank opens it and
  * reads only its own rows, verifying the checksums of the chunks it reads. Anything else is
@@ -83,6 +97,7 @@ typedef struct krill_dist_layout {
     int64_t sent;            /* x entries sent per SpMV */
     int recv_ranks;          /* ranks received from per SpMV */
     int send_ranks;          /* ranks sent to per SpMV */
+    int permuted;            /* 1: rows renumbered by krill_dist_mat_scatter_metis */
 } krill_dist_layout;
 
 /* KRILL_ERR_ARG for a matrix not made by krill_dist_mat_create / _scatter. Local. */
