@@ -169,6 +169,7 @@ typedef struct cli_solve_report {
     uint64_t x_hash;             /* FNV-1a 64 of the solution's bytes (A's numbering) */
     int ranks;                   /* MPI ranks of a distributed solve (mpirun), else 1 */
     int per_rank_read;           /* distributed, A a binary file: each rank read its rows */
+    const char *partition;       /* --partition: "rows" or "metis" (as asked) */
     const struct cli_rank_load *load;   /* ranks entries on rank 0 when ranks > 1, else NULL */
 } cli_solve_report;
 
@@ -178,6 +179,7 @@ typedef struct cli_rank_load {
     int64_t halo;                /* x entries received per SpMV */
     int64_t sent;                /* x entries sent per SpMV */
     int recv_ranks, send_ranks;
+    int permuted;                /* the rows are METIS's (krill_dist_layout.permuted) */
 } cli_rank_load;
 
 /* One process, or the ranks of MPI_COMM_WORLD when mpirun started `krill solve` in a build
@@ -194,10 +196,14 @@ void cli_ranks_end(const cli_ranks *m);         /* MPI_Finalize */
 /* Rank 0's exit code, the problem's size and its solver, to every rank. */
 int cli_ranks_share(const cli_ranks *m, int rc, cli_solve_report *r);
 krill_status cli_ranks_ctx(const cli_ranks *m, const krill_ctx_opts *o, krill_ctx **ctx);
-/* The matrix (distributed: rank 0's csr scattered, balanced by nonzeros, or with own_rows
- * every rank's csr, its own rows, assembled); *rows: this process's rows. */
+/* The matrix (distributed: rank 0's csr scattered, balanced by nonzeros or with metis by
+ * METIS's parts, or with own_rows every rank's csr, its own rows, assembled); *rows: this
+ * process's rows. One process: metis is a no-op. */
 krill_status cli_ranks_mat(const cli_ranks *m, krill_ctx *ctx, const krill_csr *csr,
-                           int own_rows, const char *format, krill_mat **mat, int64_t *rows);
+                           int own_rows, int metis, const char *format, krill_mat **mat,
+                           int64_t *rows);
+/* Whether krill_dist_mat_scatter_metis works in this build (MPI and METIS). */
+int cli_ranks_have_metis(void);
 /* Distributed, A a krill binary file: every rank reads its own rows (*csr, global columns;
  * krill_dist_read_rows), with make_b also its part of b = A*1 (*b, malloc'ed, the bits
  * krill_csr_spmv_ref gives), and rank 0 gets the half bandwidth max |i - j| of A. */

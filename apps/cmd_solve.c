@@ -43,6 +43,8 @@ static const krill_device device_types[] = { KRILL_DEVICE_AUTO, KRILL_DEVICE_CPU
                                              KRILL_DEVICE_CUDA };
 static const char *const reorder_names[] = { "none", "rcm", NULL };
 enum { REORDER_NONE, REORDER_RCM };        /* indices in reorder_names */
+static const char *const partition_names[] = { "rows", "metis", NULL };
+enum { PARTITION_ROWS, PARTITION_METIS };  /* indices in partition_names */
 
 static void solve_usage(FILE *out)
 {
@@ -89,6 +91,10 @@ static void solve_usage(FILE *out)
             "  --format NAME       storage format (default csr; krill info lists them)\n"
             "  --reorder none|rcm  renumber the unknowns by Reverse Cuthill-McKee before the\n"
             "                      solve (default none); x is written in A's own numbering\n"
+            "  --partition rows|metis  under mpirun: row blocks balanced by nonzeros (default),\n"
+            "                      or METIS's parts of the graph of A + A^T, rows renumbered\n"
+            "                      (x and b stay in A's numbering; rank 0 reads A; needs a\n"
+            "                      build with METIS; one process: nothing to partition)\n"
             "  --device auto|cpu|gpu   default auto: the GPU when one is present\n"
             "  --threads N         OpenMP threads (default: OpenMP's)\n"
             "  --repro[=S]         reproducible mode: every reduction by the Ozaki scheme, so\n"
@@ -119,6 +125,7 @@ typedef struct solve_args {
     int device;                  /* index in device_names */
     const char *precond;         /* --precond NAME[:PARAM]; NULL = none */
     int reorder;                 /* index in reorder_names */
+    int partition;               /* index in partition_names */
     int threads;                 /* 0 = OpenMP's default */
     int repro, repro_slices;     /* --repro[=S] */
     int json, monitor, quiet, help;
@@ -150,6 +157,8 @@ static int parse_solve_args(int argc, char **argv, solve_args *args)
         { .name = "--precond", .kind = CLI_STRING, .string = &args->precond },
         { .name = "--reorder", .kind = CLI_CHOICE, .integer = &args->reorder,
           .choices = reorder_names },
+        { .name = "--partition", .kind = CLI_CHOICE, .integer = &args->partition,
+          .choices = partition_names },
         { .name = "--restart", .kind = CLI_INT, .integer = &args->opts.restart, .min = 1,
           .max = int_max },
         { .name = "--maxit", .kind = CLI_INT, .integer = &args->opts.maxit, .min = 1,
@@ -483,9 +492,15 @@ static int solve_run(int argc, char **argv)
     report.opts = args.opts;
     report.precond = args.precond ? args.precond : "none";
     report.ranks = ranks.size;
+    report.partition = partition_names[args.partition];
 
-    if (ranks.rank == 0) {   /* every rank reads its rows of a binary A, unless reordered */
+    if (ranks.rank == 0 && args.partition == PARTITION_METIS && !cli_ranks_have_metis())
+        rc = cli_error(CLI_EXIT_USAGE, "--partition metis: this krill was built without METIS "
+                       "(KRILL_WITH_MPI and KRILL_WITH_METIS; Debian: libmetis-dev)");
+    if (rc == CLI_EXIT_OK && ranks.rank == 0) {   /* every rank reads its rows of a binary A,
+                                                     unless reordered or partitioned by METIS */
         report.per_rank_read = ranks.on && args.matrix_path && args.reorder == REORDER_NONE &&
+                               args.partition == PARTITION_ROWS &&
                                krill_bin_detect(args.matrix_path);
         rc = report.per_rank_read ? make_problem_header(&args, &report, &host_b, &host_x)
                                   : make_problem(&args, &report, &csr, &host_b, &host_x, &perm);
@@ -516,7 +531,8 @@ static int solve_run(int argc, char **argv)
         report.load_seconds += cli_seconds() - t0;
         t0 = cli_seconds();
     }
-    CLI_TRY(cli_ranks_mat(&ranks, ctx, csr, report.per_rank_read, args.format, &mat, &rows));
+    CLI_TRY(cli_ranks_mat(&ranks, ctx, csr, report.per_rank_read,
+                          args.partition == PARTITION_METIS, args.format, &mat, &rows));
     krill_csr_destroy(&csr);       /* the matrix holds its own copy: free the host one early */
     /* every name but a plain "none" is built: krill_pc_create checks the name (the
      * message lists the known ones) and its parameter */

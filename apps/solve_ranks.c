@@ -67,13 +67,15 @@ krill_status cli_ranks_ctx(const cli_ranks *m, const krill_ctx_opts *o, krill_ct
 /* The matrix (distributed: rank 0's csr scattered, or every rank's own rows) and the rows
  * of this rank. */
 krill_status cli_ranks_mat(const cli_ranks *m, krill_ctx *ctx, const krill_csr *csr,
-                           int own_rows, const char *format, krill_mat **mat, int64_t *rows)
+                           int own_rows, int metis, const char *format, krill_mat **mat,
+                           int64_t *rows)
 {
     krill_status st = KRILL_OK;
 #ifdef KRILL_HAVE_MPI
     krill_dist_layout l;
     if (m->on) {
         st = own_rows ? krill_dist_mat_create(ctx, csr, format, mat)
+             : metis  ? krill_dist_mat_scatter_metis(ctx, csr, format, mat)
                       : krill_dist_mat_scatter(ctx, csr, NULL, format, mat);
         if (st == KRILL_OK) st = krill_dist_mat_layout(*mat, &l);
         *rows = l.n_local;
@@ -83,9 +85,19 @@ krill_status cli_ranks_mat(const cli_ranks *m, krill_ctx *ctx, const krill_csr *
     (void)m;
 #endif
     (void)own_rows;
+    (void)metis;
     st = krill_mat_create(ctx, csr, format, mat);
     *rows = csr->n_rows;
     return st;
+}
+
+int cli_ranks_have_metis(void)
+{
+#ifdef KRILL_HAVE_MPI
+    return krill_dist_have_metis();
+#else
+    return 0;
+#endif
 }
 
 /* This rank's rows of a binary A, b = A*1 from them (y_i = 1 * (the sum of row i's values
@@ -163,7 +175,7 @@ void cli_ranks_load(const cli_ranks *m, const krill_mat *mat, cli_rank_load *loa
     cli_rank_load mine;
     if (!m->on || krill_dist_mat_layout(mat, &l) != KRILL_OK) return;
     mine = (cli_rank_load){ l.n_local, l.nnz_diag, l.nnz_off, l.halo, l.sent, l.recv_ranks,
-                            l.send_ranks };
+                            l.send_ranks, l.permuted };
     MPI_Gather(&mine, (int)sizeof mine, MPI_BYTE, load, (int)sizeof mine, MPI_BYTE, 0,
                MPI_COMM_WORLD);
 #else

@@ -56,6 +56,19 @@ void cli_report_human(FILE *out, const cli_solve_report *r)
         fprintf(out, "          reorder %s: half bandwidth %" PRId32 "\n", r->reorder,
                 r->bandwidth_before);
     fprintf(out, "device    %s\n", r->device);
+    if (r->load || strcmp(r->partition, "rows") != 0) {   /* --partition: what it gave */
+        int64_t halo = 0;
+        for (int k = 0; r->load && k < r->ranks; k++) halo += r->load[k].halo;
+        if (r->load && r->load[0].permuted)
+            fprintf(out, "partition metis: METIS's parts of A + A^T, rows renumbered (x in A's "
+                    "numbering), total halo %" PRId64 "\n", halo);
+        else if (strcmp(r->partition, "rows") != 0)
+            fprintf(out, "partition %s: nothing to partition on one rank or without a graph to "
+                    "cut: row blocks%s\n", r->partition, r->load ? "" : " (one process)");
+        else
+            fprintf(out, "partition rows: row blocks balanced by nonzeros, total halo %" PRId64
+                    "\n", halo);
+    }
     for (int k = 0; r->load && k < r->ranks; k++)
         fprintf(out, "%s rank %d: rows %" PRId64 ", nnz %" PRId64 " + %" PRId64 " off-rank, "
                 "halo %" PRId64 " in from %d ranks, %" PRId64 " out to %d\n",
@@ -142,6 +155,8 @@ void cli_report_json(FILE *out, const cli_solve_report *r)
     cli_json_int(&json, "bandwidth_before", r->bandwidth_before);
     cli_json_int(&json, "bandwidth_after", r->bandwidth_after);
     cli_json_string(&json, "device", r->device);
+    cli_json_string(&json, "partition", r->partition);
+    cli_json_bool(&json, "permuted", r->load && r->load[0].permuted);
     cli_json_string(&json, "solver", r->solver);
     cli_json_string(&json, "precond", r->precond);
     cli_json_string(&json, "precond_detail", r->precond_built);

@@ -62,6 +62,13 @@ add_test(NAME cli_solve_mpi COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/mpi.sh
          ${MPIEXEC_PREFLAGS})
 set_tests_properties(cli_solve_mpi PROPERTIES LABELS "mpi;cli" TIMEOUT 120 PROCESSORS 2
   SKIP_RETURN_CODE 77 ENVIRONMENT "${mpi_test_env}")
+# `mpirun -n 2 krill solve --partition metis`: converges, x in A's numbering (skips without
+# METIS)
+add_test(NAME cli_solve_mpi_metis COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/mpi_metis.sh
+         ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} $<TARGET_FILE:krill_cli> ${mpiexec_flags}
+         ${MPIEXEC_PREFLAGS})
+set_tests_properties(cli_solve_mpi_metis PROPERTIES LABELS "mpi;cli" TIMEOUT 120 PROCESSORS 2
+  SKIP_RETURN_CODE 77 ENVIRONMENT "${mpi_test_env}")
 # each rank reads its own rows of a krill binary file (dist/read.c): the same matrix, SpMV and
 # solve as the scatter of the .mtx, every partition; corrupt files refused on every rank
 krill_mpi_test(test_mpi_read test_mpi_read.c)

@@ -3,8 +3,8 @@
  * scattered and gathered in the user's order, against the serial reference within 1e-13;
  * every solver against the serial solve (the solution in the user's order within rounding);
  * the total halo of the METIS partition no larger than the row blocks' on 3D problems (both
- * printed); one rank, fewer rows than ranks, a diagonal matrix (nothing to cut: row blocks,
- * not permuted), an empty matrix and a rectangular one (refused on every rank). Without
+ * printed; on 2 ranks cubes within 5%: the row slab is the optimal cut there); one rank,
+ * fewer rows than ranks, a diagonal matrix (nothing to cut: row blocks, not permuted), an empty matrix and a rectangular one (refused on every rank). Without
  * METIS: KRILL_ERR_UNSUPPORTED on every rank. */
 #include <stdlib.h>
 #include <string.h>
@@ -194,7 +194,9 @@ static void test_halo(void)
         if (rank == 0)
             printf("  halo %-20s %d ranks: rows %6lld, metis %6lld\n", specs[s], size,
                    (long long)tot[0], (long long)tot[1]);
-        CHECK(tot[1] <= tot[0]);
+        /* on 2 ranks a cube's row slab is already the optimal cut: METIS's may be a few
+         * ghosts off it (poisson3d:32: 2066 against 2048); beyond, METIS's parts win */
+        CHECK(tot[1] <= tot[0] || (size == 2 && (double)tot[1] <= 1.05 * (double)tot[0]));
         check_spmv(metis, g, specs[s]);
     next:
         krill_mat_destroy(&rows);
