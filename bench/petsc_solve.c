@@ -5,9 +5,12 @@
  *               [-maxit 10000] [-runs 3] [-problem LABEL] [-json FILE] [PETSc options]
  *
  * Reads the binary dump written by `bench_solve --write-bin` (format in bench_common.h),
- * builds a SeqAIJ matrix on one process (block size B when -bs is given, set before
- * assembly: pbjacobi inverts the B x B diagonal blocks), and solves from x0 = 0 with the
- * same method as krill:
+ * builds an AIJ matrix (block size B when -bs is given, set before assembly: pbjacobi
+ * inverts the B x B diagonal blocks), and solves from x0 = 0 with the same method as krill.
+ * Under mpirun every process reads the dump and keeps krill's rows: the default partition
+ * of krill_dist_mat_scatter (rank r starts at the first row whose first entry is at or after
+ * r nnz / P), so that block Jacobi (-pc bjacobi-ilu / bjacobi-icc: one block per process,
+ * ILU(0) / ICC(0) inside, PETSc's default parallel preconditioner) has krill's blocks.
  *   - cg: KSPCG, preconditioned on the left (PCG), stopping on the UNPRECONDITIONED
  *     residual norm ||b - A x|| (PETSc's CG default is the preconditioned norm ||M^{-1} r||;
  *     krill's CG tests ||r||);
@@ -73,6 +76,8 @@ static const pc_kind pc_kinds[] = {
     {.name = "pbjacobi", .type = PCPBJACOBI, .factor = 0},
     {.name = "ilu", .type = PCILU, .factor = 1},
     {.name = "icc", .type = PCICC, .factor = 1},
+    {.name = "bjacobi-ilu", .type = PCBJACOBI, .factor = 0},   /* -sub_pc_type ilu */
+    {.name = "bjacobi-icc", .type = PCBJACOBI, .factor = 0},   /* -sub_pc_type icc */
 };
 
 typedef struct bench_opts {
@@ -87,6 +92,7 @@ typedef struct bench_opts {
 typedef struct bench_result {
     char version[32], ortho[48], shift[32], reason[64], note[160];
     PetscInt n, its;
+    int processes;
     double nnz;
     int converged;
     PetscReal relres;
@@ -99,7 +105,32 @@ static int read_all(FILE *f, void *p, size_t size, size_t count)
     return count == 0 || fread(p, size, count, f) == count ? 0 : -1;
 }
 
-static PetscErrorCode read_matrix(const char *path, PetscInt bs, Mat *A)
+/* This process's rows [*r0, *r1) of n: krill_dist_mat_scatter's default (balanced by
+ * nonzeros: rank r starts at the first row whose first entry is at or after r nnz / P). */
+static PetscErrorCode krill_rows(const int64_t *rp, int64_t n, int64_t *r0, int64_t *r1)
+{
+    PetscMPIInt rank, size;
+    int64_t start[2];
+    PetscFunctionBeginUser;
+    PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
+    PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+    for (int k = 0; k < 2; k++) {
+        const int r = rank + k;
+        int64_t i = 0;
+        if (r >= size) {
+            start[k] = n;
+            continue;
+        }
+        while (i < n && rp[i] < (rp[n] * r) / size) i++;
+        start[k] = r == 0 ? 0 : i;
+    }
+    *r0 = start[0];
+    *r1 = start[1];
+    PetscFunctionReturn(0);
+}
+
+static PetscErrorCode read_matrix(const char *path, PetscInt bs, Mat *A, int64_t *r0,
+                                  int64_t *r1)
 {
     FILE *f = fopen(path, "rb");
     char magic[8];
@@ -129,16 +160,19 @@ static PetscErrorCode read_matrix(const char *path, PetscInt bs, Mat *A)
     PetscCheck(hdr[0] % bs == 0 && hdr[1] % bs == 0, PETSC_COMM_SELF, PETSC_ERR_USER,
                "-bs %" PetscInt_FMT ": %s is %lld x %lld, not a multiple of the block size",
                bs, path, (long long)hdr[0], (long long)hdr[1]);
-    PetscCall(PetscMalloc1(hdr[0] + 1, &ai));
+    PetscCall(krill_rows(rp, hdr[0], r0, r1));
+    PetscCall(PetscMalloc1(*r1 - *r0 + 1, &ai));
     PetscCall(PetscMalloc1(hdr[2], &aj));
-    for (int64_t i = 0; i <= hdr[0]; i++) ai[i] = (PetscInt)rp[i];
+    for (int64_t i = *r0; i <= *r1; i++) ai[i - *r0] = (PetscInt)(rp[i] - rp[*r0]);
     for (int64_t k = 0; k < hdr[2]; k++) aj[k] = (PetscInt)col[k];
-    PetscCall(MatCreate(PETSC_COMM_SELF, A));
-    PetscCall(MatSetSizes(*A, (PetscInt)hdr[0], (PetscInt)hdr[1], (PetscInt)hdr[0],
+    PetscCall(MatCreate(PETSC_COMM_WORLD, A));
+    PetscCall(MatSetSizes(*A, (PetscInt)(*r1 - *r0), (PetscInt)(*r1 - *r0), (PetscInt)hdr[0],
                           (PetscInt)hdr[1]));
-    PetscCall(MatSetType(*A, MATSEQAIJ));
+    PetscCall(MatSetType(*A, MATAIJ));                          /* Seq on one process */
     PetscCall(MatSetBlockSize(*A, bs));                         /* before assembly */
-    PetscCall(MatSeqAIJSetPreallocationCSR(*A, ai, aj, val));   /* copies, assembles */
+    /* copies, assembles (the call of the other type does nothing) */
+    PetscCall(MatSeqAIJSetPreallocationCSR(*A, ai, aj, val));
+    PetscCall(MatMPIAIJSetPreallocationCSR(*A, ai, aj + rp[*r0], val + rp[*r0]));
     PetscCall(PetscFree(ai));
     PetscCall(PetscFree(aj));
     PetscCall(PetscFree(rp));
@@ -147,7 +181,8 @@ static PetscErrorCode read_matrix(const char *path, PetscInt bs, Mat *A)
     PetscFunctionReturn(0);
 }
 
-static PetscErrorCode read_vector(const char *path, PetscInt n, Vec *b)
+/* This process's entries [r0, r1) of the dumped vector of length n. */
+static PetscErrorCode read_vector(const char *path, PetscInt n, int64_t r0, int64_t r1, Vec *b)
 {
     FILE *f = fopen(path, "rb");
     char magic[8];
@@ -157,11 +192,12 @@ static PetscErrorCode read_vector(const char *path, PetscInt n, Vec *b)
 
     PetscFunctionBeginUser;
     PetscCheck(f, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "%s: cannot open", path);
-    PetscCall(VecCreateSeq(PETSC_COMM_SELF, n, b));
+    PetscCall(VecCreateMPI(PETSC_COMM_WORLD, (PetscInt)(r1 - r0), n, b));
     PetscCall(VecGetArray(*b, &x));
     bad = read_all(f, magic, 1, 8) || memcmp(magic, "KRILLVEC", 8) != 0 ||
           read_all(f, &len, sizeof len, 1) || len != n ||
-          read_all(f, x, sizeof x[0], (size_t)n);
+          fseek(f, (long)(r0 * (int64_t)sizeof x[0]), SEEK_CUR) != 0 ||
+          read_all(f, x, sizeof x[0], (size_t)(r1 - r0));
     PetscCall(VecRestoreArray(*b, &x));
     fclose(f);
     PetscCheck(!bad, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED,
@@ -209,7 +245,8 @@ static PetscErrorCode parse_options(bench_opts *o)
     PetscCheck(o->sk, PETSC_COMM_SELF, PETSC_ERR_USER,
                "-solver must be cg, gmres, fgmres or bicgstab, not %s", o->solver);
     PetscCheck(o->pk, PETSC_COMM_SELF, PETSC_ERR_USER,
-               "-pc must be none, jacobi, pbjacobi, ilu or icc, not %s", o->pc);
+               "-pc must be none, jacobi, pbjacobi, ilu, icc, bjacobi-ilu or bjacobi-icc, "
+               "not %s", o->pc);
     PetscCheck(o->runs >= 1 && o->runs <= MAX_RUNS, PETSC_COMM_SELF, PETSC_ERR_USER,
                "-runs must be in 1..%d", MAX_RUNS);
     PetscCheck(o->bs >= 1, PETSC_COMM_SELF, PETSC_ERR_USER, "-bs must be >= 1");
@@ -234,6 +271,13 @@ static PetscErrorCode configure(KSP ksp, Mat A, const bench_opts *o, bench_resul
         PetscCall(PCFactorSetLevels(pc, 0));
         PetscCall(PCFactorSetMatOrderingType(pc, MATORDERINGNATURAL));
         PetscCall(PCFactorSetShiftType(pc, MAT_SHIFT_NONE));
+    }
+    if (strncmp(o->pk->name, "bjacobi-", 8) == 0) {   /* the blocks factored as -pc ilu / icc */
+        PetscCall(PetscOptionsSetValue(NULL, "-sub_pc_type",
+                                       strcmp(o->pk->name, "bjacobi-icc") == 0 ? "icc" : "ilu"));
+        PetscCall(PetscOptionsSetValue(NULL, "-sub_pc_factor_levels", "0"));
+        PetscCall(PetscOptionsSetValue(NULL, "-sub_pc_factor_mat_ordering_type", "natural"));
+        PetscCall(PetscOptionsSetValue(NULL, "-sub_pc_factor_shift_type", "none"));
     }
     if (o->sk->restarted) {
         PetscCall(KSPGMRESSetRestart(ksp, o->restart));
@@ -392,12 +436,12 @@ static void write_json(FILE *f, const bench_opts *o, const bench_result *res, in
     if (runs) med = runs % 2 ? sorted[runs / 2] : 0.5 * (sorted[runs / 2 - 1] + sorted[runs / 2]);
     fprintf(f,
             "{\"library\": \"petsc\", \"version\": \"%s\", \"problem\": \"%s\", "
-            "\"processes\": 1, \"solver\": \"%s\", \"ksp\": \"%s\", \"pc\": \"%s\", "
+            "\"processes\": %d, \"solver\": \"%s\", \"ksp\": \"%s\", \"pc\": \"%s\", "
             "\"bs\": %d, \"pc_side\": \"%s\", \"norm\": \"unpreconditioned\", "
             "\"factor_shift\": \"%s\", \"orthogonalization\": \"%s\", \"restart\": %d, "
             "\"n\": %d, \"nnz\": %.0f, \"rtol\": %.3e, \"maxit\": %d, \"runs\": %d, "
             "\"iterations\": %d, \"reason\": \"%s\", \"converged\": %s, ",
-            res->version, o->problem, o->solver, o->sk->type, o->pc, (int)o->bs,
+            res->version, o->problem, res->processes, o->solver, o->sk->type, o->pc, (int)o->bs,
             PCSides[o->sk->side], res->shift, res->ortho, (int)o->restart, (int)res->n,
             res->nnz, (double)o->rtol, (int)o->maxit, runs, (int)res->its, res->reason,
             res->converged ? "true" : "false");
@@ -426,17 +470,22 @@ int main(int argc, char **argv)
     MatInfo minfo;
     FILE *json = NULL;
     int failed = 0;
+    int64_t r0 = 0, r1 = 0;
+    PetscMPIInt rank = 0, size = 1;
 
     PetscCall(PetscInitialize(&argc, &argv, NULL,
                               "bench_petsc: KSP on a krill binary dump, for bench/run_cpu.sh"));
     memset(&res, 0, sizeof res);
     PetscCall(parse_options(&o));
-    PetscCall(read_matrix(o.a_path, o.bs, &A));
+    PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
+    PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+    res.processes = (int)size;
+    PetscCall(read_matrix(o.a_path, o.bs, &A, &r0, &r1));
     PetscCall(MatGetSize(A, &res.n, &n_cols));
     PetscCheck(res.n == n_cols, PETSC_COMM_SELF, PETSC_ERR_USER,
                "%s: the matrix is not square", o.a_path);
-    PetscCall(read_vector(o.b_path, res.n, &b));
-    PetscCall(MatGetInfo(A, MAT_LOCAL, &minfo));
+    PetscCall(read_vector(o.b_path, res.n, r0, r1, &b));
+    PetscCall(MatGetInfo(A, MAT_GLOBAL_SUM, &minfo));
     res.nnz = minfo.nz_used;
     {
         PetscInt major, minor, sub;
@@ -445,15 +494,15 @@ int main(int argc, char **argv)
                                 (int)minor, (int)sub));
     }
 
-    PetscCall(KSPCreate(PETSC_COMM_SELF, &ksp));
+    PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
     PetscCall(configure(ksp, A, &o, &res));
     if (strcmp(o.pk->name, "jacobi") == 0) PetscCall(note_zero_diagonal(A, &res));
     PetscCall(timed_setup(ksp, &res, &failed));
     if (!failed && strcmp(o.pk->name, "icc") == 0) PetscCall(note_icc_pivots(ksp, A, &res));
     if (!failed) PetscCall(timed_solves(ksp, A, b, &o, &res));
 
-    write_json(stdout, &o, &res, !failed);
-    if (o.json_path[0]) {
+    if (rank == 0) write_json(stdout, &o, &res, !failed);
+    if (rank == 0 && o.json_path[0]) {
         json = fopen(o.json_path, "w");
         PetscCheck(json, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "%s: cannot create", o.json_path);
         write_json(json, &o, &res, !failed);
