@@ -168,6 +168,8 @@ typedef struct cli_solve_report {
     int repro, repro_slices;     /* --repro[=S]: reproducible mode and its slice count */
     uint64_t x_hash;             /* FNV-1a 64 of the solution's bytes (A's numbering) */
     int ranks;                   /* MPI ranks of a distributed solve (mpirun), else 1 */
+    int runs;                    /* --runs N: timed solves after the reported one, else 0 */
+    double median_total;         /* their median krill_solve_times.total (seconds) */
     int per_rank_read;           /* distributed, A a binary file: each rank read its rows */
     const char *partition;       /* --partition: "rows" or "metis" (as asked) */
     const struct cli_rank_load *load;   /* ranks entries on rank 0 when ranks > 1, else NULL */
@@ -216,6 +218,14 @@ krill_status cli_ranks_vec(const cli_ranks *m, const krill_mat *mat, double *hos
 void cli_ranks_load(const cli_ranks *m, const krill_mat *mat, cli_rank_load *load);
 
 void cli_report_human(FILE *out, const cli_solve_report *report);
+#define CLI_MAX_RUNS 1000
+
+/* --runs N: N more solves of A x = b from x = 0 after the reported one (which is their
+ * warm-up), without a monitor; *median = the median of their times.total. Collective under
+ * MPI (every rank runs them). x holds the last solve's result. */
+krill_status cli_solve_repeat(const krill_mat *a, const krill_pc *pc, const krill_vec *b,
+                              krill_vec *x, const krill_solver_opts *opts, int runs,
+                              double *median);
 void cli_report_json(FILE *out, const cli_solve_report *report);
 
 /* The live progress / per-iteration monitor installed as the solver's callback. */

@@ -108,6 +108,9 @@ static void solve_usage(FILE *out)
             "  --json              print one JSON object on stdout instead of the summary\n"
             "  --monitor           print one line per iteration on stderr\n"
             "  --quiet             no summary and no progress line (the exit code tells)\n"
+            "  --runs N            N more solves from x = 0 after the reported one (its\n"
+            "                      warm-up): the report adds their median time per\n"
+            "                      iteration (benchmarks; the reported x is the first's)\n"
             "\n"
             "exit codes: 0 converged, 1 not converged, 2 bad usage or bad input, or an output\n"
             "            could not be written, 3 krill or the device failed\n");
@@ -127,6 +130,7 @@ typedef struct solve_args {
     int reorder;                 /* index in reorder_names */
     int partition;               /* index in partition_names */
     int threads;                 /* 0 = OpenMP's default */
+    int runs;                    /* --runs N, 0 = none */
     int repro, repro_slices;     /* --repro[=S] */
     int json, monitor, quiet, help;
     krill_solver_opts opts;      /* rtol, atol, maxit, restart from the options */
@@ -167,6 +171,8 @@ static int parse_solve_args(int argc, char **argv, solve_args *args)
           .integer = &args->repro_slices, .min = 0, .max = REPRO_MAX_SLICES },
         { .name = "--threads", .kind = CLI_INT, .integer = &args->threads, .min = 1,
           .max = KRILL_MAX_THREADS },
+        { .name = "--runs", .kind = CLI_INT, .integer = &args->runs, .min = 1,
+          .max = CLI_MAX_RUNS },
         { .name = "--rtol", .kind = CLI_DOUBLE, .real = &args->opts.rtol, .min = 0,
           .max = INFINITY },
         { .name = "--atol", .kind = CLI_DOUBLE, .real = &args->opts.atol, .min = 0,
@@ -567,6 +573,10 @@ static int solve_run(int argc, char **argv)
     CLI_TRY(solve_status);
 
     CLI_TRY(cli_ranks_vec(&ranks, mat, host_x, x, 1));
+    if (args.runs > 0) {
+        CLI_TRY(cli_solve_repeat(mat, pc, b, x, &report.opts, args.runs, &report.median_total));
+        report.runs = args.runs;
+    }
     rc = report.info.reason > 0 ? CLI_EXIT_OK : CLI_EXIT_NOT_CONVERGED;
     if (ranks.rank != 0) goto cleanup;   /* the rest is rank 0's: output and the report */
     if (perm) {                  /* y in the RCM numbering; x = P^T y (host_b is free now) */

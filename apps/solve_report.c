@@ -112,6 +112,9 @@ void cli_report_human(FILE *out, const cli_solve_report *r)
     if (r->info.iterations > 0)
         fprintf(out, "          %.3f ms per iteration\n",
                 1e3 * t->total / (double)r->info.iterations);
+    if (r->runs > 0 && r->info.iterations > 0)
+        fprintf(out, "          %.3f ms per iteration: median of %d more solves (--runs)\n",
+                1e3 * r->median_total / (double)r->info.iterations, r->runs);
 }
 
 void cli_report_json(FILE *out, const cli_solve_report *r)
@@ -141,6 +144,10 @@ void cli_report_json(FILE *out, const cli_solve_report *r)
     cli_json_number(&json, "other", t->other);
     cli_json_number(&json, "total", t->total);
     cli_json_number(&json, "comm", t->comm);
+    if (r->runs > 0) {   /* --runs: the median whole-solve time of the repeats */
+        cli_json_int(&json, "runs", r->runs);
+        cli_json_number(&json, "median_total", r->median_total);
+    }
     cli_json_number(&json, "load", r->load_seconds);
     cli_json_number(&json, "build", r->build_seconds);
     cli_json_number(&json, "reorder", r->reorder_seconds);

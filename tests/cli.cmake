@@ -60,7 +60,7 @@ krill_cli_case(bad_precond_param 2 "" "jacobi.*parameter" solve --gen poisson3d:
                --precond jacobi:3)
 krill_cli_case(help_solve_preconds 0 "one of: none, jacobi" "" solve --help)
 foreach(scenario json maxit malformed default_solver gen_solve out history gmres solvers rhs_length
-                 no_gpu rectangular complex)
+                 no_gpu rectangular complex runs)
   krill_cli_scenario(${scenario})
 endforeach()
 

@@ -16,6 +16,18 @@ json)        # every field with its type, nothing else on stdout, no progress li
     || fail "bad JSON"
   [ -s err ] && { cat err; fail "stderr not empty when piped"; }
   ;;
+runs)        # --runs N: N more solves after the reported one, their median in both reports
+  need_python
+  run 0 solve --gen poisson3d:10 --runs 3 --json
+  python3 - out <<'PY' || fail "bad --runs JSON"
+import json, sys
+t = json.load(open(sys.argv[1]))["times"]
+assert t["runs"] == 3 and 0 < t["median_total"], t
+PY
+  run 0 solve --gen poisson3d:10 --runs 2
+  grep -q 'median of 2 more solves' out || { cat out; fail "no --runs line in the report"; }
+  run 2 solve --gen poisson3d:10 --runs 0
+  ;;
 maxit)       # not converged: exit 1, a reason, exactly maxit iterations
   need_python
   run 1 solve --gen poisson3d:10 --maxit 2 --json
