@@ -122,6 +122,42 @@ void mtu_system_free(mtu_system *s)
     krill_mat_destroy(&s->a);
 }
 
+void mtu_check_spmv(krill_ctx *ctx, const krill_mat *a, const krill_csr *g, const char *what,
+                    double tol)
+{
+    krill_dist_layout l;
+    krill_vec *x = NULL, *y = NULL;
+    const int rank = krill_ctx_rank(ctx);
+    double *gx, *gy, *ref;
+    int64_t n;
+    CHECK_OK(krill_dist_mat_layout(a, &l));
+    n = l.n_global;
+    gx = malloc((size_t)(n + 1) * sizeof *gx);
+    gy = malloc((size_t)(n + 1) * sizeof *gy);
+    ref = malloc((size_t)(n + 1) * sizeof *ref);
+    if (!gx || !gy || !ref) exit(1);
+    mtu_vector(n, gx);
+    for (int64_t i = 0; i < n; i++) gy[i] = ref[i] = 0.25 * (double)(i % 5) - 0.5;
+    CHECK_OK(krill_vec_create(ctx, l.n_local, &x));
+    CHECK_OK(krill_vec_create(ctx, l.n_local, &y));
+    CHECK_OK(krill_dist_vec_scatter(a, gx, x));
+    CHECK_OK(krill_dist_vec_scatter(a, gy, y));
+    CHECK_OK(krill_mat_spmv(a, 1.5, x, -0.5, y));
+    for (int64_t i = 0; rank == 0 && i < n; i++) gy[i] = -1e300;   /* all overwritten */
+    CHECK_OK(krill_dist_vec_gather(a, y, gy));
+    if (rank == 0) {
+        krill_csr_spmv_ref(g, 1.5, gx, -0.5, ref);
+        const double err = tu_max_rel_diff(gy, ref, n);
+        CHECK(err <= tol);
+        if (err > tol) fprintf(stderr, "  %s: max rel diff %.3g\n", what, err);
+    }
+    krill_vec_destroy(&x);
+    krill_vec_destroy(&y);
+    free(gx);
+    free(gy);
+    free(ref);
+}
+
 int mtu_bcast_int(int value)
 {
     MPI_Bcast(&value, 1, MPI_INT, 0, MPI_COMM_WORLD);

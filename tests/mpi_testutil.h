@@ -48,6 +48,13 @@ void mtu_system_solve(mtu_system *s, const char *pc, const krill_solver_opts *o,
                       krill_solve_info *info);
 void mtu_system_free(mtu_system *s);
 
+/* y = 1.5 A x - 0.5 y0 through the distributed matrix a (x = mtu_vector, y0 fixed, both in
+ * the user's order: scattered, then y gathered back), checked on rank 0 against the serial
+ * reference of g (rank 0's whole matrix; read on rank 0 only, may be NULL elsewhere) within
+ * tol (max relative difference); every gathered entry must be written. Collective. */
+void mtu_check_spmv(krill_ctx *ctx, const krill_mat *a, const krill_csr *g, const char *what,
+                    double tol);
+
 /* Rank 0's value, on every rank (a broadcast). */
 int mtu_bcast_int(int value);
 

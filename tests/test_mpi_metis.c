@@ -28,37 +28,6 @@ static krill_mat *scatter_metis(const krill_csr *g, const char *format, krill_di
     return a;
 }
 
-/* y = 1.5 A x - 0.5 y0 with x and y0 in the user's order, gathered back into it and
- * compared with the serial reference of g. Collective. */
-static void check_spmv(const krill_mat *a, const krill_csr *g, const char *what)
-{
-    krill_dist_layout l;
-    krill_vec *x = NULL, *y = NULL;
-    const int64_t n = g->n_rows;
-    double *gx = malloc((size_t)(n + 1) * sizeof *gx), *gy = malloc((size_t)(n + 1) * sizeof *gy);
-    double *ref = malloc((size_t)(n + 1) * sizeof *ref);
-    CHECK_OK(krill_dist_mat_layout(a, &l));
-    mtu_vector(n, gx);
-    for (int64_t i = 0; i < n; i++) gy[i] = ref[i] = 0.25 * (double)(i % 5) - 0.5;
-    CHECK_OK(krill_vec_create(ctx, l.n_local, &x));
-    CHECK_OK(krill_vec_create(ctx, l.n_local, &y));
-    CHECK_OK(krill_dist_vec_scatter(a, gx, x));
-    CHECK_OK(krill_dist_vec_scatter(a, gy, y));
-    CHECK_OK(krill_mat_spmv(a, 1.5, x, -0.5, y));
-    for (int64_t i = 0; rank == 0 && i < n; i++) gy[i] = -1e300;   /* all overwritten */
-    CHECK_OK(krill_dist_vec_gather(a, y, gy));
-    if (rank == 0) {
-        krill_csr_spmv_ref(g, 1.5, gx, -0.5, ref);
-        double err = tu_max_rel_diff(gy, ref, n);
-        CHECK(err <= TOL);
-        if (err > TOL) fprintf(stderr, "  %s: max rel diff %.3g\n", what, err);
-    }
-    krill_vec_destroy(&x);
-    krill_vec_destroy(&y);
-    free(gx);
-    free(gy);
-    free(ref);
-}
 
 /* Every CPU format on generated matrices; permuted whenever there is more than one rank. */
 static void test_spmv(void)
@@ -84,7 +53,7 @@ static void test_spmv(void)
             mine[1] = l.nnz_diag + l.nnz_off;
             MPI_Allreduce(mine, sum, 2, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
             CHECK(sum[0] == g->n_rows && sum[1] == g->nnz);
-            check_spmv(a, g, what);
+            mtu_check_spmv(ctx, a, g, what, TOL);
             krill_mat_destroy(&a);
         }
         krill_csr_destroy(&g);
@@ -197,7 +166,7 @@ static void test_halo(void)
         /* on 2 ranks a cube's row slab is already the optimal cut: METIS's may be a few
          * ghosts off it (poisson3d:32: 2066 against 2048); beyond, METIS's parts win */
         CHECK(tot[1] <= tot[0] || (size == 2 && (double)tot[1] <= 1.05 * (double)tot[0]));
-        check_spmv(metis, g, specs[s]);
+        mtu_check_spmv(ctx, metis, g, specs[s], TOL);
     next:
         krill_mat_destroy(&rows);
         krill_mat_destroy(&metis);
@@ -230,7 +199,7 @@ static void test_edges(void)
         CHECK(k == 7);
         a = scatter_metis(small, "csr", &l);
         CHECK(a != NULL && l.permuted == (size > 1 && size <= 3));
-        if (a) check_spmv(a, small, "3 x 3, metis");
+        if (a) mtu_check_spmv(ctx, a, small, "3 x 3, metis", TOL);
         krill_mat_destroy(&a);
     }
     krill_csr_destroy(&small);
@@ -244,7 +213,7 @@ static void test_edges(void)
     }
     a = scatter_metis(diag, "csr", &l);
     CHECK(a != NULL && l.permuted == 0 && l.halo == 0);
-    if (a) check_spmv(a, diag, "diagonal, metis");
+    if (a) mtu_check_spmv(ctx, a, diag, "diagonal, metis", TOL);
     krill_mat_destroy(&a);
     krill_csr_destroy(&diag);
 

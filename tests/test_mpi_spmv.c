@@ -16,38 +16,6 @@
 static krill_ctx *ctx;
 static int rank, size;
 
-/* y = 1.5 A x - 0.5 y0 through the distributed matrix a, gathered on rank 0 and compared
- * with the reference of `global` (rank 0's whole matrix). Collective. */
-static void check_spmv(const krill_mat *a, const krill_csr *global, const char *what)
-{
-    krill_dist_layout l;
-    krill_vec *x = NULL, *y = NULL;
-    double *gx = NULL, *gy = NULL, *ref = NULL;
-    CHECK_OK(krill_dist_mat_layout(a, &l));
-    int64_t n = l.n_global;
-    gx = malloc((size_t)(n + 1) * sizeof *gx);
-    gy = malloc((size_t)(n + 1) * sizeof *gy);
-    ref = malloc((size_t)(n + 1) * sizeof *ref);
-    mtu_vector(n, gx);
-    for (int64_t i = 0; i < n; i++) gy[i] = ref[i] = 0.25 * (double)(i % 5) - 0.5;
-    CHECK_OK(krill_vec_create(ctx, l.n_local, &x));
-    CHECK_OK(krill_vec_create(ctx, l.n_local, &y));
-    CHECK_OK(krill_dist_vec_scatter(a, gx, x));
-    CHECK_OK(krill_dist_vec_scatter(a, gy, y));
-    CHECK_OK(krill_mat_spmv(a, 1.5, x, -0.5, y));
-    CHECK_OK(krill_dist_vec_gather(a, y, gy));
-    if (rank == 0) {
-        krill_csr_spmv_ref(global, 1.5, gx, -0.5, ref);
-        double err = tu_max_rel_diff(gy, ref, n);
-        CHECK(err <= TOL);
-        if (err > TOL) fprintf(stderr, "  %s: max rel diff %.3g\n", what, err);
-    }
-    krill_vec_destroy(&x);
-    krill_vec_destroy(&y);
-    free(gx);
-    free(gy);
-    free(ref);
-}
 
 /* Scatter `global` (rank 0; NULL elsewhere) under partition p in `format`, check. */
 static void scatter_and_check(const krill_csr *global, int64_t n, mtu_partition p,
@@ -59,7 +27,7 @@ static void scatter_and_check(const krill_csr *global, int64_t n, mtu_partition 
     snprintf(what, sizeof what, "%s, %s, %s, %d ranks", name, format, mtu_partition_name(p), size);
     CHECK_OK(krill_dist_mat_scatter(ctx, rank == 0 ? global : NULL,
                                     rank == 0 ? mtu_offsets(p, n, size, off) : NULL, format, &a));
-    if (a) check_spmv(a, global, what);
+    if (a) mtu_check_spmv(ctx, a, global, what, TOL);
     krill_mat_destroy(&a);
 }
 
@@ -99,13 +67,13 @@ static void test_own_rows(void)
     CHECK(l.n_global == n && l.row_start == lo && l.n_local == hi - lo);
     CHECK(l.nnz_diag + l.nnz_off == mine->nnz);
     CHECK(size > 1 || (l.halo == 0 && l.sent == 0 && l.recv_ranks == 0));
-    check_spmv(a, g, "poisson3d:5, own rows");
+    mtu_check_spmv(ctx, a, g, "poisson3d:5, own rows", TOL);
 
     /* new values: 2 A */
     for (int64_t k = 0; k < mine->nnz; k++) mine->val[k] *= 2.0;
     for (int64_t k = 0; k < g->nnz; k++) g->val[k] *= 2.0;
     CHECK_OK(krill_mat_update_values(a, mine->val));
-    check_spmv(a, g, "poisson3d:5, updated values");
+    mtu_check_spmv(ctx, a, g, "poisson3d:5, updated values", TOL);
 
     /* the diagonal of 2 A is 12 everywhere */
     CHECK_OK(krill_vec_create(ctx, l.n_local, &d));
@@ -125,7 +93,7 @@ static void test_own_rows(void)
     CHECK_OK(krill_dist_mat_scatter(ctx, rank == 0 ? mine : NULL, NULL, "csr", &a));
     CHECK_OK(krill_dist_mat_layout(a, &l));
     CHECK(l.halo == 0 && l.sent == 0 && l.recv_ranks == 0 && l.send_ranks == 0);
-    check_spmv(a, mine, "diagonal");
+    mtu_check_spmv(ctx, a, mine, "diagonal", TOL);
     krill_mat_destroy(&a);
     krill_csr_destroy(&mine);
     krill_csr_destroy(&g);
