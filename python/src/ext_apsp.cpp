@@ -66,12 +66,8 @@ nb::dict apsp(host_array<const int64_t> indptr, host_array<const int32_t> indice
     nb::dict out;
     out["negative_cycle"] = info.negative_cycle;
     if (st != KRILL_OK) {
-        const char *msg = krill_last_error();
-        std::string text = msg && *msg ? msg : std::string(failed_call) + ": " +
-                                                   krill_status_string(st);
-        krill_clear_error();
         out["status"] = (int)st;
-        out["message"] = text;
+        out["message"] = take_error_message(st, failed_call);
         return out;   // the Python side raises (NegativeCycleError for a negative cycle)
     }
     out["status"] = 0;

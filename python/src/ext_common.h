@@ -30,6 +30,9 @@ struct krill_failure {
     std::string message;
 };
 
+// krill_last_error()'s message (or "call: status" when it has none), which is then cleared.
+std::string take_error_message(krill_status st, const char *call);
+
 // Throws krill_failure with krill_last_error()'s message unless st is KRILL_OK.
 void check(krill_status st, const char *call);
 

@@ -38,13 +38,17 @@ using namespace nb::literals;
 
 namespace krill_py {
 
-void check(krill_status st, const char *call)
+std::string take_error_message(krill_status st, const char *call)
 {
-    if (st == KRILL_OK) return;
     const char *msg = krill_last_error();
     std::string text = msg && *msg ? msg : std::string(call) + ": " + krill_status_string(st);
     krill_clear_error();
-    throw krill_failure{st, text};
+    return text;
+}
+
+void check(krill_status st, const char *call)
+{
+    if (st != KRILL_OK) throw krill_failure{st, take_error_message(st, call)};
 }
 
 // The monitor: calls the Python callback (iteration, residual norm) with the GIL taken, and
