@@ -110,8 +110,11 @@ static void check_verdicts(int k, const int *want, const char *what, const confi
 /* dot, dot_stats and nrm2 of x, y on the GPU in every mode and config vs the CPU's bits */
 static void check_pair(int64_t n, const double *x, const double *y, const char *what)
 {
-    double *dx = dev_copy(x, n), *dy = dev_copy(y, n), *dst = NULL;
+    double *dx, *dy, *dst = NULL;
     double *slot = KRILL_CUDA_SLOT(gpu, 0);
+    if (!tu_shard_mine()) return;   /* one unit of work (KRILL_TEST_SHARD) */
+    dx = dev_copy(x, n);
+    dy = dev_copy(y, n);
     CHECK_OK(krill_mem_alloc(gpu, (void **)&dst, 4 * sizeof(double), "stats"));
     for (int k = 0; k < OZ_NMODES; k++) {
         double want_dot, want_nrm, want_ref;
@@ -563,8 +566,8 @@ int main(void)
     printf("%s\n", krill_ctx_describe(gpu));
     if (!oz_ref_have_mpfr()) printf("MPFR absent at build time: exact mode is compared with "
                                     "the CPU only\n");
-    TU_STEP(test_edges());
-    TU_STEP(test_phi_family());
+    TU_SPLIT(test_edges());        /* each check_pair a unit of work */
+    TU_SPLIT(test_phi_family());
     TU_STEP(test_mdot());
     TU_STEP(test_fast_path());
     TU_STEP(test_cgs_pass());

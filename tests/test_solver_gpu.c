@@ -206,7 +206,9 @@ static void compare(krill_ctx *gpu, krill_ctx *cpu, const char *spec, const char
     int64_t n;
     int gmres_like = o->solver == KRILL_SOLVER_GMRES || o->solver == KRILL_SOLVER_FGMRES;
     int slack;
-    krill_csr *csr = su_gen(spec);
+    krill_csr *csr;
+    if (!tu_shard_mine()) return;   /* one unit of work (KRILL_TEST_SHARD) */
+    csr = su_gen(spec);
     n = csr->n_rows;
     krill_csr_destroy(&csr);
     if (tu_quick() && n > 10000) {   /* quick: the small systems (the same kernels) */
@@ -369,11 +371,11 @@ int main(void)
 {
     krill_ctx *gpu = tu_gpu_ctx_or_skip();
     krill_ctx *cpu = tu_cpu_ctx(2);
-    test_kernels(gpu, cpu);
-    test_cgs_wide(gpu, cpu);
-    test_solves(gpu, cpu);
-    test_every_preconditioner(gpu, cpu);
-    test_gpu_paths(gpu);
+    TU_STEP(test_kernels(gpu, cpu));
+    TU_STEP(test_cgs_wide(gpu, cpu));
+    TU_SPLIT(test_solves(gpu, cpu));                 /* each compare() a unit of work */
+    TU_SPLIT(test_every_preconditioner(gpu, cpu));   /* each compare() a unit */
+    TU_STEP(test_gpu_paths(gpu));
     krill_ctx_destroy(&gpu);
     krill_ctx_destroy(&cpu);
     return tu_finish("test_solver_gpu");

@@ -31,6 +31,41 @@ int tu_finish(const char *name)
     return tu_failures == 0 ? 0 : 1;
 }
 
+static int shard_depth = 0;     /* running units that enclose the caller */
+static int64_t shard_unit = 0;   /* units numbered so far */
+static long shard_index = 0, shard_count = 0;   /* count 0: not parsed yet */
+
+static void shard_parse(void)
+{
+    const char *v = getenv("KRILL_TEST_SHARD");
+    char *end = NULL;
+    shard_index = 0;
+    shard_count = 1;
+    if (!v || !*v) return;
+    shard_index = strtol(v, &end, 10);
+    if (end != v && *end == '/') shard_count = strtol(end + 1, &end, 10);
+    if (*end != '\0' || shard_count < 1 || shard_index < 0 || shard_index >= shard_count) {
+        fprintf(stderr, "KRILL_TEST_SHARD=%s: expected i/N with 0 <= i < N\n", v);
+        exit(1);
+    }
+}
+
+int tu_sharded(void)
+{
+    if (shard_count == 0) shard_parse();
+    return shard_count > 1;
+}
+
+int tu_shard_mine(void)
+{
+    if (shard_count == 0) shard_parse();
+    if (shard_depth > 0) return 1;
+    return shard_unit++ % shard_count == shard_index;
+}
+
+void tu_shard_enter(void) { shard_depth++; }
+void tu_shard_leave(void) { shard_depth--; }
+
 void tu_skip(const char *why)
 {
     printf("SKIPPED: %s\n", why);

@@ -52,11 +52,36 @@ int tu_finish(const char *name);
 
 double tu_now(void);   /* seconds, monotonic */
 
-/* Run `call` and print its wall time to stderr ("  test_x(a, b)  1.23 s"), so a test
- * that runs long shows where. */
+/* Shards (KRILL_TEST_SHARD="i/N", 0 <= i < N): .ci/gpu-sanitize splits a test that runs
+ * too long under compute-sanitizer over N processes. A test marks its units of work (a
+ * TU_STEP, or one case of a loop: `if (!tu_shard_mine()) continue;`); the units are numbered
+ * in the order the test reaches them, and process i runs those whose number is i mod N, so
+ * the N processes together run every unit once. Only units reached outside a running unit
+ * are numbered: inside a TU_STEP that runs, tu_shard_mine() is 1. Without the variable every
+ * unit runs. A malformed value stops the test (exit 1). */
+int tu_shard_mine(void);
+int tu_sharded(void);        /* 1 when KRILL_TEST_SHARD splits the test (N > 1) */
+void tu_shard_enter(void);   /* TU_STEP's bracket around a unit that runs */
+void tu_shard_leave(void);
+
+/* Run `call` as one unit of work (skipped when it is another shard's) and print its wall
+ * time to stderr ("  test_x(a, b)  1.23 s"), so a test that runs long shows where. */
 #define TU_STEP(call)                                                                    \
     do {                                                                                 \
-        double tu_t0_ = tu_now();                                                   \
+        if (tu_shard_mine()) {                                                           \
+            double tu_t0_ = tu_now();                                                    \
+            tu_shard_enter();                                                            \
+            call;                                                                        \
+            tu_shard_leave();                                                            \
+            fprintf(stderr, "  %-40s %8.2f s\n", #call, tu_now() - tu_t0_);           \
+        }                                                                                \
+    } while (0)
+
+/* Run `call`, whose units of work are marked inside it (it is not one unit itself), and
+ * print its wall time as TU_STEP does. */
+#define TU_SPLIT(call)                                                                   \
+    do {                                                                                 \
+        double tu_t0_ = tu_now();                                                        \
         call;                                                                            \
         fprintf(stderr, "  %-40s %8.2f s\n", #call, tu_now() - tu_t0_);               \
     } while (0)
