@@ -94,7 +94,9 @@ void tu_skip(const char *why);
  * runs for an hour. Tests then walk fewer generated sizes and matrices, and the shared
  * testdata set is left out (the local one stays): every kernel and every code path still
  * runs, on fewer inputs; bounds on measured times (a launch below a millisecond) are not
- * checked. The ordinary runs (ctest) walk everything. */
+ * checked. The ordinary runs (ctest) walk everything. Returns the level: 0 off, 2 for
+ * KRILL_TEST_QUICK=2 (racecheck, which instruments every shared-memory access: tests whose
+ * kernels live in shared memory shrink their sizes further), else 1. */
 int tu_quick(void);
 
 /* Test data lives in two folders (doc/testdata.md): the full shared set
