@@ -264,7 +264,7 @@ static void test_mdot(void)
         CHECK_OK(krill_ozaki_mdot(cpu, n, k, V, ldv, w, want));
         for (int cf = 0; cf < 2 * NCONFIGS; cf++) {
             const int c = cf / 2;
-            if (!config_in_run(c)) continue;
+            if (!config_in_run(c) || !tu_shard_mine()) continue;   /* a unit of work */
             use_config(&configs[c], cf % 2);
             CHECK_OK(krill_ozaki_mdot(gpu, n, k, dV, ldv, dw, dres));
             for (int j = 0; j < k; j++)
@@ -330,7 +330,7 @@ static void test_fast_path(void)
     CHECK_OK(krill_ozaki_stats(gpu, n, dw, dws));
     for (int c = 0; c < NCONFIGS; c++) {
         double r[4];
-        if (!config_in_run(c)) continue;
+        if (!config_in_run(c) || !tu_shard_mine()) continue;   /* a unit of work */
         use_config(&configs[c], 1);
         CHECK_OK(krill_ozaki_mdot(gpu, n, k, dV, n, dw, dres));
         check_verdicts(k, want_cols, "mdot", &configs[c]);
@@ -396,6 +396,7 @@ static void check_cgs(int64_t n, int k, const double *V, const double *w0, const
     CHECK_OK(krill_fused_cgs_pass(cpu, &none, n, k, V, n, h, w, with_h ? want : NULL,
                                   with_ss ? want + kd : NULL));
     for (int c = 0; c < NCONFIGS; c++) {
+        if (!tu_shard_mine()) continue;   /* a unit of work (KRILL_TEST_SHARD) */
         use_config(&configs[c], 1);
         tu_checks++;
         if (!krill_ozaki_cgs_fused(gpu, n, k)) {
@@ -486,6 +487,7 @@ static void test_dispatch_and_reset(void)
     CHECK_OK(krill_vec_upload(vy, y));
     krill_ozaki_tuning_set(NULL);
     for (int m = 0; m < OZ_NMODES; m++) {
+        if (!tu_shard_mine()) continue;   /* a unit of work (KRILL_TEST_SHARD) */
         set_mode(&oz_modes[m]);
         CHECK_OK(krill_vec_dot(vx, vy, &a));
         CHECK_OK(krill_ozaki_dot(cpu, n, x, y, &b));
@@ -494,7 +496,7 @@ static void test_dispatch_and_reset(void)
         CHECK_OK(krill_ozaki_nrm2(cpu, n, x, &b));
         CHECK(oz_same_bits(a, b));
     }
-    {   /* special, then ordinary, then special again */
+    if (tu_shard_mine()) {   /* special, then ordinary, then special again (a unit) */
         double *d = dev_copy(x, 4), *slot = KRILL_CUDA_SLOT(gpu, 0), keep = x[2];
         set_mode(&oz_modes[0]);
         x[2] = NAN;
@@ -512,15 +514,17 @@ static void test_dispatch_and_reset(void)
         CHECK(oz_same_bits(a, b) && oz_same_bits(c, b));
         krill_mem_free(gpu, d);
     }
-    for (int seed = 0; seed < 8 && !differs; seed++) {
-        oz_ref_phi_vector(x, n, 4.0, 600 + seed);
-        CHECK_OK(krill_vec_upload(vx, x));
-        set_mode(&(oz_mode){KRILL_REPRO_OFF, 0, "off"});
-        CHECK_OK(krill_vec_dot(vx, vy, &a));
-        CHECK_OK(krill_blas_dot(cpu, n, x, y, &b));
-        differs = !oz_same_bits(a, b);
+    if (tu_shard_mine()) {   /* a unit of work (KRILL_TEST_SHARD) */
+        for (int seed = 0; seed < 8 && !differs; seed++) {
+            oz_ref_phi_vector(x, n, 4.0, 600 + seed);
+            CHECK_OK(krill_vec_upload(vx, x));
+            set_mode(&(oz_mode){KRILL_REPRO_OFF, 0, "off"});
+            CHECK_OK(krill_vec_dot(vx, vy, &a));
+            CHECK_OK(krill_blas_dot(cpu, n, x, y, &b));
+            differs = !oz_same_bits(a, b);
+        }
+        CHECK(differs);
     }
-    CHECK(differs);
     krill_vec_destroy(&vx);
     krill_vec_destroy(&vy);
     free(x);
@@ -568,10 +572,10 @@ int main(void)
                                     "the CPU only\n");
     TU_SPLIT(test_edges());        /* each check_pair a unit of work */
     TU_SPLIT(test_phi_family());
-    TU_STEP(test_mdot());
-    TU_STEP(test_fast_path());
-    TU_STEP(test_cgs_pass());
-    TU_STEP(test_dispatch_and_reset());
+    TU_SPLIT(test_mdot());                 /* each (mode, launch configuration) a unit */
+    TU_SPLIT(test_fast_path());            /* each launch configuration a unit */
+    TU_SPLIT(test_cgs_pass());             /* each check_cgs configuration a unit */
+    TU_SPLIT(test_dispatch_and_reset());   /* each mode, and each closing check, a unit */
     TU_STEP(test_faults());
     krill_ozaki_tuning_set(NULL);
     krill_ctx_destroy(&gpu);
