@@ -157,6 +157,7 @@ struct krill_ctx {
     krill_comm *comm;        /* NULL, or the context's own duplicate of the caller's */
     double comm_seconds;     /* wall time inside the communicator's calls so far (the
                                 solvers report the difference: krill_solve_times.comm) */
+    krill_ctx_alloc_stats allocated;   /* krill_mem_alloc's successful calls and bytes */
 };
 
 /* The reductions of a context on a communicator: buf (host, count doubles) summed (or
@@ -182,6 +183,11 @@ static inline int krill_on_gpu(const krill_ctx *ctx) { return ctx->device == KRI
  * failure reports the bytes asked for and the bytes free. */
 krill_status krill_mem_alloc(krill_ctx *ctx, void **p, size_t bytes, const char *what);
 void krill_mem_free(krill_ctx *ctx, void *p);                           /* NULL-safe */
+/* A caller's pointer that is to be used as context memory (krill_vec_wrap,
+ * krill_mat_create_device_csr): on CUDA it must be device (or managed) memory that the
+ * context's GPU can address, else KRILL_ERR_ARG naming `what` and what the pointer is (host
+ * memory, another GPU's). Always KRILL_OK on the CPU and for NULL. */
+krill_status krill_mem_check_pointer(krill_ctx *ctx, const void *p, const char *what);
 krill_status krill_mem_upload(krill_ctx *ctx, void *dst, const void *host_src, size_t bytes);
 krill_status krill_mem_download(krill_ctx *ctx, void *host_dst, const void *src, size_t bytes);
 krill_status krill_mem_copy(krill_ctx *ctx, void *dst, const void *src, size_t bytes);

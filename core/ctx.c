@@ -258,6 +258,13 @@ krill_status krill_ctx_sync(krill_ctx *ctx)
     return KRILL_OK;
 }
 
+void krill_ctx_alloc_stats_get(const krill_ctx *ctx, krill_ctx_alloc_stats *stats)
+{
+    if (!stats) return;
+    if (ctx) *stats = ctx->allocated;
+    else memset(stats, 0, sizeof *stats);
+}
+
 krill_repro_mode krill_ctx_repro(const krill_ctx *ctx, int *slices)
 {
     if (slices) *slices = ctx ? ctx->repro_slices : 0;

@@ -191,6 +191,28 @@ cleanup:
     return st;
 }
 
+/* cudaPointerGetAttributes: device memory of ctx's GPU, or managed memory, is usable; host
+ * memory (registered or not) and another GPU's memory are not. */
+extern "C" krill_status krill_cuda_check_pointer(krill_ctx *ctx, const void *p, const char *what)
+{
+    krill_status st = KRILL_OK;
+    cudaPointerAttributes attr;
+    if (!p) goto cleanup;
+    KRILL_CUDA_TRY(cudaPointerGetAttributes(&attr, p));
+    if (attr.type == cudaMemoryTypeManaged) goto cleanup;
+    if (attr.type != cudaMemoryTypeDevice) {
+        st = krill_error(KRILL_ERR_ARG, "%s is %s memory, not device memory of the context's "
+                         "GPU (cuda:%d): copy it to the device first (or use the host "
+                         "functions)", what, attr.type == cudaMemoryTypeHost ? "page-locked host"
+                         : "host", ctx->device_id);
+    } else if (attr.device != ctx->device_id) {
+        st = krill_error(KRILL_ERR_ARG, "%s is device memory of cuda:%d, not of the context's "
+                         "GPU cuda:%d", what, attr.device, ctx->device_id);
+    }
+cleanup:
+    return st;
+}
+
 extern "C" void krill_cuda_free(krill_ctx *ctx, void *p)
 {
     (void)ctx;

@@ -17,6 +17,7 @@ krill_status krill_cuda_cusparse(krill_ctx *ctx, void **handle);   /* created on
 
 krill_status krill_cuda_alloc(krill_ctx *ctx, void **p, size_t bytes, const char *what);
 void krill_cuda_free(krill_ctx *ctx, void *p);
+krill_status krill_cuda_check_pointer(krill_ctx *ctx, const void *p, const char *what);
 /* kind: 0 host->device, 1 device->host, 2 device->device; all on the context's stream,
  * device->host waits for the copy to finish. */
 krill_status krill_cuda_memcpy(krill_ctx *ctx, void *dst, const void *src, size_t bytes, int kind);

@@ -11,11 +11,28 @@
 
 krill_status krill_mem_alloc(krill_ctx *ctx, void **p, size_t bytes, const char *what)
 {
+    krill_status st;
 #ifdef KRILL_HAVE_CUDA
-    if (ON_GPU(ctx)) return krill_cuda_alloc(ctx, p, bytes, what);
+    if (ON_GPU(ctx)) st = krill_cuda_alloc(ctx, p, bytes, what);
+    else
+#endif
+        st = krill_alloc(p, bytes, what);
+    if (st == KRILL_OK) {   /* krill_ctx_alloc_stats_get */
+        ctx->allocated.allocations++;
+        ctx->allocated.bytes += (int64_t)bytes;
+    }
+    return st;
+}
+
+krill_status krill_mem_check_pointer(krill_ctx *ctx, const void *p, const char *what)
+{
+#ifdef KRILL_HAVE_CUDA
+    if (ON_GPU(ctx)) return krill_cuda_check_pointer(ctx, p, what);
 #endif
     (void)ctx;
-    return krill_alloc(p, bytes, what);
+    (void)p;
+    (void)what;
+    return KRILL_OK;
 }
 
 void krill_mem_free(krill_ctx *ctx, void *p)

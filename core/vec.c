@@ -41,12 +41,14 @@ krill_status krill_vec_create(krill_ctx *ctx, int64_t n, krill_vec **v)
 
 krill_status krill_vec_wrap(krill_ctx *ctx, int64_t n, double *data, krill_vec **v)
 {
-    if (!data && n > 0) {
-        if (v) *v = NULL;
-        return krill_error(KRILL_ERR_ARG, "krill_vec_wrap: data is NULL for length %lld",
-                           (long long)n);
-    }
-    return vec_new(ctx, n, data ? data : (double *)v /* any non-NULL: never read */, v);
+    krill_status st = KRILL_OK;
+    if (v) *v = NULL;
+    KRILL_REQUIRE(data || n <= 0, "krill_vec_wrap: data is NULL for length %lld",
+                  (long long)n);
+    if (ctx && data) KRILL_TRY(krill_mem_check_pointer(ctx, data, "krill_vec_wrap: data"));
+    st = vec_new(ctx, n, data ? data : (double *)v /* any non-NULL: never read */, v);
+cleanup:
+    return st;
 }
 
 void krill_vec_destroy(krill_vec **pv)

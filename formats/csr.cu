@@ -61,7 +61,9 @@ constexpr int64_t CSR_CHUNK = 16 * KRILL_CUDA_THREADS;
 
 struct csr_gpu {
     int64_t n_rows, n_cols, nnz;
-    bool wide;                /* row offsets stored as int64_t (nnz > INT32_MAX), else int32_t */
+    bool wide;                /* row offsets stored as int64_t (nnz > INT32_MAX, or the
+                                 caller's int64_t offsets), else int32_t */
+    bool borrowed;            /* row_ptr, col and val are the caller's (device CSR): not freed */
     void *row_ptr;            /* n_rows + 1 offsets */
     int32_t *col;             /* nnz columns */
     double *val;              /* nnz values */
@@ -311,9 +313,11 @@ void csr_cuda_destroy(krill_ctx *ctx, void *impl)
 {
     csr_gpu *m = static_cast<csr_gpu *>(impl);
     if (!m) return;
-    krill_mem_free(ctx, m->row_ptr);
-    krill_mem_free(ctx, m->col);
-    krill_mem_free(ctx, m->val);
+    if (!m->borrowed) {
+        krill_mem_free(ctx, m->row_ptr);
+        krill_mem_free(ctx, m->col);
+        krill_mem_free(ctx, m->val);
+    }
     krill_mem_free(ctx, m->long_row);
     krill_mem_free(ctx, m->long_first);
     krill_mem_free(ctx, m->chunk_begin);
@@ -381,6 +385,34 @@ cleanup:
     return st;
 }
 
+/* What depends on the row offsets alone (a->row_ptr, on the host): the row statistics, the
+ * lanes per row and the long-row threshold (forced: parse_param's lanes, 0 automatic). */
+void plan_rows(const krill_csr *a, int forced, csr_gpu *m)
+{
+    for (int64_t r = 0; r < a->n_rows; r++) {
+        const int64_t len = a->row_ptr[r + 1] - a->row_ptr[r];
+        if (len > m->max_row_nnz) m->max_row_nnz = len;
+        if (len == 0) m->empty_rows++;
+    }
+    m->mean_row_nnz = a->n_rows > 0 ? (double)a->nnz / (double)a->n_rows : 0.0;
+
+    if (forced == 0) m->lanes = krill_gpu_lanes_per_row(m->mean_row_nnz, m->n_rows, 1);
+    else if (forced < 0) m->lanes = krill_gpu_lanes_per_row(m->mean_row_nnz, 0, 2);
+    else m->lanes = forced;
+    m->long_min = forced == 0 ? CSR_LONG_ROUNDS * m->lanes : INT64_MAX;
+}
+
+/* The variant's name in the stats: the paper's names, "scalar", "vector:L", "+long". */
+void name_variant(const char *param, csr_gpu *m)
+{
+    if (param && (strcmp(param, "cyclic") == 0 || strcmp(param, "block") == 0 ||
+                  strcmp(param, "warp") == 0))
+        snprintf(m->variant, sizeof m->variant, "%s", param);
+    else if (m->lanes == 1) snprintf(m->variant, sizeof m->variant, "scalar");
+    else snprintf(m->variant, sizeof m->variant, "vector:%d", m->lanes);
+    if (m->n_long > 0) strncat(m->variant, "+long", sizeof m->variant - strlen(m->variant) - 1);
+}
+
 krill_status csr_cuda_build(krill_ctx *ctx, const krill_csr *a, const char *param, void **impl)
 {
     krill_status st = KRILL_OK;
@@ -396,19 +428,7 @@ krill_status csr_cuda_build(krill_ctx *ctx, const krill_csr *a, const char *para
     m->nnz = a->nnz;
     m->wide = a->nnz > INT32_MAX;
     m->block_rows = block_rows;
-
-    for (int64_t r = 0; r < a->n_rows; r++) {
-        const int64_t len = a->row_ptr[r + 1] - a->row_ptr[r];
-        if (len > m->max_row_nnz) m->max_row_nnz = len;
-        if (len == 0) m->empty_rows++;
-    }
-    m->mean_row_nnz = a->n_rows > 0 ? (double)a->nnz / (double)a->n_rows : 0.0;
-
-    if (forced == 0) m->lanes = krill_gpu_lanes_per_row(m->mean_row_nnz, m->n_rows, 1);
-    else if (forced < 0) m->lanes = krill_gpu_lanes_per_row(m->mean_row_nnz, 0, 2);
-    else m->lanes = forced;
-    m->long_min = forced == 0 ? CSR_LONG_ROUNDS * m->lanes : INT64_MAX;
-
+    plan_rows(a, forced, m);
     if (m->wide) {
         KRILL_TRY(krill_mem_alloc(ctx, &m->row_ptr, (size_t)(a->n_rows + 1) * sizeof(int64_t),
                                   "CSR row offsets"));
@@ -430,13 +450,7 @@ krill_status csr_cuda_build(krill_ctx *ctx, const krill_csr *a, const char *para
     KRILL_TRY(krill_mem_upload(ctx, m->val, a->val, (size_t)a->nnz * sizeof *m->val));
     KRILL_TRY(build_long_rows(ctx, a, m));
     KRILL_TRY(krill_cuda_sync(ctx));   /* row32 and the caller's arrays may go after return */
-
-    if (param && (strcmp(param, "cyclic") == 0 || strcmp(param, "block") == 0 ||
-                  strcmp(param, "warp") == 0))
-        snprintf(m->variant, sizeof m->variant, "%s", param);   /* the paper's names */
-    else if (m->lanes == 1) snprintf(m->variant, sizeof m->variant, "scalar");
-    else snprintf(m->variant, sizeof m->variant, "vector:%d", m->lanes);
-    if (m->n_long > 0) strncat(m->variant, "+long", sizeof m->variant - strlen(m->variant) - 1);
+    name_variant(param, m);
     *impl = m;
     m = NULL;
 cleanup:
@@ -541,108 +555,36 @@ void csr_cuda_stats(const void *impl, krill_format_stats *s)
     snprintf(s->variant, sizeof s->variant, "%s", m->variant);
 }
 
-/* count indices of type From in device memory into the host array out of type To: straight
- * when the widths agree, else through a host staging array (To holds every value: the
- * indices were converted from it at the build). */
-template <typename From, typename To>
-krill_status download_indices(krill_ctx *ctx, const void *src, int64_t count, To *out)
-{
-    krill_status st = KRILL_OK;
-    From *stage = NULL;
-    if constexpr (sizeof(From) == sizeof(To)) {
-        KRILL_TRY(krill_mem_download(ctx, out, src, (size_t)count * sizeof(To)));
-    } else {
-        KRILL_ALLOC(stage, count);
-        KRILL_TRY(krill_mem_download(ctx, stage, src, (size_t)count * sizeof(From)));
-        for (int64_t k = 0; k < count; k++) out[k] = (To)stage[k];
-    }
-cleanup:
-    krill_free(stage);
-    return st;
-}
-
-/* The range visitor of reproducible SpMV (ozaki/ozaki_row.cuh) on CSR arrays with offsets
- * of type I and columns of type J: row i is the range [row_ptr[i], row_ptr[i + 1]), every
- * element an entry. */
-template <typename I, typename J>
-struct csr_row_visitor {
-    const I *__restrict__ row_ptr;
-    const J *__restrict__ col;
-    const double *__restrict__ val;
-    __device__ void locate_rows(int64_t first, int count, int sub, int64_t *begin,
-                                int64_t *end) const
-    {
-        if (sub < count) {
-            *begin = (int64_t)row_ptr[first + sub];
-            *end = (int64_t)row_ptr[first + sub + 1];
-        }
-    }
-    __device__ bool term(int64_t k, const double *__restrict__ x, double *a, double *xv) const
-    {
-        *a = val[k];
-        *xv = __ldg(&x[col[k]]);
-        return true;
-    }
-};
-
-template <typename I, typename J>
-krill_status csr_spmv_repro_typed(krill_ctx *ctx, const char *format, int64_t n_rows,
-                                  int64_t max_row_nnz, int lanes, const void *row_ptr,
-                                  const void *col, const double *val, double alpha,
-                                  const double *x, double beta, double *y)
-{
-    const csr_row_visitor<I, J> v{static_cast<const I *>(row_ptr), static_cast<const J *>(col),
-                                  val};
-    return krill_oz_spmv_range_launch(ctx, format, v, n_rows, max_row_nnz, lanes, alpha, x,
-                                      beta, y);
-}
-
 } /* namespace */
 
-/* The device arrays into a new krill_csr (int64_t offsets, int32_t columns); every download
- * waits for the stream, so the host arrays are complete on return. */
-extern "C" krill_status krill_csr_cuda_download(krill_ctx *ctx, int64_t n_rows, int64_t n_cols,
-                                                int64_t nnz, const void *row_ptr,
-                                                int wide_offsets, const void *col, int wide_cols,
-                                                const double *val, krill_csr **csr)
+/* krill_mat_create_device_csr's table entry point: the caller's device arrays, checked
+ * (formats/device_csr.c), become the automatic "csr" variant without a copy; `host` holds
+ * the same offsets on the host (int64_t) for the row plan and the long-row tables. */
+extern "C" krill_status krill_csr_cuda_wrap(krill_ctx *ctx, const krill_csr *host,
+                                            const void *row_ptr, int wide_offsets,
+                                            const int32_t *col, double *val, void **impl)
 {
     krill_status st = KRILL_OK;
-    krill_csr *a = NULL;
-    *csr = NULL;
-    KRILL_TRY(krill_csr_create((int32_t)n_rows, (int32_t)n_cols, nnz, &a));
-    if (wide_offsets)
-        KRILL_TRY((download_indices<int64_t, int64_t>(ctx, row_ptr, n_rows + 1, a->row_ptr)));
-    else
-        KRILL_TRY((download_indices<int32_t, int64_t>(ctx, row_ptr, n_rows + 1, a->row_ptr)));
-    if (wide_cols)
-        KRILL_TRY((download_indices<int64_t, int32_t>(ctx, col, nnz, a->col)));
-    else
-        KRILL_TRY((download_indices<int32_t, int32_t>(ctx, col, nnz, a->col)));
-    KRILL_TRY(krill_mem_download(ctx, a->val, val, (size_t)nnz * sizeof *a->val));
-    *csr = a;
-    a = NULL;
+    csr_gpu *m = NULL;
+    *impl = NULL;
+    KRILL_CALLOC(m, 1);
+    m->n_rows = host->n_rows;
+    m->n_cols = host->n_cols;
+    m->nnz = host->nnz;
+    m->wide = wide_offsets != 0;
+    m->borrowed = true;
+    m->row_ptr = const_cast<void *>(row_ptr);
+    m->col = const_cast<int32_t *>(col);
+    m->val = val;
+    plan_rows(host, 0, m);
+    KRILL_TRY(build_long_rows(ctx, host, m));
+    KRILL_TRY(krill_cuda_sync(ctx));
+    name_variant(NULL, m);
+    *impl = m;
+    m = NULL;
 cleanup:
-    krill_csr_destroy(&a);
+    csr_cuda_destroy(ctx, m);
     return st;
-}
-
-extern "C" krill_status krill_csr_cuda_spmv_repro(krill_ctx *ctx, const char *format,
-                                                  int64_t n_rows, int64_t max_row_nnz,
-                                                  double mean_row_nnz, const void *row_ptr,
-                                                  int wide_offsets, const void *col,
-                                                  int wide_cols, const double *val,
-                                                  double alpha, const double *x, double beta,
-                                                  double *y)
-{
-    const int lanes = krill_oz_row_lanes(mean_row_nnz, n_rows);
-    if (wide_cols)   /* cusparse past INT32_MAX entries: both 64-bit */
-        return csr_spmv_repro_typed<int64_t, int64_t>(ctx, format, n_rows, max_row_nnz, lanes,
-                                                      row_ptr, col, val, alpha, x, beta, y);
-    if (wide_offsets)
-        return csr_spmv_repro_typed<int64_t, int32_t>(ctx, format, n_rows, max_row_nnz, lanes,
-                                                      row_ptr, col, val, alpha, x, beta, y);
-    return csr_spmv_repro_typed<int32_t, int32_t>(ctx, format, n_rows, max_row_nnz, lanes,
-                                                  row_ptr, col, val, alpha, x, beta, y);
 }
 
 extern "C" const krill_format_ops krill_csr_cuda_ops = {

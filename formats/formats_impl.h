@@ -70,6 +70,11 @@ struct krill_mat {
     int64_t n_rows, n_cols, nnz;
     char name[64];                       /* as asked, e.g. "csr:vector" */
     char choice[320];                    /* "auto": the format chosen and why; "" otherwise */
+    /* krill_mat_create_device_csr: the caller's device arrays (update_values may take NULL) */
+    const void *device_row_ptr;
+    int device_wide;
+    const int32_t *device_col;
+    const double *device_val;
 };
 
 /* Raw-pointer forms for the solvers (x, y, xy in context memory). */
@@ -146,13 +151,14 @@ krill_status krill_cuda_stopwatch_create(krill_ctx *ctx, void **watch);
 krill_status krill_cuda_stopwatch_start(krill_ctx *ctx, void *watch);
 krill_status krill_cuda_stopwatch_stop(krill_ctx *ctx, void *watch, double *seconds);
 void krill_cuda_stopwatch_destroy(void *watch);         /* NULL-safe */
-/* A new host CSR from CSR arrays in device memory (formats/csr.cu; the to_csr of the GPU csr
- * and cusparse): n_rows + 1 row offsets and nnz columns, each 64-bit when its wide flag is
+/* A new host CSR from CSR arrays in device memory (formats/csr_arrays.cu; the to_csr of the
+ * GPU csr and cusparse): n_rows + 1 row offsets and nnz columns, each 64-bit when its wide flag is
  * set, else 32-bit, and nnz values. */
 krill_status krill_csr_cuda_download(krill_ctx *ctx, int64_t n_rows, int64_t n_cols, int64_t nnz,
                                      const void *row_ptr, int wide_offsets, const void *col,
                                      int wide_cols, const double *val, krill_csr **csr);
-/* The spmv_repro of CSR arrays in device memory (formats/csr.cu; the GPU csr and cusparse):
+/* The spmv_repro of CSR arrays in device memory (formats/csr_arrays.cu; the GPU csr and
+ * cusparse):
  * offsets 64-bit when wide_offsets is set, columns too when wide_cols is (which implies
  * wide_offsets, as in cusparse), else 32-bit; max_row_nnz from the build (a row longer
  * than KRILL_OZ_ROW_MAX_N: KRILL_ERR_UNSUPPORTED naming `format`); mean_row_nnz sets the
@@ -162,6 +168,17 @@ krill_status krill_csr_cuda_spmv_repro(krill_ctx *ctx, const char *format, int64
                                        const void *row_ptr, int wide_offsets, const void *col,
                                        int wide_cols, const double *val, double alpha,
                                        const double *x, double beta, double *y);
+/* The checks of a caller's device CSR arrays (formats/csr_arrays.cu): with host_row_ptr (the
+ * offsets as checked on the host) the columns, and always the values; KRILL_ERR_ARG names
+ * `who` and the first offending entry. */
+krill_status krill_csr_cuda_check(krill_ctx *ctx, const char *who, int64_t n_rows,
+                                  int64_t n_cols, int64_t nnz, const void *row_ptr,
+                                  int wide_offsets, const int64_t *host_row_ptr,
+                                  const int32_t *col, const double *val);
+/* The GPU csr format over the caller's checked device arrays, without a copy (formats/csr.cu;
+ * `host` carries the sizes and the offsets on the host, its col and val unused). */
+krill_status krill_csr_cuda_wrap(krill_ctx *ctx, const krill_csr *host, const void *row_ptr,
+                                 int wide_offsets, const int32_t *col, double *val, void **impl);
 #endif
 
 /* Row Block Packing (formats/rbp.c; the RBP paper, Algorithms 3-5). In each row, a run of

@@ -136,7 +136,17 @@ cleanup:
 krill_status krill_mat_update_values(krill_mat *a, const double *values)
 {
     krill_status st = KRILL_OK;
-    KRILL_REQUIRE(a && (values || a->nnz == 0), "krill_mat_update_values: NULL argument");
+    KRILL_REQUIRE(a && (values || a->nnz == 0 || a->device_row_ptr),
+                  "krill_mat_update_values: NULL argument");
+#ifdef KRILL_HAVE_CUDA
+    if (!values) {   /* a device CSR whose caller changed its values in place: check them */
+        if (a->nnz > 0)
+            st = krill_csr_cuda_check(a->ctx, "krill_mat_update_values", a->n_rows, a->n_cols,
+                                      a->nnz, a->device_row_ptr, a->device_wide, NULL,
+                                      a->device_col, a->device_val);
+        goto cleanup;
+    }
+#endif
     for (int64_t k = 0; k < a->nnz; k++)
         if (!(values[k] - values[k] == 0.0)) {   /* false for NaN and +-Inf */
             st = krill_error(KRILL_ERR_NUMERIC, "krill_mat_update_values: value %lld is %g: "

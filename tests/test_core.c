@@ -71,6 +71,61 @@ static void test_ctx(void)
     }
 }
 
+/* krill_ctx_alloc_stats_get counts krill's allocations in the context's memory (a wrapped
+ * vector: none); krill_mat_create_device_csr refuses a CPU context and bad arguments before
+ * it reads any array (test_gpu_device_csr covers the GPU). */
+static void test_alloc_stats_and_device_csr(void)
+{
+    krill_ctx *ctx = tu_cpu_ctx(1);
+    krill_ctx_alloc_stats s0, s1, s2;
+    krill_vec *v = NULL, *w = NULL;
+    krill_mat *m = NULL;
+    double data[10] = {0};
+    const int32_t rp[3] = {0, 1, 2}, col[2] = {0, 1};
+    krill_ctx_alloc_stats_get(ctx, &s0);
+    CHECK_OK(krill_vec_create(ctx, 10, &v));
+    krill_ctx_alloc_stats_get(ctx, &s1);
+    CHECK(s1.allocations == s0.allocations + 1 && s1.bytes == s0.bytes + 80);
+    CHECK_OK(krill_vec_wrap(ctx, 10, data, &w));
+    krill_ctx_alloc_stats_get(ctx, &s2);
+    CHECK(s2.allocations == s1.allocations && s2.bytes == s1.bytes);
+    krill_ctx_alloc_stats_get(NULL, &s2);
+    CHECK(s2.allocations == 0 && s2.bytes == 0);
+    krill_ctx_alloc_stats_get(ctx, NULL);   /* NULL-safe */
+    CHECK_STATUS(krill_mat_create_device_csr(ctx, 2, 2, 2, rp, 4, col, data, &m),
+                 KRILL_ERR_UNSUPPORTED);
+    CHECK(m == NULL && strstr(krill_last_error(), "CPU") != NULL);
+    CHECK_STATUS(krill_mat_create_device_csr(NULL, 2, 2, 2, rp, 4, col, data, &m), KRILL_ERR_ARG);
+    CHECK_STATUS(krill_mat_create_device_csr(ctx, 2, 2, 2, rp, 4, col, data, NULL), KRILL_ERR_ARG);
+    CHECK_STATUS(krill_mat_create_device_csr(ctx, -1, 2, 2, rp, 4, col, data, &m), KRILL_ERR_ARG);
+    CHECK(strstr(krill_last_error(), "n_rows") != NULL);
+    CHECK_STATUS(krill_mat_create_device_csr(ctx, 2, (int64_t)1 << 31, 2, rp, 4, col, data, &m),
+                 KRILL_ERR_ARG);
+    CHECK(strstr(krill_last_error(), "n_cols") != NULL);
+    CHECK_STATUS(krill_mat_create_device_csr(ctx, 2, 2, -1, rp, 4, col, data, &m), KRILL_ERR_ARG);
+    CHECK_STATUS(krill_mat_create_device_csr(ctx, 2, 2, 2, rp, 2, col, data, &m), KRILL_ERR_ARG);
+    CHECK(strstr(krill_last_error(), "index_bytes") != NULL);
+    CHECK_STATUS(krill_mat_create_device_csr(ctx, 2, 2, (int64_t)1 << 31, rp, 4, col, data, &m),
+                 KRILL_ERR_ARG);
+    CHECK(strstr(krill_last_error(), "int64_t offsets") != NULL);
+    CHECK_STATUS(krill_mat_create_device_csr(ctx, 2, 2, 2, NULL, 4, col, data, &m), KRILL_ERR_ARG);
+    CHECK(strstr(krill_last_error(), "row_ptr") != NULL);
+    CHECK_STATUS(krill_mat_create_device_csr(ctx, 2, 2, 2, rp, 4, NULL, data, &m), KRILL_ERR_ARG);
+    CHECK(strstr(krill_last_error(), "col is NULL") != NULL);
+    CHECK_STATUS(krill_mat_create_device_csr(ctx, 2, 2, 2, rp, 4, col, NULL, &m), KRILL_ERR_ARG);
+    CHECK(strstr(krill_last_error(), "val is NULL") != NULL);
+    {   /* NULL values are for a device CSR only */
+        krill_csr *a = tu_csr_from_dense(2, (const double[]){1, 0, 0, 2});
+        CHECK_OK(krill_mat_create(ctx, a, "csr", &m));
+        CHECK_STATUS(krill_mat_update_values(m, NULL), KRILL_ERR_ARG);
+        krill_mat_destroy(&m);
+        krill_csr_destroy(&a);
+    }
+    krill_vec_destroy(&v);
+    krill_vec_destroy(&w);
+    krill_ctx_destroy(&ctx);
+}
+
 /* sum with long double: the reference for dots */
 static double dot_ref(const double *x, const double *y, int64_t n)
 {
@@ -254,6 +309,7 @@ int main(void)
     test_status();
     test_alloc();
     test_ctx();
+    test_alloc_stats_and_device_csr();
     for (int t = 1; t <= 3; t++) {
         test_blas(t, 0);
         test_blas(t, 17);

@@ -69,6 +69,16 @@ const char *krill_ctx_describe(const krill_ctx *ctx);
 /* Wait until all work queued on the context is done (no-op on the CPU). */
 krill_status krill_ctx_sync(krill_ctx *ctx);
 
+/* What krill allocated in the context's memory space (device memory on CUDA, host memory on
+ * the CPU) since the context was created: the number of allocations and the bytes asked
+ * for, both cumulative (frees are not subtracted). Two readings around a call say what it
+ * allocated: none for krill_vec_wrap, none for the arrays of krill_mat_create_device_csr. */
+typedef struct krill_ctx_alloc_stats {
+    int64_t allocations;
+    int64_t bytes;
+} krill_ctx_alloc_stats;
+void krill_ctx_alloc_stats_get(const krill_ctx *ctx, krill_ctx_alloc_stats *stats);
+
 /* Reproducible reductions (doc/reproducible.md). In a reproducible mode every dot product
  * and norm of the context (krill_vec_dot, krill_vec_nrm2 and every solver's reductions) is
  * computed with the Ozaki scheme: the values are split into slices whose products and sums

@@ -69,12 +69,38 @@ typedef krill_status (*krill_shell_apply)(void *user, const double *x, double *y
 krill_status krill_mat_create_shell(krill_ctx *ctx, int64_t n, krill_shell_apply apply,
                                     void *user, krill_mat **mat);
 
+/* A CSR matrix whose arrays are already in a GPU context's device memory (a FEM code's
+ * assembly on the GPU, CuPy's cupyx.scipy.sparse.csr_matrix): nothing is copied, the
+ * matrix is krill's "csr" format reading the caller's arrays in every SpMV. row_ptr holds
+ * n_rows + 1 offsets of type int32_t (index_bytes 4, CuPy's and SciPy's) or int64_t
+ * (index_bytes 8), col nnz int32_t column indices, val nnz doubles, all device pointers of
+ * ctx's GPU. The caller keeps ownership: the arrays must stay allocated and unchanged
+ * (except through krill_mat_update_values, below) until krill_mat_destroy, and work of the
+ * caller's on them must be finished before krill uses them (synchronize the stream that
+ * wrote them). The structure is checked on the GPU before anything else (no copy to the
+ * host): row_ptr[0] = 0, row_ptr[n_rows] = nnz, offsets nondecreasing, column indices in
+ * [0, n_cols) and strictly increasing within each row, values finite; a violation is
+ * KRILL_ERR_ARG naming the first offending row or entry. What krill allocates is the
+ * long-row tables of the CSR kernels (rows of more than 128 x lanes entries; none for most
+ * FEM matrices: krill_ctx_alloc_stats_get shows it) and a host copy of the row offsets
+ * during this call. krill_mat_update_values works on it: host values are uploaded into
+ * `val` (krill writes the caller's array), and values = NULL says the caller changed `val`
+ * in place (checked finite again). Everything else (solvers, preconditioners, reproducible
+ * mode, krill_mat_to_csr) is as for krill_mat_create(ctx, csr, "csr"). A CPU context is
+ * KRILL_ERR_UNSUPPORTED (use krill_mat_create); a NULL argument (col and val may be NULL
+ * when nnz = 0), n_rows or n_cols outside [0, 2^31 - 1), nnz < 0 or index_bytes other than 4
+ * or 8 is KRILL_ERR_ARG naming it; int32_t offsets need nnz < 2^31. */
+krill_status krill_mat_create_device_csr(krill_ctx *ctx, int64_t n_rows, int64_t n_cols,
+                                         int64_t nnz, const void *row_ptr, int index_bytes,
+                                         const int32_t *col, double *val, krill_mat **mat);
+
 /* y = alpha*A*x + beta*y. beta == 0 ignores y's old contents (NaN included). */
 krill_status krill_mat_spmv(const krill_mat *mat, double alpha, const krill_vec *x,
                             double beta, krill_vec *y);
 
 /* New values, same pattern: `values` are nnz host doubles in the order of the CSR the
- * matrix was created from. No re-analysis. Non-finite values are refused. */
+ * matrix was created from. No re-analysis. Non-finite values are refused. A matrix of
+ * krill_mat_create_device_csr also takes NULL: its caller's array changed in place. */
 krill_status krill_mat_update_values(krill_mat *mat, const double *values);
 
 /* The matrix as a new host CSR (its current values; free with krill_csr_destroy): what it
