@@ -7,6 +7,13 @@
 # PYTHON_TESTS=auto (default): when the package index cannot be reached (an offline
 # machine), say so and skip; a build or test failure still fails. on: never skip (CI).
 # off: skip.
+#
+# PYTHON_VENV=off: no virtual environment and no package index (a GPU machine offline):
+# python3's own scikit-build-core, nanobind, numpy, scipy and pytest (and CuPy for the gpu
+# tests) are used; the package is installed into build-python/site and tested from there.
+# PY_CUDA=ON builds krill and the extension with CUDA (nvcc from PATH or /usr/local/cuda);
+# PYTEST_ARGS are passed to pytest in either mode, e.g. the CuPy tests alone on a GPU:
+#   PYTHON_VENV=off PY_CUDA=ON PYTEST_ARGS="-m gpu -rs" python/run_tests.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
 mode=${PYTHON_TESTS:-auto}
@@ -14,6 +21,20 @@ venv=build-python/venv
 if [ "$mode" = off ]; then
   echo "python tests: skipped (PYTHON_TESTS=off)"
   exit 0
+fi
+if [ "${PYTHON_VENV:-on}" = off ]; then
+  site=build-python/site
+  if [ "${PY_CUDA:-OFF}" = ON ] && ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then
+    export PATH="/usr/local/cuda/bin:$PATH"
+  fi
+  rm -rf "$site"
+  CMAKE_BUILD_PARALLEL_LEVEL="${JOBS:-$(nproc)}" python3 -m pip install -q --no-build-isolation \
+    --no-deps --no-index --target "$site" ./python \
+    -C cmake.define.KRILL_WITH_CUDA="${PY_CUDA:-OFF}" \
+    -C build-dir="$PWD/build-python/cmake-site-${PY_CUDA:-OFF}" || exit 1
+  # shellcheck disable=SC2086  # PYTEST_ARGS: several arguments
+  PYTHONPATH="$PWD/$site${PYTHONPATH:+:$PYTHONPATH}" python3 -m pytest -q python/tests ${PYTEST_ARGS:-}
+  exit
 fi
 if ! python3 -c 'import ensurepip, venv' 2>/dev/null; then
   echo "python tests: python3 has no venv module (Debian: apt-get install python3-venv)" >&2
@@ -30,4 +51,5 @@ fi
 CMAKE_BUILD_PARALLEL_LEVEL="${JOBS:-$(nproc)}" "$venv/bin/pip" install -q --no-build-isolation \
   ./python -C cmake.define.KRILL_WITH_CUDA="${PY_CUDA:-OFF}" -C build-dir="$PWD/build-python/cmake" ||
   exit 1
-"$venv/bin/pytest" -q python/tests
+# shellcheck disable=SC2086  # PYTEST_ARGS: several arguments
+"$venv/bin/pytest" -q python/tests ${PYTEST_ARGS:-}

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from . import _core
+from . import _core, _cupy
 from ._solve import (SolveResult, _as_csr, _as_operator, _as_preconditioner, _as_vector,
                      _is_operator, _repro)
 
@@ -10,16 +10,20 @@ from ._solve import (SolveResult, _as_csr, _as_operator, _as_preconditioner, _as
 class Matrix:
     """A matrix built once on a krill context, for repeated solves.
 
-    Matrix(A, format="auto", device="cpu", *, threads=0)
+    Matrix(A, format="auto", device=None, *, threads=0)
 
     A : a scipy.sparse matrix or array of any format (converted to canonical CSR once:
-        sorted column indices, duplicates summed, float64), a dense 2-D array, or a
+        sorted column indices, duplicates summed, float64), a dense 2-D array, a
         matrix-free operator (a LinearOperator or anything with shape and matvec: krill's
-        shell matrix; format must then be "auto" or None).
+        shell matrix; format must then be "auto" or None), or a CuPy matrix on the GPU
+        (cupyx.scipy.sparse, or a 2-D cupy array): a canonical float64 CSR with int32 or
+        int64 indptr and int32 indices is used in place, without a copy; other CuPy
+        matrices are converted once on the GPU by CuPy (a copy: other formats via .tocsr(),
+        unsorted or duplicate indices summed, other dtypes cast). See doc/python.md, "CuPy".
     format : "auto" (krill chooses; .format_choice says why), None (= "csr") or a name of
-        krill.formats_available().
-    device : "cpu" ("cuda" and "auto" as in krill.solve). threads : OpenMP threads (0:
-        OpenMP's default).
+        krill.formats_available(); a CuPy matrix is krill's "csr" ("auto" and None too).
+    device : None ("cpu", or "cuda" for a CuPy A), "cpu", "cuda" or "auto" (as in
+        krill.solve; "cpu" refuses a CuPy A). threads : OpenMP threads (0: OpenMP's default).
 
     The matrix keeps the preconditioners that solve(precond="name") built (one per name) and
     reuses them; update_values recomputes them from the new values (krill_pc_update_values:
@@ -30,15 +34,40 @@ class Matrix:
     values + indices, krill_format_stats.bytes), stats (krill_mat_stats as a dict, the
     fields of `krill formats --json`), device (the context), preconditioners (the names
     kept), indptr / indices (the CSR pattern whose order update_values' values follow;
-    None for an operator).
+    None for an operator; CuPy arrays for a CuPy A), build_alloc_stats (what krill
+    allocated in the context's memory to build the matrix: {"allocations", "bytes"}; 0 and
+    0 for a CuPy matrix wrapped without copies and without rows long enough for the CSR
+    kernels' tables).
+
+    A CuPy matrix is used in place: this Matrix keeps references to its arrays (they stay
+    allocated), which must not be changed but through update_values. Its solves take CuPy
+    or NumPy b and x0 and return x as a CuPy array.
     """
 
-    def __init__(self, A, format="auto", device="cpu", *, threads=0, _operator_format=None):
+    def __init__(self, A, format="auto", device=None, *, threads=0, _operator_format=None):
         if format is not None and not isinstance(format, str):
             raise TypeError("krill: format must be a format name (krill.formats_available()), "
                             f"\"auto\" or None, got {type(format).__name__}")
-        if not isinstance(device, str):
+        if device is not None and not isinstance(device, str):
             raise TypeError(f"krill: device must be a string, got {type(device).__name__}")
+        self._gpu_values = None   # a CuPy matrix's values array, wrapped in place
+        self._device_id = 0       # the GPU of a CUDA context (krill_ctx_opts.device_id)
+        if _cupy.is_gpu_matrix(A):
+            if format not in (None, "auto", "csr"):
+                raise ValueError(f"krill: format={format!r}: a CuPy matrix is used in place "
+                                 "as krill's \"csr\" format; pass \"csr\", \"auto\" or None "
+                                 "(or A.get() for another format)")
+            indptr, indices, data, n_rows, n_cols, self._device_id = _cupy.device_csr(A, device)
+            self._core = _core.Matrix(indptr_ptr=_cupy.pointer(indptr),
+                                      index_bytes=indptr.itemsize,
+                                      indices_ptr=_cupy.pointer(indices),
+                                      data_ptr=_cupy.pointer(data), n_rows=n_rows,
+                                      n_cols=n_cols, nnz=data.shape[0],
+                                      device_id=self._device_id, threads=int(threads))
+            # the references that keep the wrapped arrays allocated as long as this Matrix
+            self.indptr, self.indices, self._gpu_values = indptr, indices, data
+            return
+        device = "cpu" if device is None else device
         if _is_operator(A):   # a shell matrix: y = A.matvec(x) from the C callback
             matvec, n = _as_operator(A)
             if format == "auto" and not _operator_format:
@@ -92,6 +121,20 @@ class Matrix:
     def preconditioners(self):
         return list(self._core.kept_preconditioners())
 
+    @property
+    def build_alloc_stats(self):
+        """What krill allocated in the context's memory while building the matrix:
+        {"allocations": count, "bytes": bytes} (krill_ctx_alloc_stats_get before and after
+        the C call that made it)."""
+        return dict(self._core.build_alloc_stats())
+
+    def device_alloc_stats(self):
+        """What krill has allocated in the context's memory (device memory on a GPU, host
+        memory on the CPU) since the context was created: {"allocations": count, "bytes":
+        bytes}, both cumulative (frees are not subtracted: two readings around a call say
+        what it allocated). krill_ctx_alloc_stats_get."""
+        return dict(self._core.alloc_stats())
+
     def __repr__(self):
         return (f"krill.Matrix(shape={self.shape}, nnz={self.nnz}, format={self.format!r}, "
                 f"nbytes={self.nbytes})")
@@ -113,8 +156,18 @@ class Matrix:
         """The argument conversion of every solve (krill.solve, krill.sparse.linalg and
         Matrix.solve); returns (x, the C solve's result dict)."""
         n_rows, n_cols = self.shape
-        b = _as_vector(b, "b")
-        x = np.zeros(n_cols, dtype=np.float64) if x0 is None else _as_vector(x0, "x0")
+        if self._gpu_values is not None or _cupy.is_gpu_array(b) or _cupy.is_gpu_array(x0):
+            # CuPy vectors on the GPU, wrapped by krill_vec_wrap without copies
+            if not self._core.on_gpu:
+                raise ValueError("krill: b or x0 is a GPU array and this Matrix is on the CPU "
+                                 f"({self.device}); build it with device=\"cuda\" or pass "
+                                 "NumPy arrays")
+            b, x = _cupy.solve_vectors(b, x0, n_cols, self._device_id)
+            vb, vx = (_cupy.pointer(b), b.shape[0]), (_cupy.pointer(x), x.shape[0])
+        else:
+            b = _as_vector(b, "b")
+            x = np.zeros(n_cols, dtype=np.float64) if x0 is None else _as_vector(x0, "x0")
+            vb, vx = b, x
         if not isinstance(solver, str):
             raise TypeError(f"krill: solver must be a string, got {type(solver).__name__}")
         precond, psolve = _as_preconditioner(precond, n_rows)
@@ -124,7 +177,7 @@ class Matrix:
         mode, slices = _repro(repro)
         if callback is not None and not callable(callback):
             raise TypeError("krill: callback must be callable or None")
-        d = self._core.solve(b, x, solver, float(rtol), float(atol),
+        d = self._core.solve(vb, vx, solver, float(rtol), float(atol),
                              10000 if maxiter is None else int(maxiter),
                              30 if restart is None else int(restart), precond, mode, slices,
                              callback, psolve, bool(keep))
@@ -137,18 +190,28 @@ class Matrix:
         data : the nnz values in the order of the canonical CSR this Matrix was built from
             (self.indptr, self.indices: A.tocsr() with sorted indices and duplicates summed;
             for a CSR A that was already so, A.data's order), or a scipy.sparse matrix with
-            exactly that pattern (converted the same way; its data is taken)."""
+            exactly that pattern (converted the same way; its data is taken).
+
+        For a CuPy matrix, data may also be a CuPy vector or CuPy sparse matrix: its values
+        are copied by CuPy into the wrapped values array (nothing copied where data is that
+        very array, e.g. A.data changed in place), else host values are uploaded into it;
+        either way the CuPy matrix A sees the new values too."""
         if self.indptr is None:
             raise TypeError("krill.Matrix.update_values: A is an operator (a shell matrix): "
                             "change what its matvec computes instead")
+        if _cupy.is_gpu_matrix(data) and self._gpu_values is not None:
+            indptr, indices, data, n_rows, n_cols, _ = _cupy.device_csr(data, "cuda")
+            self._check_pattern(indptr, indices, data.shape[0], n_rows, n_cols)
+        if self._gpu_values is not None and _cupy.copy_values(data, self._gpu_values, self.nnz):
+            self._core.update_values_in_place()
+            return
         if _is_sparse(data):
             indptr, indices, values, n_rows, n_cols = _as_csr(data)
-            if ((n_rows, n_cols) != self.shape or not np.array_equal(indptr, self.indptr)
-                    or not np.array_equal(indices, self.indices)):
-                raise ValueError("krill.Matrix.update_values: the new matrix's pattern differs "
-                                 "from the one this Matrix was built from (shape "
-                                 f"{(n_rows, n_cols)}, {values.shape[0]} entries, against "
-                                 f"{self.shape}, {self.nnz}); build a new krill.Matrix")
+            self._check_pattern(indptr, indices, values.shape[0], n_rows, n_cols)
+        elif _cupy.is_gpu_array(data) or _cupy.is_gpu_matrix(data):
+            raise TypeError("krill.Matrix.update_values: data is on the GPU and this Matrix "
+                            "was built from host arrays; pass NumPy values or a scipy.sparse "
+                            "matrix")
         else:
             values = np.asarray(data)
             if np.iscomplexobj(values):
@@ -162,6 +225,18 @@ class Matrix:
                                  f"a matrix of {self.nnz} stored entries")
             values = np.ascontiguousarray(values, dtype=np.float64)
         self._core.update_values(values)
+
+    def _check_pattern(self, indptr, indices, nnz, n_rows, n_cols):
+        """The ValueError for a new matrix whose pattern is not this Matrix's (compared on
+        the host: the arrays of either side may be CuPy's)."""
+        def host(a):
+            return a.get() if _cupy.is_gpu_array(a) else a
+        if ((n_rows, n_cols) != self.shape or not np.array_equal(host(indptr), host(self.indptr))
+                or not np.array_equal(host(indices), host(self.indices))):
+            raise ValueError("krill.Matrix.update_values: the new matrix's pattern differs "
+                             "from the one this Matrix was built from (shape "
+                             f"{(n_rows, n_cols)}, {nnz} entries, against "
+                             f"{self.shape}, {self.nnz}); build a new krill.Matrix")
 
     def matvec(self, x):
         """y = A x computed by krill in the stored format (krill_mat_spmv)."""

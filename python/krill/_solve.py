@@ -5,14 +5,14 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.linalg import LinearOperator, aslinearoperator
 
-from . import _core
+from . import _core, _cupy
 
 
 def _is_operator(A):
     """True for what krill takes as a matrix-free operator: a LinearOperator, or, as SciPy's
     aslinearoperator does, anything with a shape and a matvec that is neither a sparse
     matrix nor an ndarray."""
-    if sp.issparse(A) or isinstance(A, np.ndarray):
+    if sp.issparse(A) or isinstance(A, np.ndarray) or _cupy.is_gpu_matrix(A):
         return False
     return isinstance(A, LinearOperator) or (
         hasattr(A, "shape") and callable(getattr(A, "matvec", None)))
@@ -77,7 +77,11 @@ def _as_csr(A):
     """A as (indptr int64, indices int32, data float64, n_rows, n_cols): canonical CSR.
 
     scipy.sparse matrices and arrays of any format are converted to CSR once (the caller's
-    matrix is never modified); dense 2-D arrays keep their nonzeros."""
+    matrix is never modified); dense 2-D arrays keep their nonzeros. CuPy matrices are
+    refused here (krill.Matrix and the solves take them: krill/_cupy.py)."""
+    if _cupy.is_gpu_matrix(A):
+        raise TypeError("krill: A is a CuPy matrix (GPU memory); krill.Matrix, krill.solve and "
+                        "krill.sparse.linalg take it, this call takes host matrices (A.get())")
     if sp.issparse(A):
         if A.ndim != 2:
             raise ValueError(f"krill: A must be 2-D, got {A.ndim}-D")
@@ -93,7 +97,7 @@ def _as_csr(A):
                             "scipy.sparse.linalg.LinearOperator((n, n), matvec=...)")
         try:
             dense = np.asarray(A)
-        except Exception as e:   # e.g. a GPU array (not supported in this phase)
+        except Exception as e:   # e.g. a GPU array of another library
             raise TypeError(f"krill: cannot use A of type {type(A).__name__}: {e}") from None
         if dense.dtype == object:
             raise TypeError(f"krill: cannot use A of type {type(A).__name__}")
@@ -111,9 +115,9 @@ def _as_csr(A):
 
 def _as_vector(v, name):
     """v as a contiguous float64 1-D array (a column (n, 1) is flattened, as SciPy does)."""
-    if hasattr(v, "__cuda_array_interface__"):
-        raise TypeError(f"krill: {name} is a GPU array; GPU arrays are not supported yet "
-                        "(pass a numpy array)")
+    if _cupy.is_gpu_array(v):
+        raise TypeError(f"krill: {name} is a GPU array; this call takes host (NumPy) arrays "
+                        "(solves on a GPU Matrix take CuPy vectors)")
     arr = np.asarray(v)
     if np.iscomplexobj(arr):
         raise ValueError(f"krill: {name} is complex; only real (float64) systems are supported")
@@ -144,7 +148,8 @@ class SolveResult:
 
     Attributes
     ----------
-    x : ndarray                 the solution (float64)
+    x : ndarray                 the solution (float64; a cupy.ndarray for a GPU solve with
+                                a CuPy A, b or x0)
     converged : bool
     reason : str                krill_reason_string(), e.g. "converged (rtol)"
     reason_code : int           the krill_reason value (> 0 converged, < 0 not)
@@ -197,7 +202,7 @@ def _run(A, b, x0, *, solver, rtol, atol, maxiter, restart, precond, format, dev
                     keep=False)
 
 
-def solve(A, b, solver="auto", precond=None, format=None, device="cpu", rtol=1e-8, atol=0.0,
+def solve(A, b, solver="auto", precond=None, format=None, device=None, rtol=1e-8, atol=0.0,
           maxiter=None, restart=None, repro=False, *, x0=None, threads=0, callback=None):
     """Solve A x = b with a krill Krylov solver; returns a SolveResult.
 
@@ -206,7 +211,11 @@ def solve(A, b, solver="auto", precond=None, format=None, device="cpu", rtol=1e-
     A : scipy.sparse matrix or array (any format), a dense 2-D array, or a matrix-free
         operator: a scipy.sparse.linalg.LinearOperator or anything with shape and matvec
         (krill's shell matrix: y = A.matvec(x) is called from the solve); float64, square.
-    b : vector of length n.
+        Or a CuPy matrix (cupyx.scipy.sparse, a 2-D cupy array): solved on its GPU, a
+        canonical float64 CSR used in place without a copy (krill.Matrix says which are).
+    b : vector of length n: NumPy, or CuPy (with a CuPy A, or a GPU device: wrapped without
+        a copy; x is then returned as a CuPy array). A NumPy b with a CuPy A is copied to
+        the GPU (cupy.asarray).
     solver : "auto" (CG for a symmetric A with a diagonal of one sign, MINRES for a symmetric
         A whose diagonal has both signs or zeros, GMRES otherwise; GMRES for an operator),
         "gmres", "fgmres", "cg", "bicgstab" or "minres".
@@ -217,19 +226,23 @@ def solve(A, b, solver="auto", precond=None, format=None, device="cpu", rtol=1e-
         operator A takes only None or a preconditioner of the caller's.
     format : None (= "csr") or a storage format name, "auto" included
         (krill.formats_available()); None for an operator A.
-    device : "cpu", "cuda" (the GPU; KrillError where there is none) or "auto".
+    device : None ("cpu"; "cuda" for a CuPy A), "cpu", "cuda" (the GPU; KrillError where
+        there is none) or "auto" (the GPU when there is one; always for a CuPy A, which
+        "cpu" refuses).
     rtol, atol : stop when ||b - A x|| <= max(rtol ||b||, atol).
     maxiter : total iterations (default 10000). restart : GMRES's m (default 30).
     repro : False, True (Ozaki scheme: identical bits on any thread count, device or
         format), "ozaki:S" or "ozaki-fast:S" (S slices; doc/reproducible.md).
-    x0 : initial guess (default 0). threads : OpenMP threads (0 = OpenMP's default).
+    x0 : initial guess (default 0; NumPy or CuPy as b, never modified). threads : OpenMP
+        threads (0 = OpenMP's default).
     callback : called as callback(iteration, residual_norm) after every iteration.
 
     Errors of the C library raise krill.KrillError subclasses with its message. A method
     that does not converge is not an error: see result.converged and result.reason. An
     exception raised by an operator's matvec or by M stops the solve and propagates
     unchanged (Python >= 3.11: with a note saying which operator and solve). Operators run
-    on the CPU only (device "cuda" is refused, "auto" means "cpu").
+    on the CPU only (device "cuda" is refused, "auto" means "cpu"), and so does a Python M
+    (refused on a GPU).
     """
     x, d = _run(A, b, x0, solver=solver, rtol=rtol, atol=atol, maxiter=maxiter,
                 restart=restart, precond=precond, format=format, device=device,

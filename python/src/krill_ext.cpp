@@ -7,7 +7,9 @@
 // krill_solve with the GIL released. A LinearOperator A or a Python preconditioner M goes
 // through the shell matrix / shell preconditioner (krill_mat_create_shell,
 // krill_pc_create_shell): their C callback takes the GIL back, shows krill's vector to
-// Python as a numpy array without a copy, and copies the result back.
+// Python as a numpy array without a copy, and copies the result back (ext_callbacks.cpp).
+// A CuPy matrix's device arrays are wrapped by krill_mat_create_device_csr and CuPy
+// vectors by krill_vec_wrap, without copies (krill/_cupy.py, ext_device.cpp).
 #include "ext_common.h"
 
 #include <nanobind/nanobind.h>
@@ -19,7 +21,6 @@
 #include <cmath>
 #include <map>
 #include <memory>
-#include <cstring>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -49,106 +50,6 @@ std::string take_error_message(krill_status st, const char *call)
 void check(krill_status st, const char *call)
 {
     if (st != KRILL_OK) throw krill_failure{st, take_error_message(st, call)};
-}
-
-// The monitor: calls the Python callback (iteration, residual norm) with the GIL taken, and
-// checks for a pending signal (Ctrl-C) at most every 50 ms, so that an interrupt stops the
-// solve cleanly. A Python exception (from the callback or the signal handler) stops the
-// solve; it is kept here and raised once krill_solve has returned.
-struct monitor_state {
-    PyObject *callback = nullptr;    // borrowed; nullptr: signals only
-    std::chrono::steady_clock::time_point next_check{};
-    PyObject *err_type = nullptr, *err_value = nullptr, *err_tb = nullptr;
-    bool failed = false;
-    const char *origin = nullptr;    // "A.matvec" or "M" when an operator raised
-};
-
-int monitor_fn(int iteration, double residual_norm, void *user)
-{
-    auto *m = static_cast<monitor_state *>(user);
-    if (!m->callback) {
-        auto now = std::chrono::steady_clock::now();
-        if (now < m->next_check) return 0;
-        m->next_check = now + std::chrono::milliseconds(50);
-    }
-    nb::gil_scoped_acquire gil;
-    if (m->callback) {
-        PyObject *res = PyObject_CallFunction(m->callback, "id", iteration, residual_norm);
-        if (!res) {
-            PyErr_Fetch(&m->err_type, &m->err_value, &m->err_tb);
-            m->failed = true;
-            return 1;
-        }
-        Py_DECREF(res);
-    }
-    if (PyErr_CheckSignals() != 0) {
-        PyErr_Fetch(&m->err_type, &m->err_value, &m->err_tb);
-        m->failed = true;
-        return 1;
-    }
-    return 0;
-}
-
-// A Python operator behind a shell callback (the matrix's matvec or the preconditioner's
-// solve): fn(x) with x a read-only float64 numpy array over krill's vector (no copy, valid
-// only during the call); fn returns a C-contiguous float64 array of shape (n,) (the Python
-// side, krill/_solve.py, checks the shape and converts), which is copied into y. A Python
-// exception is kept in the shared monitor_state (the first one only) and stops the solve:
-// the callback returns KRILL_ERR_ARG, krill_solve returns, and solve() raises the exception.
-struct py_operator {
-    PyObject *fn = nullptr;          // borrowed: the caller's frame keeps it alive
-    monitor_state *state = nullptr;
-    const char *what = "";           // "A.matvec" or "M", for the exception's note
-};
-
-krill_status py_apply(void *user, const double *x, double *y, int64_t n)
-{
-    auto *op = static_cast<py_operator *>(user);
-    nb::gil_scoped_acquire gil;
-    if (op->state->failed) return KRILL_ERR_ARG;   // never called again after an exception
-    try {
-        size_t shape[1] = {(size_t)n};
-        nb::ndarray<nb::numpy, const double, nb::ndim<1>, nb::c_contig> xv(x, 1, shape,
-                                                                          nb::handle());
-        // rv_policy::reference: a view of krill's memory, not nanobind's default copy
-        nb::object res = nb::borrow(op->fn)(nb::cast(xv, nb::rv_policy::reference));
-        auto yv = nb::cast<host_array<const double>>(res);
-        if ((int64_t)yv.shape(0) == n) {
-            std::memcpy(y, yv.data(), sizeof(double) * (size_t)n);
-            return KRILL_OK;
-        }
-        PyErr_Format(PyExc_ValueError, "krill: the operator returned %zu values for a vector "
-                     "of %lld", (size_t)yv.shape(0), (long long)n);
-    } catch (nb::python_error &e) {
-        e.restore();
-    } catch (const std::exception &e) {   // a failed cast: not a float64 vector
-        PyErr_Format(PyExc_TypeError, "krill: the operator did not return a float64 vector "
-                     "(%s)", e.what());
-    }
-    PyErr_Fetch(&op->state->err_type, &op->state->err_value, &op->state->err_tb);
-    op->state->failed = true;
-    op->state->origin = op->what;
-    return KRILL_ERR_ARG;
-}
-
-// The pending exception (an operator's) gets a note saying where it came from (PEP 678,
-// Python >= 3.11; nothing before): its type, message and traceback stay the caller's own.
-void add_origin_note(const char *origin, const char *solver)
-{
-    PyObject *type, *value, *tb;
-    PyErr_Fetch(&type, &value, &tb);
-    PyErr_NormalizeException(&type, &value, &tb);
-    if (value && PyObject_HasAttrString(value, "add_note")) {
-        std::string note = std::string("krill: raised by ") + origin + ", called back from " +
-                           "krill's " + solver + " solve (a shell " +
-                           (origin[0] == 'A' ? "matrix" : "preconditioner") +
-                           "); the solve was stopped";
-        PyObject *res = PyObject_CallMethod(value, "add_note", "s", note.c_str());
-        if (res) Py_DECREF(res);
-        else PyErr_Clear();
-    }
-    if (tb && value) PyException_SetTraceback(value, tb);
-    PyErr_Restore(type, value, tb);
 }
 
 krill_device device_from_name(const std::string &name)
@@ -289,36 +190,45 @@ class Matrix {
             auto_choice_ = choose_solver("auto", &csr);
             have_auto_choice_ = true;
         }
-        krill_status st;
-        const char *failed_call = "krill_ctx_create";
-        auto t0 = std::chrono::steady_clock::now();
-        {
-            nb::gil_scoped_release release;
-            st = krill_ctx_create(&copts, &ctx_.p);
-            t0 = std::chrono::steady_clock::now();   // the build alone, as `krill formats`
-            if (st == KRILL_OK && shell_) {
-                failed_call = "krill_mat_create_shell";
-                st = krill_mat_create_shell(ctx_.p, n_rows, py_apply, &op_a_, &mat_.p);
-            } else if (st == KRILL_OK) {
-                failed_call = "krill_mat_create";
-                st = krill_mat_create(ctx_.p, &csr, format ? format->c_str() : nullptr, &mat_.p);
-            }
-        }
-        build_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        check(st, failed_call);
+        build(copts, shell_ ? "krill_mat_create_shell" : "krill_mat_create",
+              [&](krill_ctx *ctx, krill_mat **mat) {
+                  return shell_ ? krill_mat_create_shell(ctx, n_rows, py_apply, &op_a_, mat)
+                                : krill_mat_create(ctx, &csr, format ? format->c_str() : nullptr,
+                                                   mat);
+              });
     }
 
-    // Solve A x = b: x holds the initial guess and receives the solution in place. precond is
-    // a name (kept and reused when keep_pc) or None; psolve, when not None, a Python
-    // preconditioner z = psolve(r) (a shell preconditioner for this solve). Returns a dict
-    // with everything krill_solve_info says.
-    nb::dict solve(host_array<const double> b, host_array<double> x, const std::string &solver,
-                   double rtol, double atol, int64_t maxit, int64_t restart,
+    // A CSR already in the memory of GPU device_id (a CuPy matrix's arrays: krill/_cupy.py
+    // checked their types), wrapped by krill_mat_create_device_csr without a copy. The
+    // Python Matrix keeps the arrays alive; the "auto" solver choice reads the values back
+    // when first asked (krill_mat_to_csr).
+    Matrix(uintptr_t indptr, int index_bytes, uintptr_t indices, uintptr_t data, int64_t n_rows,
+           int64_t n_cols, int64_t nnz, int device_id, int threads)
+    {
+        krill_ctx_opts copts = KRILL_CTX_OPTS_INIT;
+        copts.device = KRILL_DEVICE_CUDA;
+        copts.device_id = device_id;
+        copts.threads = threads;
+        device_csr_ = true;
+        build(copts, "krill_mat_create_device_csr", [&](krill_ctx *ctx, krill_mat **mat) {
+            return krill_mat_create_device_csr(ctx, n_rows, n_cols, nnz, (const void *)indptr,
+                                               index_bytes, (const int32_t *)indices,
+                                               (double *)data, mat);
+        });
+    }
+
+    // Solve A x = b: x holds the initial guess and receives the solution in place. b and x
+    // are numpy arrays, or on a GPU context CuPy's (solve_vectors_from: nothing copied, no
+    // vector allocated). precond is a name (kept and reused when keep_pc) or None; psolve,
+    // when not None, a Python preconditioner z = psolve(r) (a shell preconditioner for this
+    // solve). Returns a dict with everything krill_solve_info says.
+    nb::dict solve(nb::handle b, nb::handle x, const std::string &solver, double rtol,
+                   double atol, int64_t maxit, int64_t restart,
                    std::optional<std::string> precond, int repro_mode, int repro_slices,
                    nb::object callback, nb::object psolve, bool keep_pc)
     {
         // b and x as given: krill_solve checks their lengths against A (its message names them)
-        const int64_t rows = (int64_t)b.shape(0), cols = (int64_t)x.shape(0);
+        const solve_vectors v = solve_vectors_from(b, x);
         if (maxit < 0 || maxit > INT32_MAX - 1)
             throw krill_failure{KRILL_ERR_ARG, "krill: maxiter = " + std::to_string(maxit) +
                                                    "; it must be in 0..2^31 - 2"};
@@ -326,6 +236,11 @@ class Matrix {
             throw krill_failure{KRILL_ERR_ARG, "krill: restart = " + std::to_string(restart) +
                                                    "; it must be >= 1"};
         solver_choice choice = solver == "auto" ? auto_solver() : choose_solver(solver, nullptr);
+        const bool on_gpu = krill_ctx_device(ctx_.p) == KRILL_DEVICE_CUDA;
+        if (!psolve.is_none() && on_gpu)   // py_apply shows krill's vectors as numpy arrays
+            throw krill_failure{KRILL_ERR_UNSUPPORTED, "krill: a Python preconditioner (M) runs "
+                                                       "on the CPU only in this version; this "
+                                                       "matrix is on the GPU"};
         busy_guard guard(this);
 
         monitor_state mon;
@@ -369,24 +284,37 @@ class Matrix {
                     failed_call = "krill_pc_create";
                     if ((st = krill_pc_create(mat_.p, pc_name.c_str(), &made.p)) != KRILL_OK) break;
                 }
-                failed_call = "krill_vec_create";
-                if ((st = krill_vec_create(ctx_.p, rows, &vb.p)) != KRILL_OK) break;
-                if ((st = krill_vec_create(ctx_.p, cols, &vx.p)) != KRILL_OK) break;
-                failed_call = "krill_vec_upload";
-                if ((st = krill_vec_upload(vb.p, b.data())) != KRILL_OK) break;
-                if ((st = krill_vec_upload(vx.p, x.data())) != KRILL_OK) break;
+                if (v.on_device) {   // krill_solve reads b only: the const_cast is safe
+                    failed_call = "krill_vec_wrap";
+                    double *b_data = const_cast<double *>(v.b);
+                    if ((st = krill_vec_wrap(ctx_.p, v.rows, b_data, &vb.p)) != KRILL_OK) break;
+                    if ((st = krill_vec_wrap(ctx_.p, v.cols, v.x, &vx.p)) != KRILL_OK) break;
+                } else {
+                    failed_call = "krill_vec_create";
+                    if ((st = krill_vec_create(ctx_.p, v.rows, &vb.p)) != KRILL_OK) break;
+                    if ((st = krill_vec_create(ctx_.p, v.cols, &vx.p)) != KRILL_OK) break;
+                    failed_call = "krill_vec_upload";
+                    if ((st = krill_vec_upload(vb.p, v.b)) != KRILL_OK) break;
+                    if ((st = krill_vec_upload(vx.p, v.x)) != KRILL_OK) break;
+                }
                 // The monitor: always on the CPU (for Ctrl-C); on the GPU only with a
                 // callback, since a monitor keeps CG's host from running ahead of the device.
-                if (mon.callback || krill_ctx_device(ctx_.p) == KRILL_DEVICE_CPU) {
+                if (mon.callback || !on_gpu) {
                     opts.monitor = monitor_fn;
                     opts.monitor_data = &mon;
                 }
                 failed_call = "krill_solve";
                 st = krill_solve(mat_.p, found ? found : made.p, vb.p, vx.p, &opts, &info.info);
-                if (st != KRILL_OK) break;
+                if (st != KRILL_OK || v.on_device) break;
                 failed_call = "krill_vec_download";
-                st = krill_vec_download(vx.p, x.data());
+                st = krill_vec_download(vx.p, v.x);
             } while (0);
+            // The caller's x is written on krill's stream: done before it is handed back
+            // (or freed, after a failure).
+            if (v.on_device) {
+                krill_status synced = krill_ctx_sync(ctx_.p);
+                if (st == KRILL_OK) failed_call = "krill_ctx_sync", st = synced;
+            }
         }
         op_a_.state = nullptr;
         if (mon.failed) {   // a Python exception from a callback, an operator or a signal
@@ -435,7 +363,8 @@ class Matrix {
     // New values in the order of the CSR the matrix was built from (krill_mat_update_values),
     // then every kept preconditioner recomputed from them (krill_pc_update_values). A
     // preconditioner whose update fails (e.g. a zero pivot now) is dropped, so that the next
-    // solve builds it again and reports the failure itself, and the error is raised.
+    // solve builds it again and reports the failure itself, and the error is raised. On a
+    // wrapped device CSR the host values are uploaded into the caller's array.
     void update_values(host_array<const double> data)
     {
         if (shell_)
@@ -448,18 +377,17 @@ class Matrix {
                                                    "matrix of " +
                                                    std::to_string(krill_mat_nnz(mat_.p)) +
                                                    " stored entries"};
-        busy_guard guard(this);
-        krill_status st;
-        std::string failed_pc;
-        {
-            nb::gil_scoped_release release;
-            st = krill_mat_update_values(mat_.p, data.data());
-            for (auto it = pcs_.begin(); st == KRILL_OK && it != pcs_.end(); ++it)
-                if ((st = krill_pc_update_values(it->second->p)) != KRILL_OK) failed_pc = it->first;
-        }
-        have_auto_choice_ = false;   // the values decide the "auto" solver
-        if (!failed_pc.empty()) pcs_.erase(failed_pc);
-        check(st, failed_pc.empty() ? "krill_mat_update_values" : "krill_pc_update_values");
+        refresh(data.data());
+    }
+
+    // The wrapped device CSR's values array was changed in place (krill/_cupy.py copied the
+    // new values into it): krill_mat_update_values(mat, NULL), then as update_values.
+    void update_values_in_place()
+    {
+        if (!device_csr_)
+            throw krill_failure{KRILL_ERR_UNSUPPORTED, "krill.Matrix.update_values: values in "
+                                                       "place only for a wrapped CuPy matrix"};
+        refresh(nullptr);
     }
 
     // y = A x (krill_mat_spmv), x and y numpy arrays.
@@ -481,7 +409,6 @@ class Matrix {
         }
         check(st, "krill_mat_spmv");
     }
-
     // The median of `reps` timed SpMVs after `warmup` (krill_mat_time_spmv), seconds.
     double time_spmv(int warmup, int reps)
     {
@@ -530,6 +457,16 @@ class Matrix {
     int64_t cols() const { return krill_mat_cols(mat_.p); }
     int64_t nnz() const { return krill_mat_nnz(mat_.p); }
     double build_seconds() const { return build_seconds_; }
+    bool on_gpu() const { return krill_ctx_device(ctx_.p) == KRILL_DEVICE_CUDA; }
+    // What krill allocated in the context's memory: since the context was made, or while
+    // the matrix was built (the difference of two krill_ctx_alloc_stats_get).
+    nb::dict alloc_stats() const
+    {
+        krill_ctx_alloc_stats s{};
+        krill_ctx_alloc_stats_get(ctx_.p, &s);
+        return alloc_stats_dict(s);
+    }
+    nb::dict build_alloc_stats() const { return alloc_stats_dict(build_allocs_); }
     nb::list kept_preconditioners() const
     {
         nb::list out;
@@ -562,6 +499,50 @@ class Matrix {
                                                            ": A is an operator (call its matvec)"};
     }
 
+    // krill_mat_update_values(mat, values) and the kept preconditioners recomputed; a device
+    // CSR's array (the caller's) is written on krill's stream: synchronized before returning.
+    void refresh(const double *values)
+    {
+        busy_guard guard(this);
+        krill_status st;
+        std::string failed_pc;
+        {
+            nb::gil_scoped_release release;
+            st = krill_mat_update_values(mat_.p, values);
+            if (st == KRILL_OK && device_csr_) st = krill_ctx_sync(ctx_.p);
+            for (auto it = pcs_.begin(); st == KRILL_OK && it != pcs_.end(); ++it)
+                if ((st = krill_pc_update_values(it->second->p)) != KRILL_OK) failed_pc = it->first;
+        }
+        have_auto_choice_ = false;   // the values decide the "auto" solver
+        if (!failed_pc.empty()) pcs_.erase(failed_pc);
+        check(st, failed_pc.empty() ? "krill_mat_update_values" : "krill_pc_update_values");
+    }
+
+    // The context, then the matrix by make(ctx, &mat) (the C call named `call`), with the
+    // GIL released; build_seconds_ times make alone (as `krill formats`), build_allocs_
+    // counts what it allocated in the context's memory (krill_ctx_alloc_stats_get).
+    template <typename Make> void build(const krill_ctx_opts &copts, const char *call, Make make)
+    {
+        krill_ctx_alloc_stats before{}, after{};
+        krill_status st;
+        const char *failed_call = "krill_ctx_create";
+        auto t0 = std::chrono::steady_clock::now();
+        {
+            nb::gil_scoped_release release;
+            st = krill_ctx_create(&copts, &ctx_.p);
+            t0 = std::chrono::steady_clock::now();
+            if (st == KRILL_OK) {
+                krill_ctx_alloc_stats_get(ctx_.p, &before);
+                failed_call = call;
+                st = make(ctx_.p, &mat_.p);
+                krill_ctx_alloc_stats_get(ctx_.p, &after);
+            }
+        }
+        build_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        check(st, failed_call);
+        build_allocs_ = {after.allocations - before.allocations, after.bytes - before.bytes};
+    }
+
     solver_choice auto_solver()
     {
         if (shell_) return choose_solver("auto", nullptr);
@@ -586,6 +567,8 @@ class Matrix {
     bool have_auto_choice_ = false;
     solver_choice auto_choice_{};
     double build_seconds_ = 0.0;
+    bool device_csr_ = false;   // made by krill_mat_create_device_csr (the caller's arrays)
+    krill_ctx_alloc_stats build_allocs_{};
 };
 
 
@@ -636,10 +619,17 @@ NB_MODULE(_core, m)
                       const std::string &, int, nb::object>(),
              "indptr"_a, "indices"_a, "data"_a, "n_rows"_a, "n_cols"_a, "format"_a.none(),
              "device"_a, "threads"_a, "matvec"_a.none())
+        .def(nb::init<uintptr_t, int, uintptr_t, uintptr_t, int64_t, int64_t, int64_t, int, int>(),
+             "indptr_ptr"_a, "index_bytes"_a, "indices_ptr"_a, "data_ptr"_a, "n_rows"_a,
+             "n_cols"_a, "nnz"_a, "device_id"_a, "threads"_a)
         .def("solve", &Matrix::solve, "b"_a, "x"_a, "solver"_a, "rtol"_a, "atol"_a, "maxit"_a,
              "restart"_a, "precond"_a.none(), "repro_mode"_a, "repro_slices"_a,
              "callback"_a.none(), "psolve"_a.none(), "keep_pc"_a)
         .def("update_values", &Matrix::update_values, "data"_a)
+        .def("update_values_in_place", &Matrix::update_values_in_place)
+        .def("alloc_stats", &Matrix::alloc_stats)
+        .def("build_alloc_stats", &Matrix::build_alloc_stats)
+        .def_prop_ro("on_gpu", &Matrix::on_gpu)
         .def("spmv", &Matrix::spmv, "x"_a, "y"_a)
         .def("time_spmv", &Matrix::time_spmv, "warmup"_a, "reps"_a)
         .def("stats", &Matrix::stats)

@@ -1,8 +1,10 @@
 """Drop-in replacements for scipy.sparse.linalg's gmres, cg, bicgstab and minres.
 
 Same signatures, same return value (x, info) and the same stopping test,
-||b - A x|| <= max(rtol ||b||, atol); the solve runs in krill on the CPU. Differences from
-SciPy (doc/python.md, "Differences from SciPy"):
+||b - A x|| <= max(rtol ||b||, atol); the solve runs in krill on the CPU, or on the GPU for
+a CuPy A (as cupyx.scipy.sparse.linalg's: b and x0 NumPy or CuPy, x returned as a CuPy
+array; doc/python.md, "CuPy"). Differences from SciPy (doc/python.md, "Differences from
+SciPy"):
 
 - A: scipy.sparse matrices/arrays of any format (converted to CSR once), dense arrays, and
   LinearOperators (or anything with shape and matvec, as aslinearoperator takes), which run
@@ -26,6 +28,7 @@ SciPy (doc/python.md, "Differences from SciPy"):
 
 import numpy as np
 
+from .. import _cupy
 from .._solve import _run
 
 __all__ = ["gmres", "cg", "bicgstab", "minres"]
@@ -50,7 +53,7 @@ def _count_default(maxiter, n, per_n):
 
 def _call(method, A, b, x0, rtol, atol, maxit, restart, M, callback):
     x, d = _run(A, b, x0, solver=method, rtol=rtol, atol=atol, maxiter=maxit,
-                restart=restart, precond=M, format=None, device="cpu", threads=0,
+                restart=restart, precond=M, format=None, device=None, threads=0,
                 repro=False, callback=callback)
     return x, _info(d)
 
@@ -64,6 +67,14 @@ def _wrap(callback, scale=None):
     if scale is None:
         return lambda it, rnorm: callback(rnorm)
     return lambda it, rnorm: callback(rnorm * scale)
+
+
+def _norm(b):
+    """||b||, for a NumPy or a GPU (CuPy) b."""
+    if _cupy.is_gpu_array(b):
+        import cupy   # b is on the GPU: CuPy is there
+        return float(cupy.linalg.norm(cupy.asarray(b, dtype=cupy.float64).ravel()))
+    return float(np.linalg.norm(np.asarray(b, dtype=np.float64).ravel()))
 
 
 def _n(A):
@@ -95,7 +106,7 @@ def gmres(A, b, x0=None, *, rtol=1e-5, atol=0., restart=None, maxiter=None, M=No
     cycles = _count_default(maxiter, n, 10)
     cb = None
     if callback is not None:
-        bnorm = float(np.linalg.norm(np.asarray(b, dtype=np.float64).ravel()))
+        bnorm = _norm(b)
         cb = _wrap(callback, 1.0 / bnorm if bnorm > 0 else 1.0)
     return _call("gmres", A, b, x0, rtol, atol, cycles * restart, restart, M, cb)
 
