@@ -140,7 +140,7 @@ void cli_format_bytes(char *buf, size_t len, double bytes);       /* "12.3 MiB" 
  * total <= 0) */
 void cli_print_time(FILE *out, int width, const char *label, double seconds, double total);
 
-/* ---- the solve report (cmd_solve.c fills it, solve_report.c prints it) ------------------ */
+/* ---- the solve report (cmd_solve.c and solve_problem.c fill it, solve_report.c prints it) */
 typedef struct cli_solve_report {
     const char *source;          /* file name or generator spec */
     const char *source_note;     /* "default problem", "generated" or "Matrix Market file" */

@@ -9,40 +9,21 @@
  * each rank's rows, nonzeros and halo. A krill binary file (krill convert, recognised by its
  * magic bytes) is read by each rank itself, its own rows only, partitioned alike; b = A*1 is
  * then made by each rank from its rows (the same bits as rank 0's), and the solver is chosen
- * from the writer's flags. */
+ * from the writer's flags. The problem setup (A, the solver, b, the reordering) is
+ * solve_problem.c's. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "cli_impl.h"
-
-/* The default problem: the elasticity cantilever, a 5:1 beam of 80 x 16 x 16 unit-cube
- * elements clamped at x = 0: 69,360 dofs, 5.1 million nonzeros (62 MB in CSR). With
- * b = A*1, unpreconditioned CG converges to rtol 1e-8 in about 500 iterations, which took
- * 2.6 s on a 2-core CPU (2 OpenMP threads): long enough to show the time breakdown, short
- * enough for a first run. (32 x 12 x 12 took 0.3 s, 64 x 20 x 20 2.9 s.) */
-#define DEFAULT_PROBLEM "elasticity3d:80,16,16"
+#include "solve_problem.h"
 
 /* Largest S of --repro=S (more slices than a value needs change nothing: exact mode). */
 #define REPRO_MAX_SLICES 64
 
-/* Seed of the deterministic random right-hand side (--rhs random). */
-#define RANDOM_RHS_SEED 0x9E3779B97F4A7C15ull
-
-static const char *const solver_names[] = { "gmres", "cg", "fgmres", "bicgstab", "minres",
-                                            NULL };
-static const krill_solver_type solver_types[] = { KRILL_SOLVER_GMRES, KRILL_SOLVER_CG,
-                                                  KRILL_SOLVER_FGMRES, KRILL_SOLVER_BICGSTAB,
-                                                  KRILL_SOLVER_MINRES };
-enum { SOLVER_GMRES, SOLVER_CG, SOLVER_MINRES = 4 };   /* indices in solver_names */
-static const char *const ortho_names[] = { "cgs2", "mgs", "dcgs2", NULL };
-static const krill_ortho ortho_types[] = { KRILL_ORTHO_CGS2, KRILL_ORTHO_MGS,
-                                           KRILL_ORTHO_DCGS2 };
 static const char *const device_names[] = { "auto", "cpu", "gpu", NULL };
 static const krill_device device_types[] = { KRILL_DEVICE_AUTO, KRILL_DEVICE_CPU,
                                              KRILL_DEVICE_CUDA };
-static const char *const reorder_names[] = { "none", "rcm", NULL };
-enum { REORDER_NONE, REORDER_RCM };        /* indices in reorder_names */
 static const char *const partition_names[] = { "rows", "metis", NULL };
 enum { PARTITION_ROWS, PARTITION_METIS };  /* indices in partition_names */
 
@@ -116,26 +97,6 @@ static void solve_usage(FILE *out)
             "            could not be written, 3 krill or the device failed\n");
 }
 
-typedef struct solve_args {
-    const char *matrix_path;     /* positional A.mtx, or NULL */
-    const char *gen_spec;        /* --gen, or NULL */
-    const char *format;          /* --format, NULL = csr */
-    const char *rhs;             /* --rhs */
-    const char *out_path;        /* --out */
-    const char *history_path;    /* --history */
-    int solver;                  /* index in solver_names, -1 = choose from A */
-    int ortho;                   /* index in ortho_names */
-    int device;                  /* index in device_names */
-    const char *precond;         /* --precond NAME[:PARAM]; NULL = none */
-    int reorder;                 /* index in reorder_names */
-    int partition;               /* index in partition_names */
-    int threads;                 /* 0 = OpenMP's default */
-    int runs;                    /* --runs N, 0 = none */
-    int repro, repro_slices;     /* --repro[=S] */
-    int json, monitor, quiet, help;
-    krill_solver_opts opts;      /* rtol, atol, maxit, restart from the options */
-} solve_args;
-
 static int parse_solve_args(int argc, char **argv, solve_args *args)
 {
     const double int_max = 2147483647.0;
@@ -153,14 +114,14 @@ static int parse_solve_args(int argc, char **argv, solve_args *args)
         { .name = "--out", .kind = CLI_STRING, .string = &args->out_path },
         { .name = "--history", .kind = CLI_STRING, .string = &args->history_path },
         { .name = "--solver", .kind = CLI_CHOICE, .integer = &args->solver,
-          .choices = solver_names },
+          .choices = cli_solver_names },
         { .name = "--ortho", .kind = CLI_CHOICE, .integer = &args->ortho,
-          .choices = ortho_names },
+          .choices = cli_ortho_names },
         { .name = "--device", .kind = CLI_CHOICE, .integer = &args->device,
           .choices = device_names },
         { .name = "--precond", .kind = CLI_STRING, .string = &args->precond },
         { .name = "--reorder", .kind = CLI_CHOICE, .integer = &args->reorder,
-          .choices = reorder_names },
+          .choices = cli_reorder_names },
         { .name = "--partition", .kind = CLI_CHOICE, .integer = &args->partition,
           .choices = partition_names },
         { .name = "--restart", .kind = CLI_INT, .integer = &args->opts.restart, .min = 1,
@@ -190,151 +151,6 @@ static int parse_solve_args(int argc, char **argv, solve_args *args)
     return rc;
 }
 
-/* Read the file, generate --gen SPEC, or generate the default problem; refuse what the
- * solvers cannot take (rectangular here; complex is refused by the reader). */
-static int load_matrix(const solve_args *args, cli_solve_report *report, krill_csr **csr)
-{
-    int rc = CLI_EXIT_OK;
-    double t0 = cli_seconds();
-    if (args->matrix_path && krill_bin_detect(args->matrix_path)) {
-        report->source = args->matrix_path;
-        report->source_note = "krill binary file";
-        CLI_TRY(krill_bin_read(args->matrix_path, csr, NULL));
-    } else if (args->matrix_path) {
-        report->source = args->matrix_path;
-        report->source_note = "Matrix Market file";
-        krill_mm_opts square = KRILL_MM_OPTS_INIT;
-        square.square = 1;       /* refused from the size line, before anything is allocated */
-        CLI_TRY(krill_mm_read_opts(args->matrix_path, &square, csr, NULL));
-    } else {
-        report->source = args->gen_spec ? args->gen_spec : DEFAULT_PROBLEM;
-        report->source_note = args->gen_spec ? "generated" : "default problem";
-        CLI_TRY(krill_gen(report->source, csr));
-    }
-    report->load_seconds = cli_seconds() - t0;
-    if ((*csr)->n_rows != (*csr)->n_cols) {
-        rc = cli_error(CLI_EXIT_USAGE, "%s: the matrix is rectangular (%ld x %ld); the "
-                       "solvers need a square matrix", report->source,
-                       (long)(*csr)->n_rows, (long)(*csr)->n_cols);
-        goto cleanup;
-    }
-    report->n = (*csr)->n_rows;
-    report->nnz = (*csr)->nnz;
-cleanup:
-    if (rc != CLI_EXIT_OK) krill_csr_destroy(csr);
-    return rc;
-}
-
-/* The sign of the diagonal of the square matrix a: +1 when every diagonal entry is present
- * and positive, -1 when every one is negative, 0 otherwise (both signs, or a zero or missing
- * entry). A symmetric matrix can be definite only with +1 (positive) or -1 (negative):
- * a_ii = e_i'A e_i. Cheap to check, and necessary only. */
-static int diagonal_sign(const krill_csr *a)
-{
-    int pos = 0, neg = 0;
-    for (int32_t i = 0; i < a->n_rows; i++) {
-        double d = 0.0;
-        for (int64_t p = a->row_ptr[i]; p < a->row_ptr[i + 1]; p++)
-            if (a->col[p] == i) d = a->val[p];
-        pos += d > 0.0;
-        neg += d < 0.0;
-    }
-    return pos == a->n_rows ? 1 : neg == a->n_rows ? -1 : 0;
-}
-
-/* What choose_solver needs to know of A: whether it is symmetric, and diagonal_sign's
- * answer (computed only where the choice depends on them). */
-static void matrix_traits(const solve_args *args, const krill_csr *a, int *symmetric, int *sign)
-{
-    const int needed = args->solver < 0 && (args->matrix_path || args->gen_spec);
-    *symmetric = needed && krill_csr_is_symmetric(a);
-    *sign = *symmetric ? diagonal_sign(a) : 0;
-}
-
-/* The solver asked for, else CG for the default problem and for symmetric matrices with a
- * diagonal of one sign (possibly definite), MINRES for symmetric matrices whose diagonal has
- * both signs or zeros (then certainly not definite), GMRES for everything else. */
-static void choose_solver(const solve_args *args, int symmetric, int sign,
-                          cli_solve_report *report)
-{
-    int index = args->solver;
-    if (index >= 0) {
-        report->solver_why = "as asked";
-    } else if (!args->matrix_path && !args->gen_spec) {
-        index = SOLVER_CG;
-        report->solver_why = "the default problem is SPD";
-    } else if (!symmetric) {
-        index = SOLVER_GMRES;
-        report->solver_why = "A is not symmetric";
-    } else if (sign == 0) {
-        index = SOLVER_MINRES;
-        report->solver_why = "A is symmetric with diagonal entries of both signs or zero, so it "
-                             "is indefinite: MINRES";
-    } else if (sign < 0) {
-        index = SOLVER_CG;
-        report->solver_why = "A is symmetric with a negative diagonal; if it is not negative "
-                             "definite use --solver minres";
-    } else {
-        index = SOLVER_CG;
-        report->solver_why = "A is symmetric with a positive diagonal; if it is not positive "
-                             "definite use --solver minres";
-    }
-    report->solver = solver_names[index];
-    report->opts.solver = solver_types[index];
-    report->opts.ortho = ortho_types[args->ortho];
-    report->ortho = report->opts.solver == KRILL_SOLVER_GMRES ||
-                            report->opts.solver == KRILL_SOLVER_FGMRES
-                        ? ortho_names[args->ortho]
-                        : NULL;
-}
-
-/* b on the host: A*1 (then x_true = 1 is known; a NULL: the ranks make it from their rows,
- * cli_ranks_read), deterministic random in [-1, 1), or read from a file. */
-static int make_rhs(const char *rhs, const krill_csr *a, int64_t n, double *b,
-                    cli_solve_report *report)
-{
-    int rc = CLI_EXIT_OK;
-    double *file_b = NULL;
-    int64_t file_n = 0;
-    if (!strcmp(rhs, "ones") && !a) {
-        report->exact_known = 1;
-        report->rhs = "b = A*1 (exact solution x = 1), each rank its rows";
-    } else if (!strcmp(rhs, "ones")) {
-        double *ones = malloc((size_t)(n > 0 ? n : 1) * sizeof *ones);
-        if (!ones) {
-            rc = cli_error(CLI_EXIT_FAILURE, "out of memory for %ld doubles", (long)n);
-            goto cleanup;
-        }
-        for (int64_t i = 0; i < n; i++) ones[i] = 1.0;
-        krill_csr_spmv_ref(a, 1.0, ones, 0.0, b);
-        free(ones);
-        report->exact_known = 1;
-        report->rhs = "b = A*1 (exact solution x = 1)";
-    } else if (!strcmp(rhs, "random")) {
-        uint64_t state = RANDOM_RHS_SEED;
-        for (int64_t i = 0; i < n; i++) {          /* xorshift64*; its top 53 bits */
-            state ^= state >> 12;
-            state ^= state << 25;
-            state ^= state >> 27;
-            uint64_t bits = (state * 0x2545F4914F6CDD1Dull) >> 11;
-            b[i] = 2.0 * ((double)bits / 9007199254740992.0) - 1.0;
-        }
-        report->rhs = "deterministic random b in [-1, 1)";
-    } else {
-        CLI_TRY(krill_mm_read_vector(rhs, &file_b, &file_n));
-        if (file_n != n) {
-            rc = cli_error(CLI_EXIT_USAGE, "%s: the vector has %ld entries, the matrix %ld "
-                           "rows", rhs, (long)file_n, (long)n);
-            goto cleanup;
-        }
-        memcpy(b, file_b, (size_t)n * sizeof *b);
-        report->rhs = rhs;
-    }
-cleanup:
-    krill_host_free(file_b);
-    return rc;
-}
-
 /* FNV-1a (64 bits) of the n doubles' bytes as they lie in memory (IEEE binary64,
  * little-endian on every platform krill builds for): two runs printed the same hash iff,
  * barring a collision, their solutions are the same bits. */
@@ -347,36 +163,6 @@ static uint64_t hash_doubles(const double *x, int64_t n)
         h *= 0x100000001b3ull;
     }
     return h;
-}
-
-/* --reorder rcm: A becomes B = P A P^T and b becomes P b (through `scratch`), so the solver
- * works in the RCM numbering on y = P x; solve_run maps the solution back, x = P^T y.
- * *perm (perm[new] = old) is malloc'ed for the caller to free. */
-static int reorder_rcm(krill_csr **csr, int32_t **perm, double *b, double *scratch,
-                       cli_solve_report *report)
-{
-    int rc = CLI_EXIT_OK;
-    krill_csr *permuted = NULL;
-    const int32_t n = (*csr)->n_rows;
-    double t0 = cli_seconds();
-    *perm = malloc((size_t)(n > 0 ? n : 1) * sizeof **perm);
-    if (!*perm) {
-        rc = cli_error(CLI_EXIT_FAILURE, "out of memory for a permutation of %ld entries",
-                       (long)n);
-        goto cleanup;
-    }
-    CLI_TRY(krill_order_rcm(*csr, *perm));
-    CLI_TRY(krill_csr_permute(*csr, *perm, &permuted));
-    krill_csr_destroy(csr);
-    *csr = permuted;
-    permuted = NULL;
-    krill_vec_permute_host(n, *perm, b, scratch);
-    memcpy(b, scratch, (size_t)n * sizeof *b);
-    report->reorder_seconds = cli_seconds() - t0;
-    report->bandwidth_after = krill_csr_bandwidth(*csr);
-cleanup:
-    krill_csr_destroy(&permuted);
-    return rc;
 }
 
 /* Max-norm and relative 2-norm of x - 1 (NaN propagates into both). */
@@ -404,68 +190,6 @@ static int write_history(const char *path, const krill_solve_info *info)
             fprintf(out.f, "%d,%.17g,%.17g\n", k, info->history[k], info->history[k] / bnorm);
         rc = cli_output_close(&out, "--history", 1);
     }
-    return rc;
-}
-
-/* Rank 0's part before the solve: A, the solver, b, and the reordering. */
-static int make_problem(const solve_args *args, cli_solve_report *report, krill_csr **csr,
-                        double **host_b, double **host_x, int32_t **perm)
-{
-    int symmetric = 0, sign = 0;
-    int rc = load_matrix(args, report, csr);
-    if (rc != CLI_EXIT_OK) goto cleanup;
-    matrix_traits(args, *csr, &symmetric, &sign);
-    choose_solver(args, symmetric, sign, report);
-    *host_b = malloc((size_t)(report->n > 0 ? report->n : 1) * sizeof **host_b);
-    *host_x = malloc((size_t)(report->n > 0 ? report->n : 1) * sizeof **host_x);
-    if (!*host_b || !*host_x) {
-        rc = cli_error(CLI_EXIT_FAILURE, "out of memory for two vectors of %ld doubles",
-                       (long)report->n);
-        goto cleanup;
-    }
-    rc = make_rhs(args->rhs, *csr, report->n, *host_b, report);
-    if (rc != CLI_EXIT_OK) goto cleanup;
-    report->reorder = reorder_names[args->reorder];
-    report->bandwidth_before = report->bandwidth_after = krill_csr_bandwidth(*csr);
-    if (args->reorder == REORDER_RCM) rc = reorder_rcm(csr, perm, *host_b, *host_x, report);
-cleanup:
-    return rc;
-}
-
-/* Rank 0's part when every rank reads its own rows of a binary A (cli_ranks_read): the
- * header gives the size, the writer's flags the solver; b unless it is A*1. */
-static int make_problem_header(const solve_args *args, cli_solve_report *report,
-                               double **host_b, double **host_x)
-{
-    int rc = CLI_EXIT_OK;
-    krill_bin_info info;
-    const double t0 = cli_seconds();
-    report->source = args->matrix_path;
-    report->source_note = "krill binary file, each rank reads its rows";
-    CLI_TRY(krill_bin_read_info(args->matrix_path, &info));
-    if (info.n_rows != info.n_cols) {
-        rc = cli_error(CLI_EXIT_USAGE, "%s: the matrix is rectangular (%ld x %ld); the "
-                       "solvers need a square matrix", report->source, (long)info.n_rows,
-                       (long)info.n_cols);
-        goto cleanup;
-    }
-    report->n = info.n_rows;
-    report->nnz = info.nnz;
-    report->load_seconds = cli_seconds() - t0;
-    choose_solver(args, (info.flags & KRILL_BIN_SYMMETRIC) != 0,
-                  info.flags & KRILL_BIN_DIAG_POSITIVE   ? 1
-                  : info.flags & KRILL_BIN_DIAG_NEGATIVE ? -1
-                                                         : 0, report);
-    *host_b = malloc((size_t)(report->n > 0 ? report->n : 1) * sizeof **host_b);
-    *host_x = malloc((size_t)(report->n > 0 ? report->n : 1) * sizeof **host_x);
-    if (!*host_b || !*host_x) {
-        rc = cli_error(CLI_EXIT_FAILURE, "out of memory for two vectors of %ld doubles",
-                       (long)report->n);
-        goto cleanup;
-    }
-    rc = make_rhs(args->rhs, NULL, report->n, *host_b, report);
-    report->reorder = reorder_names[REORDER_NONE];
-cleanup:
     return rc;
 }
 
@@ -508,8 +232,9 @@ static int solve_run(int argc, char **argv)
         report.per_rank_read = ranks.on && args.matrix_path && args.reorder == REORDER_NONE &&
                                args.partition == PARTITION_ROWS &&
                                krill_bin_detect(args.matrix_path);
-        rc = report.per_rank_read ? make_problem_header(&args, &report, &host_b, &host_x)
-                                  : make_problem(&args, &report, &csr, &host_b, &host_x, &perm);
+        rc = report.per_rank_read
+                 ? cli_solve_make_problem_header(&args, &report, &host_b, &host_x)
+                 : cli_solve_make_problem(&args, &report, &csr, &host_b, &host_x, &perm);
     }
     if (rc == CLI_EXIT_OK && ranks.on && ranks.rank == 0 &&
         !(load = calloc((size_t)ranks.size, sizeof *load)))
