@@ -62,7 +62,7 @@ krill_device device_from_name(const std::string &name)
 }
 
 // The sign of A's diagonal: +1 every a_ii present and positive, -1 every one negative, else 0
-// (the rule of `krill solve`'s solver choice, apps/cmd_solve.c).
+// (the rule of `krill solve`'s solver choice, apps/solve_problem.c).
 int diagonal_sign(const krill_csr &a)
 {
     int64_t pos = 0, neg = 0;
