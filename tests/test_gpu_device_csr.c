@@ -24,7 +24,10 @@ int main(void) { tu_skip("krill was built without CUDA"); }
 
 static krill_ctx *gpu;
 
-/* A CSR in device memory the way a caller has it: cudaMalloc'ed outside krill. */
+/* A CSR in device memory the way a caller has it: cudaMalloc'ed outside krill. The caller's
+ * copies must be complete before krill reads (krill runs on its own stream, and cudaMemcpy
+ * from pageable memory may return before its DMA lands): hence the synchronize after each
+ * upload (initcheck's timing once showed krill reading the old contents without it). */
 typedef struct dev_csr {
     void *row_ptr;
     int32_t *col;
@@ -36,7 +39,8 @@ static void *dev_upload(const void *host, size_t bytes)
 {
     void *d = NULL;
     if (cudaMalloc(&d, bytes > 0 ? bytes : 1) != cudaSuccess ||
-        cudaMemcpy(d, host, bytes, cudaMemcpyHostToDevice) != cudaSuccess) {
+        cudaMemcpy(d, host, bytes, cudaMemcpyHostToDevice) != cudaSuccess ||
+        cudaDeviceSynchronize() != cudaSuccess) {
         fprintf(stderr, "cudaMalloc / cudaMemcpy of %zu bytes failed\n", bytes);
         exit(1);
     }
@@ -225,6 +229,7 @@ static void test_update_values(void)
     CHECK_OK(wrap(a, &d, &dev));
     CHECK_OK(krill_mat_create(gpu, a, "csr", &ref));
     CHECK_OK(krill_mat_update_values(dev, v2));
+    CHECK_OK(krill_ctx_sync(gpu));   /* krill's upload done before the caller reads */
     CHECK(cudaMemcpy(got, d.val, (size_t)a->nnz * sizeof *got, cudaMemcpyDeviceToHost) ==
           cudaSuccess);
     CHECK(memcmp(got, v2, (size_t)a->nnz * sizeof *got) == 0);   /* the caller's array */
@@ -232,11 +237,12 @@ static void test_update_values(void)
     check_spmv(ref, dev, a->n_rows, "after update_values(host)");
     /* in place: the caller writes the original values back, then tells krill */
     CHECK(cudaMemcpy(d.val, a->val, (size_t)a->nnz * sizeof *got, cudaMemcpyHostToDevice) ==
-          cudaSuccess);
+          cudaSuccess && cudaDeviceSynchronize() == cudaSuccess);
     CHECK_OK(krill_mat_update_values(dev, NULL));
     CHECK_OK(krill_mat_update_values(ref, a->val));
     check_spmv(ref, dev, a->n_rows, "after update_values(NULL)");
-    CHECK(cudaMemcpy(d.val + 7, &nan, sizeof nan, cudaMemcpyHostToDevice) == cudaSuccess);
+    CHECK(cudaMemcpy(d.val + 7, &nan, sizeof nan, cudaMemcpyHostToDevice) == cudaSuccess &&
+          cudaDeviceSynchronize() == cudaSuccess);
     CHECK_STATUS(krill_mat_update_values(dev, NULL), KRILL_ERR_ARG);
     CHECK(strstr(krill_last_error(), "value 7 is nan") != NULL);
     krill_mat_destroy(&dev);

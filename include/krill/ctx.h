@@ -8,6 +8,7 @@
 #define KRILL_CTX_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include "krill/status.h"
 
 #ifdef __cplusplus
