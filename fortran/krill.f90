@@ -75,6 +75,12 @@ module krill
     type(c_ptr) :: comm = c_null_ptr       ! const krill_comm *
   end type krill_ctx_opts
 
+  ! krill_ctx_alloc_stats_get: krill's allocations in the context's memory since its creation
+  type, bind(C), public :: krill_ctx_alloc_stats
+    integer(c_int64_t) :: allocations = 0
+    integer(c_int64_t) :: bytes = 0
+  end type krill_ctx_alloc_stats
+
   ! krill_csr: a host CSR, 0-based (row_ptr: n_rows + 1 int64, col: nnz int32, val: nnz
   ! double). To read or fill one krill made: call c_f_pointer(handle, csr), then
   ! c_f_pointer(csr%val, val, [csr%nnz]) and so on.
@@ -136,14 +142,15 @@ module krill
 
   ! ---- bind(C) interfaces used as they are (public, the C names) ----------------------
   public :: krill_ctx_create, krill_ctx_destroy, krill_ctx_device, krill_ctx_threads, &
-            krill_ctx_sync, krill_ctx_set_repro, krill_cuda_device_count, krill_have_cuda
+            krill_ctx_sync, krill_ctx_set_repro, krill_cuda_device_count, krill_have_cuda, &
+            krill_ctx_alloc_stats_get
   public :: krill_csr_create, krill_csr_destroy, krill_csr_from_triplets, &
             krill_csr_is_symmetric
   public :: krill_vec_create, krill_vec_wrap, krill_vec_destroy, krill_vec_size, &
             krill_vec_data, krill_vec_upload, krill_vec_download, krill_vec_fill, &
             krill_vec_copy, krill_vec_axpy, krill_vec_dot, krill_vec_nrm2
   public :: krill_mat_destroy, krill_mat_spmv, krill_mat_update_values, krill_mat_to_csr, &
-            krill_mat_rows, krill_mat_cols, krill_mat_nnz
+            krill_mat_rows, krill_mat_cols, krill_mat_nnz, krill_mat_create_device_csr
   public :: krill_pc_destroy, krill_pc_apply, krill_pc_update_values
   public :: krill_solver_opts_default, krill_solve_info_free
   ! ---- Fortran wrappers (module procedures) ----------------------------------------------
@@ -189,6 +196,11 @@ module krill
       integer(c_int), value :: mode, slices     ! KRILL_REPRO_*; slices 0 = exact
       integer(c_int) :: st
     end function krill_ctx_set_repro
+    subroutine krill_ctx_alloc_stats_get(ctx, stats) bind(C, name='krill_ctx_alloc_stats_get')
+      import :: c_ptr, krill_ctx_alloc_stats
+      type(c_ptr), value :: ctx
+      type(krill_ctx_alloc_stats), intent(out) :: stats
+    end subroutine krill_ctx_alloc_stats_get
     function krill_cuda_device_count() bind(C, name='krill_cuda_device_count') result(n)
       import :: c_int
       integer(c_int) :: n
@@ -291,6 +303,20 @@ module krill
     end function krill_vec_nrm2
 
     ! -- matrices (krill/mat.h); krill_mat_create is a wrapper below --
+    ! A CSR already in a GPU context's device memory, not copied (doc/device-memory.md):
+    ! row_ptr (0-based offsets, index_bytes 4 or 8 each), col (0-based int32), val: device
+    ! addresses (CUDA Fortran: c_devloc); the caller keeps them alive until krill_mat_destroy
+    function krill_mat_create_device_csr(ctx, n_rows, n_cols, nnz, row_ptr, index_bytes, col, &
+        val, mat) bind(C, name='krill_mat_create_device_csr') result(st)
+      import :: c_int, c_int64_t, c_ptr
+      type(c_ptr), value :: ctx
+      integer(c_int64_t), value :: n_rows, n_cols, nnz
+      type(c_ptr), value :: row_ptr
+      integer(c_int), value :: index_bytes
+      type(c_ptr), value :: col, val
+      type(c_ptr), intent(out) :: mat
+      integer(c_int) :: st
+    end function krill_mat_create_device_csr
     subroutine krill_mat_destroy(mat) bind(C, name='krill_mat_destroy')
       import :: c_ptr
       type(c_ptr), intent(inout) :: mat

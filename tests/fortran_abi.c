@@ -41,6 +41,8 @@ int main(void)
         printf("init krill_ctx_opts %d %d %d %d\n", (int)init.device, init.threads,
                init.device_id, init.comm != NULL);
     }
+    SIZE(krill_ctx_alloc_stats);
+    OFFSET(krill_ctx_alloc_stats, allocations); OFFSET(krill_ctx_alloc_stats, bytes);
     SIZE(krill_csr);
     OFFSET(krill_csr, n_rows); OFFSET(krill_csr, n_cols); OFFSET(krill_csr, nnz);
     OFFSET(krill_csr, row_ptr); OFFSET(krill_csr, col); OFFSET(krill_csr, val);

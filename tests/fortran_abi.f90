@@ -8,6 +8,7 @@ program fortran_abi
   implicit none
   type(krill_ctx_opts), target :: co
   type(krill_csr), target :: csr
+  type(krill_ctx_alloc_stats), target :: stats
   type(krill_solver_opts), target :: so
   type(krill_solve_times), target :: times
   type(krill_solve_info), target :: info
@@ -62,6 +63,11 @@ program fortran_abi
   co = krill_ctx_opts()
   print '(a, 4(1x, i0))', 'init krill_ctx_opts', co%device, co%threads, co%device_id, &
     merge(1, 0, c_associated(co%comm))
+  call size_of('krill_ctx_alloc_stats', c_sizeof(stats))
+  call field('krill_ctx_alloc_stats allocations', c_loc(stats), c_loc(stats%allocations), &
+             c_sizeof(stats%allocations))
+  call field('krill_ctx_alloc_stats bytes', c_loc(stats), c_loc(stats%bytes), &
+             c_sizeof(stats%bytes))
   call size_of('krill_csr', c_sizeof(csr))
   call field('krill_csr n_rows', c_loc(csr), c_loc(csr%n_rows), c_sizeof(csr%n_rows))
   call field('krill_csr n_cols', c_loc(csr), c_loc(csr%n_cols), c_sizeof(csr%n_cols))

@@ -36,7 +36,8 @@ program test_fortran
   use krill
   use test_fortran_util
   implicit none
-  type(c_ptr) :: ctx, csr, csr2, mat, pc, vx, vy
+  type(c_ptr) :: ctx, csr, csr2, mat, mat2, pc, vx, vy
+  type(krill_ctx_alloc_stats) :: stats0, stats1
   type(krill_csr), pointer :: c
   integer(c_int64_t), pointer :: row_ptr(:)
   integer(c_int32_t), pointer :: col(:)
@@ -158,8 +159,18 @@ program test_fortran
               krill_mat_nnz(mat) == 10, 'krill_mat_rows / cols / nnz')
   x = [1d0, 2d0, 3d0, 4d0]
   y = -1
+  call krill_ctx_alloc_stats_get(ctx, stats0)
   st = krill_vec_wrap(ctx, 4, c_loc(x), vx)
   call expect(st == KRILL_OK, 'krill_vec_wrap: ' // krill_last_error())
+  call krill_ctx_alloc_stats_get(ctx, stats1)
+  call expect(stats1%allocations == stats0%allocations .and. stats1%bytes == stats0%bytes, &
+              'krill_vec_wrap allocated context memory')
+  ! a device CSR needs a GPU context: refused on this CPU one, naming the CPU
+  st = krill_mat_create_device_csr(ctx, 4_c_int64_t, 4_c_int64_t, 10_c_int64_t, c_loc(x), 4, &
+                                   c_loc(x), c_loc(x), mat2)
+  msg = krill_last_error()
+  call expect(st == KRILL_ERR_UNSUPPORTED .and. .not. c_associated(mat2) .and. &
+              index(msg, 'CPU') > 0, 'krill_mat_create_device_csr on a CPU context: ' // msg)
   st = krill_vec_wrap(ctx, 4_c_int64_t, c_loc(y), vy)
   call expect(st == KRILL_OK .and. krill_vec_size(vy) == 4, 'krill_vec_wrap (int64)')
   call expect(c_associated(krill_vec_data(vx), c_loc(x)), 'krill_vec_data is not the array')
@@ -181,8 +192,12 @@ program test_fortran
   call expect(st == KRILL_ERR_ARG .and. index(msg, 'nonesuch') > 0, 'unknown pc: ' // msg)
   st = krill_pc_create(mat, 'jacobi', pc)
   call expect(st == KRILL_OK .and. len(krill_pc_describe(pc)) > 0, 'krill_pc_create jacobi')
+  call krill_ctx_alloc_stats_get(ctx, stats0)
   st = krill_vec_create(ctx, 4, vx)
   st = krill_vec_create(ctx, 4_c_int64_t, vy)
+  call krill_ctx_alloc_stats_get(ctx, stats1)
+  call expect(stats1%allocations == stats0%allocations + 2 .and. &
+              stats1%bytes == stats0%bytes + 64, 'krill_ctx_alloc_stats_get: two vectors of 4')
   b = [3d0, 2d0, 2d0, 3d0]                                  ! A 1
   st = krill_vec_upload(vy, b)
   opts%solver = KRILL_SOLVER_CG
