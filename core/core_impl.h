@@ -100,7 +100,9 @@ typedef struct krill_cuda {
 #define KRILL_CUDA_WORK_DOUBLES 4096
 #define KRILL_CUDA_SLOTS 64
 #define KRILL_CUDA_PARTIALS (KRILL_CUDA_WORK_DOUBLES - KRILL_CUDA_SLOTS)
-/* result slot k (0 <= k < KRILL_CUDA_SLOTS) of a CUDA context's workspace */
+/* Result slot k (0 <= k < KRILL_CUDA_SLOTS) of a CUDA context's workspace: a call's
+ * device-side scalars between its kernels and its one download; no value lives in them
+ * across calls (krill_vec_dot, krill_csr_cuda_check and the tests use them so). */
 #define KRILL_CUDA_SLOT(ctx, k) ((ctx)->cuda->work + KRILL_CUDA_PARTIALS + (k))
 #define KRILL_CUDA_PINNED_DOUBLES 4096
 

@@ -186,13 +186,20 @@ extern "C" krill_status krill_cuda_alloc(krill_ctx *ctx, void **p, size_t bytes,
         (void)cudaGetLastError();
         st = krill_error(KRILL_ERR_DEVICE, "cudaMalloc of %zu bytes for %s failed: %s (%s)", bytes,
                          what, cudaGetErrorName(err), cudaGetErrorString(err));
+    } else {   /* krill_ctx_alloc_stats_get: every device allocation of the context */
+        ctx->allocated.allocations++;
+        ctx->allocated.bytes += (int64_t)bytes;
     }
 cleanup:
     return st;
 }
 
-/* cudaPointerGetAttributes: device memory of ctx's GPU, or managed memory, is usable; host
- * memory (registered or not) and another GPU's memory are not. */
+/* cudaPointerGetAttributes: memory the context's kernels read at address p. Device memory
+ * of ctx's GPU and managed memory; page-locked host memory mapped at the same address
+ * (unified addressing: cudaHostAlloc, cudaHostRegister), read across the bus by choice.
+ * Pageable host memory is refused even where the GPU could reach it (HMM, Grace Hopper's
+ * ATS): there it is almost always a host array passed by mistake, which every SpMV would
+ * then page across the bus. Another GPU's memory is refused. */
 extern "C" krill_status krill_cuda_check_pointer(krill_ctx *ctx, const void *p, const char *what)
 {
     krill_status st = KRILL_OK;
@@ -200,6 +207,7 @@ extern "C" krill_status krill_cuda_check_pointer(krill_ctx *ctx, const void *p, 
     if (!p) goto cleanup;
     KRILL_CUDA_TRY(cudaPointerGetAttributes(&attr, p));
     if (attr.type == cudaMemoryTypeManaged) goto cleanup;
+    if (attr.type == cudaMemoryTypeHost && attr.devicePointer == p) goto cleanup;
     if (attr.type != cudaMemoryTypeDevice) {
         st = krill_error(KRILL_ERR_ARG, "%s is %s memory, not device memory of the context's "
                          "GPU (cuda:%d): copy it to the device first (or use the host "

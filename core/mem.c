@@ -13,10 +13,9 @@ krill_status krill_mem_alloc(krill_ctx *ctx, void **p, size_t bytes, const char 
 {
     krill_status st;
 #ifdef KRILL_HAVE_CUDA
-    if (ON_GPU(ctx)) st = krill_cuda_alloc(ctx, p, bytes, what);
-    else
+    if (ON_GPU(ctx)) return krill_cuda_alloc(ctx, p, bytes, what);   /* counts its own */
 #endif
-        st = krill_alloc(p, bytes, what);
+    st = krill_alloc(p, bytes, what);
     if (st == KRILL_OK) {   /* krill_ctx_alloc_stats_get */
         ctx->allocated.allocations++;
         ctx->allocated.bytes += (int64_t)bytes;

@@ -121,7 +121,9 @@ int64_t row_of(const int64_t *host_row_ptr, int64_t n_rows, int64_t k)
  * host_row_ptr (the offsets, already checked on the host: nondecreasing from 0 to nnz) the
  * columns (in [0, n_cols), strictly increasing in each row), and always the values (finite).
  * Reads the arrays once on the GPU; the three answers travel in the context's scalar slots
- * (no allocation). KRILL_ERR_ARG names the first offending entry, its row and value. */
+ * (no allocation). A bad column is KRILL_ERR_ARG naming an offending entry, its row and
+ * column (the least one of its kind: out of range first, then order); a non-finite value
+ * KRILL_ERR_NUMERIC naming the least such entry, as krill_csr_check does on the host. */
 extern "C" krill_status krill_csr_cuda_check(krill_ctx *ctx, const char *who, int64_t n_rows,
                                              int64_t n_cols, int64_t nnz, const void *row_ptr,
                                              int wide_offsets, const int64_t *host_row_ptr,
@@ -168,8 +170,8 @@ extern "C" krill_status krill_csr_cuda_check(krill_ctx *ctx, const char *who, in
                              (int)c[0]);
         else {
             KRILL_TRY(krill_mem_download(ctx, &v, val + k, sizeof v));
-            st = krill_error(KRILL_ERR_ARG, "%s: value %lld is %g: values must be finite", who,
-                             (long long)k, v);
+            st = krill_error(KRILL_ERR_NUMERIC, "%s: value %lld is %g: values must be finite",
+                             who, (long long)k, v);
         }
         break;
     }

@@ -169,8 +169,8 @@ krill_status krill_csr_cuda_spmv_repro(krill_ctx *ctx, const char *format, int64
                                        int wide_cols, const double *val, double alpha,
                                        const double *x, double beta, double *y);
 /* The checks of a caller's device CSR arrays (formats/csr_arrays.cu): with host_row_ptr (the
- * offsets as checked on the host) the columns, and always the values; KRILL_ERR_ARG names
- * `who` and the first offending entry. */
+ * offsets as checked on the host) the columns (KRILL_ERR_ARG), and always the values
+ * (KRILL_ERR_NUMERIC); the message names `who` and an offending entry. */
 krill_status krill_csr_cuda_check(krill_ctx *ctx, const char *who, int64_t n_rows,
                                   int64_t n_cols, int64_t nnz, const void *row_ptr,
                                   int wide_offsets, const int64_t *host_row_ptr,

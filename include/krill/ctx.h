@@ -70,10 +70,13 @@ const char *krill_ctx_describe(const krill_ctx *ctx);
 /* Wait until all work queued on the context is done (no-op on the CPU). */
 krill_status krill_ctx_sync(krill_ctx *ctx);
 
-/* What krill allocated in the context's memory space (device memory on CUDA, host memory on
- * the CPU) since the context was created: the number of allocations and the bytes asked
- * for, both cumulative (frees are not subtracted). Two readings around a call say what it
- * allocated: none for krill_vec_wrap, none for the arrays of krill_mat_create_device_csr. */
+/* What krill allocated in the context's memory since the context was created: the number of
+ * allocations and the bytes asked for, both cumulative (frees are not subtracted; failed
+ * allocations are not counted). On CUDA every device allocation of the context (its own
+ * workspace included); on the CPU the context-memory allocations (vectors, solver
+ * workspaces), not the host copies a format or preconditioner keeps. Two readings around a
+ * call say what it allocated: none for krill_vec_wrap, none for the arrays of
+ * krill_mat_create_device_csr. */
 typedef struct krill_ctx_alloc_stats {
     int64_t allocations;
     int64_t bytes;

@@ -79,13 +79,15 @@ krill_status krill_mat_create_shell(krill_ctx *ctx, int64_t n, krill_shell_apply
  * caller's on them must be finished before krill uses them (synchronize the stream that
  * wrote them). The structure is checked on the GPU before anything else (no copy to the
  * host): row_ptr[0] = 0, row_ptr[n_rows] = nnz, offsets nondecreasing, column indices in
- * [0, n_cols) and strictly increasing within each row, values finite; a violation is
- * KRILL_ERR_ARG naming the first offending row or entry. What krill allocates is the
+ * [0, n_cols) and strictly increasing within each row (else KRILL_ERR_ARG naming an
+ * offending row or entry), values finite (else KRILL_ERR_NUMERIC, as krill_mat_create's
+ * check says). What krill allocates is the
  * long-row tables of the CSR kernels (rows of more than 128 x lanes entries; none for most
  * FEM matrices: krill_ctx_alloc_stats_get shows it) and a host copy of the row offsets
  * during this call. krill_mat_update_values works on it: host values are uploaded into
  * `val` (krill writes the caller's array), and values = NULL says the caller changed `val`
- * in place (checked finite again). Everything else (solvers, preconditioners, reproducible
+ * in place (checked finite again: after a failure the array holds the caller's bad values,
+ * so the matrix must get finite ones before its next use). Everything else (solvers, preconditioners, reproducible
  * mode, krill_mat_to_csr) is as for krill_mat_create(ctx, csr, "csr"). A CPU context is
  * KRILL_ERR_UNSUPPORTED (use krill_mat_create); a NULL argument (col and val may be NULL
  * when nnz = 0), n_rows or n_cols outside [0, 2^31 - 1), nnz < 0 or index_bytes other than 4

@@ -17,7 +17,10 @@ extern "C" {
 typedef struct krill_vec krill_vec;
 
 krill_status krill_vec_create(krill_ctx *ctx, int64_t n, krill_vec **v);   /* zeroed */
-/* Wrap caller storage already in the context's memory space; it is not freed. */
+/* Wrap caller storage already in the context's memory space; it is not freed. On a GPU
+ * context that is device memory of its GPU, managed memory or mapped page-locked host memory
+ * (cudaHostAlloc, cudaHostRegister); pageable host memory or another GPU's is KRILL_ERR_ARG
+ * (doc/device-memory.md). */
 krill_status krill_vec_wrap(krill_ctx *ctx, int64_t n, double *data, krill_vec **v);
 void krill_vec_destroy(krill_vec **v);                   /* NULL-safe; sets *v = NULL */
 
