@@ -14,7 +14,8 @@ import numpy as np
 from . import _core
 from ._errors import _make_error
 
-_NO_DEVICE = 7   # KRILL_ERR_NO_DEVICE (include/krill/status.h)
+_NUMERIC = 6     # KRILL_ERR_NUMERIC (include/krill/status.h)
+_NO_DEVICE = 7   # KRILL_ERR_NO_DEVICE
 
 
 def _is_cupy(obj):
@@ -40,7 +41,11 @@ def _cupy(what):
                           f"krill: {what} is on the GPU, and this krill was built without "
                           "CUDA (krill.have_cuda() is False); build it with "
                           "-C cmake.define.KRILL_WITH_CUDA=ON or pass host arrays")
-    import cupy
+    try:
+        import cupy
+    except ImportError as e:   # a GPU array of another library (Numba, PyTorch) without CuPy
+        raise TypeError(f"krill: {what} is a GPU array; krill takes GPU arrays through CuPy, "
+                        "which is not installed (pass CuPy or NumPy arrays)") from e
     return cupy
 
 
@@ -103,9 +108,9 @@ def solve_vectors(b, x0, n_cols, device_id):
     return vb, x
 
 
-def _vector(cupy, v, name):
-    """v as a contiguous float64 1-D CuPy array ((n, 1) flattened, as SciPy does)."""
-    arr = cupy.asarray(v)
+def vector_shape(arr, name):
+    """A NumPy or CuPy array as a real 1-D vector: a column (n, 1) flattened, as SciPy does;
+    complex values or another shape raise ValueError naming the argument."""
     if arr.dtype.kind == "c":
         raise ValueError(f"krill: {name} is complex; only real (float64) systems are supported")
     if arr.ndim == 2 and arr.shape[1] == 1:
@@ -113,7 +118,12 @@ def _vector(cupy, v, name):
     if arr.ndim != 1:
         raise ValueError(f"krill: {name} must be a vector of shape (n,) or (n, 1), got "
                          f"shape {arr.shape}")
-    return cupy.ascontiguousarray(arr, dtype=cupy.float64)
+    return arr
+
+
+def _vector(cupy, v, name):
+    """v as a contiguous float64 1-D CuPy array."""
+    return cupy.ascontiguousarray(vector_shape(cupy.asarray(v), name), dtype=cupy.float64)
 
 
 def copy_values(values, target, nnz):
@@ -135,6 +145,14 @@ def copy_values(values, target, nnz):
             raise ValueError(f"krill.Matrix.update_values: values of shape {v.shape} for a "
                              f"matrix of {nnz} stored entries")
         if not (v.dtype == target.dtype and pointer(v) == pointer(target)):
+            # checked before the copy, as krill checks host values before uploading them: a
+            # refused update leaves the matrix (and the caller's A) as it was
+            bad = cupy.flatnonzero(~cupy.isfinite(v))
+            if bad.size:
+                k = int(bad[0])
+                raise _make_error(_NUMERIC, _core.status_string(_NUMERIC),
+                                  f"krill_mat_update_values: value {k} is {float(v[k])}: "
+                                  "values must be finite")
             target[...] = v
             _sync(cupy)
     return True

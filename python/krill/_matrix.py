@@ -194,8 +194,9 @@ class Matrix:
 
         For a CuPy matrix, data may also be a CuPy vector or CuPy sparse matrix: its values
         are copied by CuPy into the wrapped values array (nothing copied where data is that
-        very array, e.g. A.data changed in place), else host values are uploaded into it;
-        either way the CuPy matrix A sees the new values too."""
+        very array, e.g. A.data changed in place), else host values are uploaded into it.
+        A CuPy A that was wrapped without a copy thus sees the new values too; one that was
+        converted (another format, unsorted indices, float32) keeps its own."""
         if self.indptr is None:
             raise TypeError("krill.Matrix.update_values: A is an operator (a shell matrix): "
                             "change what its matvec computes instead")

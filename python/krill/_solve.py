@@ -118,14 +118,7 @@ def _as_vector(v, name):
     if _cupy.is_gpu_array(v):
         raise TypeError(f"krill: {name} is a GPU array; this call takes host (NumPy) arrays "
                         "(solves on a GPU Matrix take CuPy vectors)")
-    arr = np.asarray(v)
-    if np.iscomplexobj(arr):
-        raise ValueError(f"krill: {name} is complex; only real (float64) systems are supported")
-    if arr.ndim == 2 and arr.shape[1] == 1:
-        arr = arr.ravel()
-    if arr.ndim != 1:
-        raise ValueError(f"krill: {name} must be a vector of shape (n,) or (n, 1), got "
-                         f"shape {arr.shape}")
+    arr = _cupy.vector_shape(np.asarray(v), name)
     return np.array(arr, dtype=np.float64, order="C", copy=True)
 
 

@@ -147,6 +147,20 @@ def test_update_values_with_cupy_arrays():
     assert _relerr(x4, x1) < 1e-6
 
 
+def test_update_values_refuses_non_finite_and_keeps_the_old_values():
+    a = poisson2d(12)
+    A = csp.csr_matrix(a)
+    m = krill.Matrix(A)
+    bad = A.data * 2.0
+    bad[5] = cp.nan
+    with pytest.raises(krill.NumericError, match="value 5 is nan"):
+        m.update_values(bad)               # checked before CuPy copies it into A.data
+    assert bool(cp.all(A.data == cp.asarray(a.data)))
+    A.data[3] = cp.inf                     # in place: krill's own check on the GPU
+    with pytest.raises(krill.NumericError, match="value 3 is inf"):
+        m.update_values(A.data)
+
+
 @pytest.mark.parametrize("kind", ["unsorted", "coo", "float32", "dense"])
 def test_other_cupy_matrices_are_converted(kind):
     a = poisson2d(20)

@@ -72,7 +72,7 @@ def _wrap(callback, scale=None):
 def _norm(b):
     """||b||, for a NumPy or a GPU (CuPy) b."""
     if _cupy.is_gpu_array(b):
-        import cupy   # b is on the GPU: CuPy is there
+        cupy = _cupy._cupy("b")
         return float(cupy.linalg.norm(cupy.asarray(b, dtype=cupy.float64).ravel()))
     return float(np.linalg.norm(np.asarray(b, dtype=np.float64).ravel()))
 
