@@ -139,7 +139,7 @@ krill_status krill_mat_update_values(krill_mat *a, const double *values)
     KRILL_REQUIRE(a && (values || a->nnz == 0 || a->device_row_ptr),
                   "krill_mat_update_values: NULL argument");
 #ifdef KRILL_HAVE_CUDA
-    if (!values) {   /* a device CSR whose caller changed its values in place: check them */
+    if (!values && a->device_row_ptr) {   /* a device CSR changed in place: check it */
         if (a->nnz > 0)
             st = krill_csr_cuda_check(a->ctx, "krill_mat_update_values", a->n_rows, a->n_cols,
                                       a->nnz, a->device_row_ptr, a->device_wide, NULL,
