@@ -1,6 +1,7 @@
 /* test_gpu_device_csr: krill_mat_create_device_csr (a caller's CSR arrays in device memory,
  * no copy) against krill_mat_create(ctx, csr, "csr") on the same GPU context.
- * - poisson3d, convdiff3d and elasticity3d with int32_t and int64_t offsets: no device
+ * - poisson3d, convdiff3d and elasticity3d (smaller in quick mode) with int32_t and int64_t
+ *   offsets: no device
  *   allocation of krill's (krill_ctx_alloc_stats_get), SpMV bits equal, GMRES / CG / BiCGStab
  *   with and without ilu0 and reproducible CG: residual histories and solutions bit for bit,
  *   krill_mat_to_csr equal to the source;
@@ -195,7 +196,9 @@ static void check_same(const char *spec, int ib, const krill_csr *a, const krill
 
 static void test_problems(void)
 {
-    static const char *const specs[] = {"poisson3d:20", "convdiff3d:16,5", "elasticity3d:6,3,3"};
+    static const char *const full[] = {"poisson3d:20", "convdiff3d:16,5", "elasticity3d:6,3,3"};
+    static const char *const quick[] = {"poisson3d:10", "convdiff3d:10,5", "elasticity3d:6,3,3"};
+    const char *const *specs = tu_quick() ? quick : full;   /* quick: under the sanitizers */
     for (int p = 0; p < 3; p++)
         for (int ib = 4; ib <= 8; ib += 4) {
             krill_csr *a = su_gen(specs[p]);
