@@ -1,10 +1,9 @@
 /* test_gpu_device_csr: krill_mat_create_device_csr (a caller's CSR arrays in device memory,
  * no copy) against krill_mat_create(ctx, csr, "csr") on the same GPU context.
  * - poisson3d, convdiff3d and elasticity3d (smaller in quick mode) with int32_t and int64_t
- *   offsets: no device
- *   allocation of krill's (krill_ctx_alloc_stats_get), SpMV bits equal, GMRES / CG / BiCGStab
- *   with and without ilu0 and reproducible CG: residual histories and solutions bit for bit,
- *   krill_mat_to_csr equal to the source;
+ *   offsets: no device allocation of krill's (krill_ctx_alloc_stats_get), SpMV bits equal,
+ *   GMRES / CG / BiCGStab with and without ilu0 and reproducible CG: residual histories and
+ *   solutions bit for bit, krill_mat_to_csr equal to the source;
  * - update_values: host values written into the caller's array; NULL after the caller
  *   changed the array in place (and refused when that put a NaN there);
  * - a row long enough for the long-row path: its tables are all krill allocates, bits equal;
