@@ -21,7 +21,8 @@
  * bytes per entry more during a build or update), the GPU a host copy of the shifted values.
  *
  * Apply, memory traffic: each factor entry is read once over the two solves (12 bytes:
- * value and column), the row offsets and diagonal positions once per solve, r read, y
+ * value and column), the row offsets, diagonal positions and the diagonal's reciprocals (the
+ * CPU multiplies by them: ilu_host.c says why; the GPU divides) once per solve, r read, y
  * written then read, z written (32 bytes per row), plus the gathers of y and z (from cache
  * when the pattern is local). About one SpMV with A, in two dependent halves.
  *
@@ -45,6 +46,7 @@ typedef struct pc_ilu {
     const char *name;        /* "ilu0" or "ic0" */
     int threads;             /* CPU solves */
     double *val;             /* CPU: the factors (host memory); GPU: NULL */
+    double *dinv;            /* CPU, serial: 1 / the factors' diagonal (krill_ilu_solve_serial) */
     int parallel;            /* CPU: level-scheduled solves on `perm` (else serial) */
     krill_ilu_perm perm;     /* CPU, parallel: the factors in level order */
     void *gpu;               /* GPU: ilu.cu's half; CPU: NULL */
@@ -68,6 +70,7 @@ static void ilu_destroy(krill_ctx *ctx, void *impl)
     krill_ilu_host_free(&p->h);
     krill_ilu_perm_free(&p->perm);
     krill_free(p->val);
+    krill_free(p->dinv);
     krill_free(p);
 }
 
@@ -87,6 +90,7 @@ static krill_status factor_values(krill_ctx *ctx, pc_ilu *p, double *val)
 #endif
     KRILL_TRY(krill_ilu_factor_cpu(&p->h, p->name, val));
     if (p->parallel) krill_ilu_perm_values(&p->h, val, &p->perm);
+    else krill_ilu_diag_inverse(&p->h, val, p->dinv);
 cleanup:
     return st;
 }
@@ -260,6 +264,7 @@ static krill_status ilu_build_kind(krill_ctx *ctx, const krill_mat *mat, const c
     if (!krill_on_gpu(ctx)) {
         p->parallel = krill_ilu_cpu_parallel(&p->h, p->threads);
         if (p->parallel) KRILL_TRY(krill_ilu_perm_build(&p->h, &p->perm));
+        else KRILL_ALLOC(p->dinv, p->h.n > 0 ? p->h.n : 1);
     }
     describe_layout(ctx, p);
     if (krill_on_gpu(ctx) && krill_ctx_repro(ctx, NULL) != KRILL_REPRO_OFF)
@@ -305,7 +310,7 @@ static krill_status ilu_solve(krill_ctx *ctx, const pc_ilu *p, const double *r, 
     if (p->parallel)
         krill_ilu_solve_levels(&p->h, &p->perm, p->threads, r, z);
     else
-        krill_ilu_solve_serial(&p->h, p->val, r, z);
+        krill_ilu_solve_serial(&p->h, p->val, p->dinv, r, z);
     return KRILL_OK;
 }
 

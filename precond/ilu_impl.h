@@ -152,10 +152,12 @@ int krill_ilu_shift_next(krill_ilu_shift *s, int refused);
 krill_status krill_ilu_shift_refuse(const krill_ilu_shift *s, const krill_ilu_host *h,
                                     const char *name, const double *sa_val);
 
-/* z = U^{-1} L^{-1} r on the host, serially, in row order, with the factors val (r and z
- * distinct; z holds y between the two solves). */
-void krill_ilu_solve_serial(const krill_ilu_host *h, const double *val, const double *r,
-                            double *z);
+/* dinv[i] = 1 / val[diag[i]]: the factors' diagonal as the CPU solves use it. */
+void krill_ilu_diag_inverse(const krill_ilu_host *h, const double *val, double *dinv);
+/* z = U^{-1} L^{-1} r on the host, serially, in row order, with the factors val and their
+ * inverse diagonal dinv (r and z distinct; z holds y between the two solves). */
+void krill_ilu_solve_serial(const krill_ilu_host *h, const double *val, const double *dinv,
+                            const double *r, double *z);
 
 /* 1 when the CPU solves run level by level on `threads` threads: more than one thread and at
  * least KRILL_ILU_CPU_LEVEL_ROWS rows per level on average in both graphs. */
@@ -182,11 +184,11 @@ typedef struct krill_ilu_perm {
     int64_t *lower_ptr;      /* n + 1: forward position p's row: [lower_ptr[p], lower_ptr[p+1]) */
     int32_t *lower_col;      /* strictly lower entries, columns as forward positions */
     double *lower_val;
-    double *lower_diag;      /* n: ic0: l_ii by forward position; ilu0: NULL (unit) */
+    double *lower_dinv;      /* n: ic0: 1 / l_ii by forward position; ilu0: NULL (unit) */
     int64_t *upper_ptr;      /* n + 1: backward position q's row */
     int32_t *upper_col;      /* strictly upper entries, columns as backward positions */
     double *upper_val;
-    double *upper_diag;      /* n: u_ii (l_ii for ic0) by backward position */
+    double *upper_dinv;      /* n: 1 / u_ii (1 / l_ii for ic0) by backward position */
     int32_t *mid;            /* n: backward position q -> forward position of the same row */
     double *work;            /* n: y, then z, in backward order during an apply */
 } krill_ilu_perm;

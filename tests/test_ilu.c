@@ -13,7 +13,8 @@
  * updates in ascending k, as the library's row-by-row loops do, with each product and
  * difference rounded as written (-ffp-contract=off here, __dmul_rn/__dsub_rn on the GPU).
  * Apply z = M^{-1} r on the CPU: bit for bit, on 1 thread and level-scheduled on 3 (each row
- * is summed in column order either way). On the GPU, where rows are summed by several lanes
+ * is summed in column order either way, then multiplied by the rounded reciprocal of its
+ * diagonal entry, as the library does). On the GPU, which divides, where rows are summed by several lanes
  * with FMAs: a backward-error bound that holds for any summation order (check_backward), and
  * on the well-conditioned generated matrices a relative forward difference <= 1e-9.
  *
@@ -182,7 +183,7 @@ static void ref_solve(const krill_csr *a, const double *f, int unit_lower, const
             if (a->col[p] < i) s -= f[p] * y[a->col[p]];
             if (a->col[p] == i) d = f[p];
         }
-        y[i] = unit_lower ? s : s / d;
+        y[i] = unit_lower ? s : s * (1.0 / d);
     }
     for (int32_t i = n - 1; i >= 0; i--) {
         double s = y[i], d = 1.0;
@@ -190,7 +191,7 @@ static void ref_solve(const krill_csr *a, const double *f, int unit_lower, const
             if (a->col[p] > i) s -= f[p] * z[a->col[p]];
             if (a->col[p] == i) d = f[p];
         }
-        z[i] = s / d;
+        z[i] = s * (1.0 / d);
     }
     free(y);
 }
