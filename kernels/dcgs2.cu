@@ -45,9 +45,6 @@ __global__ void __launch_bounds__(KRILL_CUDA_THREADS, KRILL_CGS_BLOCKS_PER_SM)
 dcgs2_dots_kernel(int64_t n, int k, const double *__restrict__ v, int64_t ldv,
                   double *__restrict__ partial, double *work, double *__restrict__ out)
 {
-    __shared__ double warp_sums[NACC][KRILL_CUDA_WARPS];
-    __shared__ bool is_last;
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const double *u = v + (int64_t)k * ldv, *w = u + ldv;
 
     double acc[NACC];
@@ -69,51 +66,23 @@ dcgs2_dots_kernel(int64_t n, int k, const double *__restrict__ v, int64_t ldv,
         acc[2 * MAXC + 2] += wi * wi;
     }
 
-    // block: warp sums, then thread a adds the warps' sums of accumulator a in warp order
-#pragma unroll
-    for (int a = 0; a < NACC; a++) {
-        if (active(a, k)) {
-            const double s = krill_warp_sum(acc[a]);
-            if (lane == 0) warp_sums[a][warp] = s;
+    // the sums, laid out as [Q u w]^T [u w] (u'w twice)
+    const auto live = [k](int a) { return active(a, k); };
+    const auto store = [k, out](int a, double s) {
+        if (a < MAXC) {
+            out[a] = s;
+        } else if (a < 2 * MAXC) {
+            out[k + 2 + (a - MAXC)] = s;
+        } else if (a == 2 * MAXC) {
+            out[k] = s;
+        } else if (a == 2 * MAXC + 1) {
+            out[k + 1] = s;
+            out[2 * k + 2] = s;
+        } else {
+            out[2 * k + 3] = s;
         }
-    }
-    __syncthreads();
-    const int t = threadIdx.x;
-    if (t < NACC && active(t, k)) {
-        double s = 0.0;
-        for (int q = 0; q < KRILL_CUDA_WARPS; q++) s += warp_sums[t][q];
-        partial[(size_t)t * gridDim.x + blockIdx.x] = s;
-        __threadfence();   // the partial is visible device-wide before the count
-    }
-    __syncthreads();
-    unsigned int *counter = reinterpret_cast<unsigned int *>(work + KRILL_REDUCE_COUNTER_SLOT);
-    if (threadIdx.x == 0) is_last = atomicAdd(counter, 1u) == gridDim.x - 1;
-    __syncthreads();
-    if (!is_last) return;   // uniform over the block
-    __threadfence();
-    for (int a = warp; a < NACC; a += KRILL_CUDA_WARPS) {
-        if (!active(a, k)) continue;   // uniform over the warp
-        double s = 0.0;
-        for (unsigned int b = lane; b < gridDim.x; b += 32)
-            s += __ldcg(&partial[(size_t)a * gridDim.x + b]);   // from L2, not a stale L1
-        s = krill_warp_sum(s);
-        if (lane == 0) {
-            if (a < MAXC) {
-                out[a] = s;
-            } else if (a < 2 * MAXC) {
-                out[k + 2 + (a - MAXC)] = s;
-            } else if (a == 2 * MAXC) {
-                out[k] = s;
-            } else if (a == 2 * MAXC + 1) {
-                out[k + 1] = s;
-                out[2 * k + 2] = s;
-            } else {
-                out[2 * k + 3] = s;
-            }
-        }
-    }
-    __syncthreads();
-    if (threadIdx.x == 0) *counter = 0u;   // ready for the next grid sum on this stream
+    };
+    krill_grid_sum_wide<NACC>(acc, partial, work, live, store);
 }
 
 // One thread per row (grid-stride). Q's columns are only read, u and w only by their own

@@ -144,6 +144,56 @@ __device__ __forceinline__ void krill_grid_sum(double (&v)[NACC], double *work,
     }
 }
 
+/* Grid sums of up to KRILL_CGS_MAX_COLS + 1 accumulators, of which those with live(a) are
+ * summed (the Gram-Schmidt kernels of kernels/krylov.cu and kernels/dcgs2.cu, whose live set
+ * depends on the column count). Each block adds its threads warp by warp in a fixed tree,
+ * thread a adds accumulator a's warp sums in warp order and stores them at
+ * partial[a * gridDim.x + blockIdx.x]; the last block (atomic counter in `work`) adds each
+ * live accumulator's partials in block order, one warp per accumulator, and lane 0 calls
+ * store(a, sum). The order depends only on the grid. Requirements: every thread of the
+ * grid calls it once, blockDim.x == KRILL_CUDA_THREADS, live(a) is the same for every
+ * thread, and `partial` holds NACC * gridDim.x doubles. */
+template <int NACC, typename Live, typename Store>
+__device__ __forceinline__ void krill_grid_sum_wide(const double (&acc)[NACC], double *partial,
+                                                    double *work, const Live &live,
+                                                    const Store &store)
+{
+    __shared__ double warp_sums[NACC][KRILL_CUDA_WARPS];
+    __shared__ bool is_last;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+#pragma unroll
+    for (int a = 0; a < NACC; a++) {
+        if (live(a)) {
+            const double s = krill_warp_sum(acc[a]);
+            if (lane == 0) warp_sums[a][warp] = s;
+        }
+    }
+    __syncthreads();
+    const int t = threadIdx.x;
+    if (t < NACC && live(t)) {
+        double s = 0.0;
+        for (int q = 0; q < KRILL_CUDA_WARPS; q++) s += warp_sums[t][q];
+        partial[(size_t)t * gridDim.x + blockIdx.x] = s;
+        __threadfence();   /* the partial is visible device-wide before the count */
+    }
+    __syncthreads();
+    unsigned int *counter = reinterpret_cast<unsigned int *>(work + KRILL_REDUCE_COUNTER_SLOT);
+    if (threadIdx.x == 0) is_last = atomicAdd(counter, 1u) == gridDim.x - 1;
+    __syncthreads();
+    if (!is_last) return;   /* uniform over the block */
+    __threadfence();
+    for (int a = warp; a < NACC; a += KRILL_CUDA_WARPS) {
+        if (!live(a)) continue;   /* uniform over the warp */
+        double s = 0.0;
+        for (unsigned int b = lane; b < gridDim.x; b += 32)
+            s += __ldcg(&partial[(size_t)a * gridDim.x + b]);   /* from L2, not a stale L1 */
+        s = krill_warp_sum(s);
+        if (lane == 0) store(a, s);
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) *counter = 0u;   /* ready for the next grid sum on this stream */
+}
+
 /* finish() of a single sum: store it at a device pointer. */
 struct krill_store_sum {
     double *result;

@@ -302,9 +302,6 @@ cgs_pass_kernel(int64_t n, int k, const double *__restrict__ v, int64_t ldv,
                 double *__restrict__ ss_out)
 {
     __shared__ double hs[KRILL_CGS_MAX_COLS];
-    __shared__ double warp_sums[CGS_NACC][KRILL_CUDA_WARPS];
-    __shared__ bool is_last;
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     if (SUB && threadIdx.x < k) hs[threadIdx.x] = h_sub[threadIdx.x];
     __syncthreads();
 
@@ -328,41 +325,12 @@ cgs_pass_kernel(int64_t n, int k, const double *__restrict__ v, int64_t ldv,
         acc[KRILL_CGS_MAX_COLS] += wi * wi;
     }
 
-    // block: warp sums, then thread c adds the warps' sums of accumulator c in warp order
-#pragma unroll
-    for (int c = 0; c < CGS_NACC; c++) {
-        if (c == KRILL_CGS_MAX_COLS || (HOUT && c < k)) {
-            const double s = krill_warp_sum(acc[c]);
-            if (lane == 0) warp_sums[c][warp] = s;
-        }
-    }
-    __syncthreads();
-    const int t = threadIdx.x;
-    if (t < CGS_NACC && (t == KRILL_CGS_MAX_COLS || (HOUT && t < k))) {
-        double s = 0.0;
-        for (int q = 0; q < KRILL_CUDA_WARPS; q++) s += warp_sums[t][q];
-        partial[(size_t)t * gridDim.x + blockIdx.x] = s;
-        __threadfence();   // the partial is visible device-wide before the count
-    }
-    __syncthreads();
-    unsigned int *counter = reinterpret_cast<unsigned int *>(work + KRILL_REDUCE_COUNTER_SLOT);
-    if (threadIdx.x == 0) is_last = atomicAdd(counter, 1u) == gridDim.x - 1;
-    __syncthreads();
-    if (!is_last) return;   // uniform over the block
-    __threadfence();
-    for (int a = warp; a < CGS_NACC; a += KRILL_CUDA_WARPS) {
-        if (a != KRILL_CGS_MAX_COLS && !(HOUT && a < k)) continue;   // uniform over the warp
-        double s = 0.0;
-        for (unsigned int b = lane; b < gridDim.x; b += 32)
-            s += __ldcg(&partial[(size_t)a * gridDim.x + b]);   // from L2, not a stale L1
-        s = krill_warp_sum(s);
-        if (lane == 0) {
-            if (a < KRILL_CGS_MAX_COLS) h_out[a] = s;
-            else if (ss_out) *ss_out = s;
-        }
-    }
-    __syncthreads();
-    if (threadIdx.x == 0) *counter = 0u;   // ready for the next grid sum on this stream
+    const auto live = [k](int c) { return c == KRILL_CGS_MAX_COLS || (HOUT && c < k); };
+    const auto store = [h_out, ss_out](int c, double s) {
+        if (c < KRILL_CGS_MAX_COLS) h_out[c] = s;
+        else if (ss_out) *ss_out = s;
+    };
+    krill_grid_sum_wide<CGS_NACC>(acc, partial, work, live, store);
 }
 
 }  // namespace
