@@ -352,6 +352,58 @@ struct chunk {
     }
 };
 
+/* Distances of 4-byte weights on tiles of up to 64 rows (int32 and float without P: the
+ * products the GPU targets are set on) take the operands through a three-stage pipeline of
+ * asynchronous copies (cp.async, sm_80 on) instead of the prefetch registers: chunk c + 2 is
+ * copied into its stage while chunk c is used, and one barrier per chunk suffices (the stage
+ * a copy overwrites was last read before that barrier). Three stages of a 64-row tile: 38 KB
+ * of shared memory, two blocks per SM. APSP_GPU_PIPELINE=0 builds the register path alone
+ * (the comparison of doc/apsp.md). */
+#ifndef APSP_GPU_PIPELINE
+#define APSP_GPU_PIPELINE 1
+#endif
+#define APSP_STAGES 3
+
+static __device__ __forceinline__ void cp_async4(void *dst, const void *src)
+{
+    const unsigned s = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(s), "l"(src) : "memory");
+}
+static __device__ __forceinline__ void cp_async16(void *dst, const void *src)
+{
+    const unsigned s = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(src) : "memory");
+}
+static __device__ __forceinline__ void cp_async_commit()
+{
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+/* every group but the newest `pending` complete (this thread's copies) */
+template <int pending> static __device__ __forceinline__ void cp_async_wait()
+{
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(pending) : "memory");
+}
+
+/* Copies of one chunk, A (BM x BK, into As[k][row]: one 4-byte copy per element, as the
+ * chunk is transposed) and B (BK x 128, into Bs[k][col]: 16-byte copies; B's rows start at
+ * 16-byte boundaries, as every view of D does), by NT threads. */
+template <typename T, int BM, int NT, int BK>
+static __device__ __forceinline__ void chunk_copy_async(T *As, T *Bs, const T *A, const T *B,
+                                                        int64_t lda, int64_t ldb, int k0)
+{
+    static_assert(sizeof(T) == 4, "the pipeline copies 4-byte weights");
+#pragma unroll
+    for (int q = 0; q < BM * BK / NT; q++) {
+        const int e = threadIdx.x + q * NT, row = e / BK, col = e % BK;
+        cp_async4(&As[col * (BM + APSP_SPAD) + row], &A[row * lda + k0 + col]);
+    }
+#pragma unroll
+    for (int q = 0; q < BK * 32 / NT; q++) {
+        const int e = threadIdx.x + q * NT, row = e / 32, col = (e % 32) * 4;
+        cp_async16(&Bs[row * (128 + APSP_SPAD) + col], &B[(int64_t)(k0 + row) * ldb + col]);
+    }
+}
+
 /* Method A: TM x TN per thread; rows g*(BM/(TM/4)) + ty*4 + {0..3}, columns likewise.
  * Predecessors: int32 by packed keys (above) while every finite value fits, else -- and for
  * float and double -- a compare and select at every relaxation. */
@@ -363,8 +415,10 @@ k_minplus(mp_args g)
     constexpr int RS = BM / (TM / 4), CS = 128 / (TN / 4);      /* row / column group strides */
     constexpr int AS = BM + APSP_SPAD, BS = 128 + APSP_SPAD;
     constexpr bool I32 = sizeof(T) == 4 && (T)0.5 == (T)0;
-    __shared__ __align__(16) T As[BK * AS];
-    __shared__ __align__(16) T Bs[BK * BS];
+    constexpr bool PIPE = APSP_GPU_PIPELINE && !WP && sizeof(T) == 4 && BM <= 64;
+    constexpr int NS = PIPE ? APSP_STAGES : 1;   /* shared stages */
+    __shared__ __align__(16) T As[NS * BK * AS];
+    __shared__ __align__(16) T Bs[NS * BK * BS];
     __shared__ __align__(16) int32_t PBs[WP ? BK * BS : 1];
     const int tx = threadIdx.x % TXN, ty = threadIdx.x / TXN;
     const int64_t r0 = skip_band((int64_t)blockIdx.y * BM, g.skip_r, g.skip_r2);
@@ -391,12 +445,46 @@ k_minplus(mp_args g)
                 for (int j = 0; j < TN; j++) v[i][j] = (T)(32 * pack_cap((int32_t)v[i][j], g.hi));
         }
     }
-    chunk<T, WP, BM, NT, BK> next;
-    next.load(A, B, PB, g.lda, g.ldb, 0);
-    next.store(As, Bs, PBs, packed, g.hi);
-    __syncthreads();
     const int chunks = g.kdim / BK;
-    for (int ch = 0; ch < chunks; ch++) {
+    if constexpr (PIPE) {
+        /* stages: chunk c in stage c % 3; groups committed in chunk order, one a chunk (empty
+           past the last), so waiting for all but the newest leaves chunk c complete */
+        chunk_copy_async<T, BM, NT, BK>(As, Bs, A, B, g.lda, g.ldb, 0);
+        cp_async_commit();
+        if (chunks > 1)
+            chunk_copy_async<T, BM, NT, BK>(As + BK * AS, Bs + BK * BS, A, B, g.lda, g.ldb, BK);
+        cp_async_commit();
+        for (int ch = 0; ch < chunks; ch++) {
+            cp_async_wait<1>();
+            __syncthreads();    /* chunk ch visible to all; chunk ch - 1's stage read by all */
+            if (ch + 2 < chunks) {
+                const int s2 = (ch + 2) % APSP_STAGES;
+                chunk_copy_async<T, BM, NT, BK>(As + s2 * BK * AS, Bs + s2 * BK * BS, A, B,
+                                                g.lda, g.ldb, (ch + 2) * BK);
+            }
+            cp_async_commit();
+            const T *as = As + (ch % APSP_STAGES) * BK * AS, *bs = Bs + (ch % APSP_STAGES) * BK * BS;
+#pragma unroll
+            for (int k = 0; k < BK; k++) {
+                T a[TM], b[TN];
+#pragma unroll
+                for (int ig = 0; ig < TM / 4; ig++) V4<T>::ld(&as[k * AS + ig * RS + ty * 4], &a[ig * 4]);
+#pragma unroll
+                for (int jg = 0; jg < TN / 4; jg++) V4<T>::ld(&bs[k * BS + jg * CS + tx * 4], &b[jg * 4]);
+#pragma unroll
+                for (int i = 0; i < TM; i++)
+#pragma unroll
+                    for (int j = 0; j < TN; j++) v[i][j] = W<T>::relax(a[i], b[j], v[i][j]);
+            }
+        }
+    }
+    chunk<T, WP, BM, NT, BK> next;
+    if (!PIPE) {
+        next.load(A, B, PB, g.lda, g.ldb, 0);
+        next.store(As, Bs, PBs, packed, g.hi);
+        __syncthreads();
+    }
+    for (int ch = 0; ch < (PIPE ? 0 : chunks); ch++) {
         if (ch + 1 < chunks) next.load(A, B, PB, g.lda, g.ldb, (ch + 1) * BK);
         if (!WP || packed) {
 #pragma unroll

@@ -230,9 +230,10 @@ static void test_memory(krill_ctx *gpu)
     krill_apsp *r = NULL;
     krill_apsp_opts o = KRILL_APSP_OPTS_INIT;
     o.weight = KRILL_APSP_DOUBLE;
-    CHECK_OK(krill_csr_create(200000, 200000, 0, &huge));
+    CHECK_OK(krill_csr_create(1000000, 1000000, 0, &huge));
     CHECK_STATUS(krill_apsp_solve(gpu, huge, &o, &r, NULL), KRILL_ERR_ALLOC);
-    /* D (320 GB) fits neither the GPU nor, for the out-of-core run, the host */
+    /* D (8 TB) fits neither the GPU nor, for the out-of-core run, the host (a D of 320 GB,
+       once used here, fits the host of a 4-GPU machine with 512 GiB, and ran out of core) */
     CHECK(strstr(krill_last_error(), "available") != NULL);
     o.method = "dijkstra";
     CHECK_STATUS(krill_apsp_solve(gpu, huge, &o, &r, NULL), KRILL_ERR_ARG);   /* no GPU Dijkstra */
