@@ -14,7 +14,8 @@
  *           product with inner dimension t. Method A (k_minplus, section 4.2): each thread
  *           keeps a TM x TN block of D in registers, the operands stream through shared
  *           memory in chunks of APSP_GPU_BK steps (the next chunk is loaded into registers
- *           while the current one is used), and each step costs TM + TN shared loads (four
+ *           while the current one is used; 4-byte distances: copied asynchronously two
+ *           chunks ahead into a third shared stage), and each step costs TM + TN shared loads (four
  *           values per 16-byte load) for TM * TN relaxations: int32 through the DPX
  *           instruction min(a + b, c) (__viaddmin_s32), one instruction per relaxation.
  *           Method B (k_minplus_b, section 4.3): two-level blocking: the tile's k steps in
