@@ -34,6 +34,13 @@
  * streams and one load of w per four products: measured 1.4x faster than one at a time). */
 #define GEMV_ROW_BLOCK 2048
 #define GEMV_COLUMNS 4
+/* DCGS2's row block: 32768 rows of u and w (256 KiB each) stay in L2 while four columns of V
+ * stream past; long streams keep the hardware prefetchers ahead. Measured on the development
+ * VM (one thread, GMRES(30) on convdiff3d:64 and poisson3d:64, medians of 5 interleaved
+ * solves): orthogonalization 0.88 s per 300 iterations against 1.15 s with 2048-row blocks
+ * (65536: 0.86-0.87 s, within the noise). The CGS passes keep GEMV_ROW_BLOCK: there the
+ * block of V itself is read twice (subtraction, then dots) and must stay in cache. */
+#define DCGS2_ROW_BLOCK 32768
 
 static void thread_chunk(int64_t n, int t, int nt, int64_t *lo, int64_t *hi)
 {
@@ -310,26 +317,37 @@ krill_status krill_fused_axpy_dot(krill_ctx *ctx, const krill_reduce_ws *ws, int
 /* ---- GMRES: DCGS2 --------------------------------------------------------------------------- */
 
 /* acc[c] += V[lo:hi, c]'u and acc[k + c] += V[lo:hi, c]'w for c < k, each sum in index order;
- * two columns at a time (four sums per load of u and w). */
+ * four columns at a time: eight independent sums per load of u and w (with two columns the
+ * four accumulator chains' add latency, not memory, bounded the loop: it read V at half the
+ * rate of the CGS passes). */
 static void gemv_t2_rows(int64_t lo, int64_t hi, int k, const double *v, int64_t ldv,
                          const double *u, const double *w, double *acc)
 {
     int c = 0;
-    for (; c + 2 <= k; c += 2) {
-        const double *v0 = v + (size_t)c * (size_t)ldv, *v1 = v0 + ldv;
-        double u0 = 0.0, u1 = 0.0, w0 = 0.0, w1 = 0.0;
-#pragma omp simd reduction(+ : u0, u1, w0, w1)
+    for (; c + 4 <= k; c += 4) {
+        const double *v0 = v + (size_t)c * (size_t)ldv, *v1 = v0 + ldv, *v2 = v1 + ldv,
+                     *v3 = v2 + ldv;
+        double u0 = 0.0, u1 = 0.0, u2 = 0.0, u3 = 0.0, w0 = 0.0, w1 = 0.0, w2 = 0.0, w3 = 0.0;
+#pragma omp simd reduction(+ : u0, u1, u2, u3, w0, w1, w2, w3)
         for (int64_t i = lo; i < hi; i++) {
-            double ui = u[i], wi = w[i];
+            const double ui = u[i], wi = w[i];
             u0 += v0[i] * ui;
             u1 += v1[i] * ui;
+            u2 += v2[i] * ui;
+            u3 += v3[i] * ui;
             w0 += v0[i] * wi;
             w1 += v1[i] * wi;
+            w2 += v2[i] * wi;
+            w3 += v3[i] * wi;
         }
         acc[c] += u0;
         acc[c + 1] += u1;
+        acc[c + 2] += u2;
+        acc[c + 3] += u3;
         acc[k + c] += w0;
         acc[k + c + 1] += w1;
+        acc[k + c + 2] += w2;
+        acc[k + c + 3] += w3;
     }
     for (; c < k; c++) {
         const double *vc = v + (size_t)c * (size_t)ldv;
@@ -344,8 +362,8 @@ static void gemv_t2_rows(int64_t lo, int64_t hi, int k, const double *v, int64_t
     }
 }
 
-/* CPU: per thread and block of GEMV_ROW_BLOCK rows, Q'u and Q'w (gemv_t2_rows), then u'u,
- * u'w, w'w over the block (u and w in L1). Partials per thread: [0, k) Q'u, [k, 2k) Q'w,
+/* CPU: per thread and block of DCGS2_ROW_BLOCK rows, Q'u and Q'w (gemv_t2_rows), then u'u,
+ * u'w, w'w over the block (u and w in L2). Partials per thread: [0, k) Q'u, [k, 2k) Q'w,
  * 2k u'u, 2k+1 u'w, 2k+2 w'w. Reproducible mode: [Q u w]'u and [Q u w]'w by two Ozaki
  * multi-dots (statistics and products: 4 (k + 3) reads). */
 krill_status krill_fused_dcgs2_dots(krill_ctx *ctx, const krill_reduce_ws *ws, int64_t n, int k,
@@ -377,8 +395,8 @@ krill_status krill_fused_dcgs2_dots(krill_ctx *ctx, const krill_reduce_ws *ws, i
         if (t == 0) used = nt;
         thread_chunk(n, t, nt, &lo, &hi);
         for (int c = 0; c < 2 * k + 3; c++) acc[c] = 0.0;
-        for (int64_t b = lo; b < hi; b += GEMV_ROW_BLOCK) {
-            int64_t e = b + GEMV_ROW_BLOCK < hi ? b + GEMV_ROW_BLOCK : hi;
+        for (int64_t b = lo; b < hi; b += DCGS2_ROW_BLOCK) {
+            int64_t e = b + DCGS2_ROW_BLOCK < hi ? b + DCGS2_ROW_BLOCK : hi;
             double uu = 0.0, uw = 0.0, ww = 0.0;
             gemv_t2_rows(b, e, k, v, ldv, u, w, acc);
 #pragma omp simd reduction(+ : uu, uw, ww)
@@ -404,9 +422,47 @@ cleanup:
     return st;
 }
 
-/* CPU: the element order of the contract in both modes (-ffp-contract=off); per block of
- * rows, u's block is finished before w's reads it. The columns go one at a time: both
- * outputs stream with V, so the pass is bound by its k + 4 vector streams. */
+/* u[lo:hi] += sum_j cu[j] V[lo:hi, j] and w[lo:hi] += sum_j cw[j] V[lo:hi, j], adding the
+ * columns in order j = 0, 1, ...: four columns per sweep of the block (one load and store
+ * of u and w per four columns, against one per column: the stores bounded the loop). */
+static void update2_rows(int64_t lo, int64_t hi, int k, const double *v, int64_t ldv,
+                         const double *cu, const double *cw, double *u, double *w)
+{
+    int j = 0;
+    for (; j + 4 <= k; j += 4) {
+        const double *v0 = v + (size_t)j * (size_t)ldv, *v1 = v0 + ldv, *v2 = v1 + ldv,
+                     *v3 = v2 + ldv;
+        const double a0 = cu[j], a1 = cu[j + 1], a2 = cu[j + 2], a3 = cu[j + 3];
+        const double b0 = cw[j], b1 = cw[j + 1], b2 = cw[j + 2], b3 = cw[j + 3];
+#pragma omp simd
+        for (int64_t i = lo; i < hi; i++) {
+            double ui = u[i], wi = w[i];
+            ui += a0 * v0[i];
+            wi += b0 * v0[i];
+            ui += a1 * v1[i];
+            wi += b1 * v1[i];
+            ui += a2 * v2[i];
+            wi += b2 * v2[i];
+            ui += a3 * v3[i];
+            wi += b3 * v3[i];
+            u[i] = ui;
+            w[i] = wi;
+        }
+    }
+    for (; j < k; j++) {
+        const double *vj = v + (size_t)j * (size_t)ldv;
+        const double a = cu[j], b = cw[j];
+#pragma omp simd
+        for (int64_t i = lo; i < hi; i++) {
+            u[i] += a * vj[i];
+            w[i] += b * vj[i];
+        }
+    }
+}
+
+/* CPU: the element order of the contract in both modes (-ffp-contract=off: grouping the
+ * columns by four keeps each element's sequence of roundings); per block of rows, u's block
+ * is finished before w's reads it. */
 krill_status krill_fused_dcgs2_update(krill_ctx *ctx, int64_t n, int k, double *v, int64_t ldv,
                                       const double *c)
 {
@@ -418,22 +474,15 @@ krill_status krill_fused_dcgs2_update(krill_ctx *ctx, int64_t n, int k, double *
     {
         int64_t lo, hi;
         thread_chunk(n, omp_get_thread_num(), omp_get_num_threads(), &lo, &hi);
-        for (int64_t b = lo; b < hi; b += GEMV_ROW_BLOCK) {
-            int64_t e = b + GEMV_ROW_BLOCK < hi ? b + GEMV_ROW_BLOCK : hi;
+        for (int64_t b = lo; b < hi; b += DCGS2_ROW_BLOCK) {
+            int64_t e = b + DCGS2_ROW_BLOCK < hi ? b + DCGS2_ROW_BLOCK : hi;
             const double cu = c[k], cw = c[2 * k + 2], cq = c[2 * k + 1];
+#pragma omp simd
             for (int64_t i = b; i < e; i++) {
                 u[i] *= cu;
                 w[i] *= cw;
             }
-            for (int j = 0; j < k; j++) {
-                const double *vj = v + (size_t)j * (size_t)ldv;
-                const double su = c[j], sw = c[k + 1 + j];
-#pragma omp simd
-                for (int64_t i = b; i < e; i++) {
-                    u[i] += su * vj[i];
-                    w[i] += sw * vj[i];
-                }
-            }
+            update2_rows(b, e, k, v, ldv, c, c + k + 1, u, w);
 #pragma omp simd
             for (int64_t i = b; i < e; i++) w[i] += cq * u[i];
         }

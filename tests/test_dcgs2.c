@@ -126,7 +126,8 @@ static void check_passes(krill_ctx *ctx, int64_t n, int k, int repro, double *go
 
 static void test_passes(void)
 {
-    static const int64_t ns[] = {0, 1, 7, 3001, 20011};   /* 20011: threaded on the CPU */
+    /* 20011: threaded on the CPU; 70001: several of the CPU sweep's 32768-row blocks per thread */
+    static const int64_t ns[] = {0, 1, 7, 3001, 20011, 70001};
     static const int ks[] = {0, 1, 2, 5, 15, 16, 31};     /* 15 / 16: the GPU kernel's edge */
     const int nn = (int)(sizeof ns / sizeof ns[0]), nk = (int)(sizeof ks / sizeof ks[0]);
     const int contexts = strcmp(DEVICE, "gpu") == 0 ? 1 : 2;   /* CPU: 1 and 2 threads */
