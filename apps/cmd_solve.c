@@ -55,7 +55,7 @@ static void solve_usage(FILE *out)
             "                      symmetric indefinite A (saddle points), M definite\n"
             "  --restart M         GMRES / FGMRES restart length (default 30)\n"
             "  --ortho cgs2|mgs|dcgs2\n"
-            "                      GMRES / FGMRES orthogonalization (default cgs2): cgs2\n"
+            "                      GMRES / FGMRES orthogonalization (default dcgs2): cgs2\n"
             "                      classical Gram-Schmidt twice, mgs modified, dcgs2 CGS2\n"
             "                      with the second pass delayed (one reduction per step)\n"
             "  --precond NAME[:PARAM]\n"
@@ -105,6 +105,7 @@ static int parse_solve_args(int argc, char **argv, solve_args *args)
     args->rhs = "ones";
     args->solver = -1;
     krill_solver_opts_default(&args->opts);
+    args->ortho = (int)args->opts.ortho;   /* cli_ortho_names lists krill_ortho in enum order */
     const cli_option options[] = {
         { .name = "--help", .kind = CLI_FLAG, .flag = &args->help },
         { .name = "-h", .kind = CLI_FLAG, .flag = &args->help },

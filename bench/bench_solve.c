@@ -8,7 +8,7 @@
  * SOLVER is cg, gmres, fgmres, bicgstab or minres; MATRIX a krill_gen SPEC or a .mtx file.
  * With none: cg:poisson3d:128 and gmres:convdiff3d:128. The system is the one the issue
  * fixes for every side of the comparison: b = A*1 (computed on the host by krill_csr_spmv_ref),
- * x0 = 0, rtol relative to ||b|| (default 1e-8), GMRES restart 30, orthogonalization CGS2
+ * x0 = 0, rtol relative to ||b|| (default 1e-8), GMRES restart 30, orthogonalization DCGS2
  * (--ortho: GMRES and FGMRES).
  *
  * --precond LIST: comma-separated preconditioner names as krill_pc_create takes them
@@ -384,6 +384,7 @@ static int parse_args(int argc, char **argv, solve_opts *o, int *n_positional)
     o->rtol = 1e-8;
     o->maxit = 10000;
     o->restart = 30;
+    o->ortho = KRILL_ORTHO_DCGS2;   /* krill_solve's default; ortho_names is in enum order */
     o->runs = 3;
     o->repro = -1;
     for (i = 1; i < argc; i++) {

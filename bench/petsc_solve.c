@@ -16,7 +16,7 @@
  *     krill's CG tests ||r||);
  *   - gmres / fgmres: KSPGMRES / KSPFGMRES with the given restart, right preconditioning
  *     (the residual GMRES minimizes is then the true one), classical Gram-Schmidt refined
- *     always (= CGS2, krill's default; PETSc's own default is CGS without refinement:
+ *     always (= CGS2, krill's --ortho cgs2; PETSc's own default is CGS without refinement:
  *     -ksp_gmres_cgs_refinement_type refine_never gives it back);
  *   - bicgstab: KSPBCGS, right preconditioning, unpreconditioned norm.
  * Preconditioners: none; jacobi (PETSc accepts zero diagonal entries where krill refuses

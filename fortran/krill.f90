@@ -102,7 +102,7 @@ module krill
     real(c_double) :: atol = 0.0_c_double      ! absolute
     integer(c_int) :: maxit = 10000
     integer(c_int) :: restart = 30             ! GMRES / FGMRES
-    integer(c_int) :: ortho = KRILL_ORTHO_CGS2 ! GMRES / FGMRES
+    integer(c_int) :: ortho = KRILL_ORTHO_DCGS2 ! GMRES / FGMRES
     type(c_funptr) :: monitor = c_null_funptr
     type(c_ptr) :: monitor_data = c_null_ptr   ! passed to monitor as `user`
   end type krill_solver_opts

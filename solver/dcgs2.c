@@ -113,15 +113,20 @@ krill_status krill_dcgs2_project(const krill_solve_problem *p, krill_dcgs2 *d,
     krill_status st = KRILL_OK;
     const int64_t n = p->n;
     const double *s = hread, *t = hread + j + 2;
-    double alpha, b, gamma, rho = 1.0, dq, wnorm, rest = 1.0, nu, inv_nu;
+    double alpha, b, gamma, rho = 1.0, dq, wnorm = NAN, rest = 1.0, nu, inv_nu;
     int finite = 1;
     KRILL_TRY(krill_fused_dcgs2_dots(p->ctx, red, n, j, v, n, dev + 1));
     KRILL_TRY(krill_scalars_read(p->ctx, dev + 1, hread, 2 * j + 4));
     alpha = hread[j];
     b = hread[2 * j + 2];
     gamma = hread[2 * j + 3];
-    for (int i = 0; i < 2 * j + 4; i++) finite = finite && krill_is_finite(hread[i]);
-    if (!finite) {
+    /* every sum but w'w (gamma) must be finite; gamma may overflow or underflow where A's
+       scale reaches the limits of a sum of squares (||A|| ~ 1e160): krill_norm_from_ss then
+       recomputes ||w|| by a scaled pass, whose result decides */
+    for (int i = 0; i < 2 * j + 3; i++) finite = finite && krill_is_finite(hread[i]);
+    if (finite && !isnan(gamma))
+        KRILL_TRY(krill_norm_from_ss(p, v + (size_t)(j + 1) * (size_t)n, gamma, dev, &wnorm));
+    if (!finite || isnan(gamma) || !krill_is_finite(wnorm)) {
         for (int i = 0; i <= j; i++) col[i] = NAN;
         if (j > 0) prev[j] = NAN;
         *hn = NAN;
@@ -142,7 +147,6 @@ krill_status krill_dcgs2_project(const krill_solve_problem *p, krill_dcgs2 *d,
     dq /= rho;
     col[j] = dq;
     /* nu = ||w - Q_{j+1} c|| by Pythagoras, relative to ||w|| (no overflow in the squares) */
-    KRILL_TRY(krill_norm_from_ss(p, v + (size_t)(j + 1) * (size_t)n, gamma, dev, &wnorm));
     if (wnorm > 0.0) {
         for (int i = 0; i <= j; i++) rest -= (col[i] / wnorm) * (col[i] / wnorm);
     }

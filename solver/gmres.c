@@ -9,7 +9,7 @@
  *   cycle:  v_0 = r / beta, g = beta e_0
  *     for j = 0 .. m-1:
  *       w = A M^{-1} v_j                               (w is stored as column j+1 of V)
- *       h_{0..j,j} and w -= V h by CGS2 (default), MGS or DCGS2; h_{j+1,j} = ||w||
+ *       h_{0..j,j} and w -= V h by DCGS2 (default), CGS2 or MGS; h_{j+1,j} = ||w||
  *       rotate column j by the previous Givens rotations, make rotation j that zeroes
  *       h_{j+1,j}; g_{j+1} = -s_j g_j, g_j = c_j g_j; |g_{j+1}| is the residual estimate
  *       lucky breakdown, h_{j+1,j} <= HAPPY_RTOL ||A M^{-1} v_j||: the solution is in the

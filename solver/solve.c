@@ -23,7 +23,7 @@ void krill_solver_opts_default(krill_solver_opts *opts)
     opts->atol = 0.0;
     opts->maxit = 10000;
     opts->restart = 30;
-    opts->ortho = KRILL_ORTHO_CGS2;
+    opts->ortho = KRILL_ORTHO_DCGS2;
     opts->monitor = NULL;
     opts->monitor_data = NULL;
 }

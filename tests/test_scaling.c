@@ -11,10 +11,18 @@
 #include "core/core_impl.h"
 #include "solver_util.h"
 
+/* GMRES and FGMRES with each orthogonalization (DCGS2, the default, first) */
 static const krill_solver_type solvers[] = { KRILL_SOLVER_GMRES, KRILL_SOLVER_FGMRES,
                                              KRILL_SOLVER_CG, KRILL_SOLVER_BICGSTAB,
-                                             KRILL_SOLVER_MINRES };
-static const char *const solver_names[] = { "gmres", "fgmres", "cg", "bicgstab", "minres" };
+                                             KRILL_SOLVER_MINRES, KRILL_SOLVER_GMRES,
+                                             KRILL_SOLVER_GMRES, KRILL_SOLVER_FGMRES,
+                                             KRILL_SOLVER_FGMRES };
+static const krill_ortho orthos[] = { KRILL_ORTHO_DCGS2, KRILL_ORTHO_DCGS2, KRILL_ORTHO_DCGS2,
+                                      KRILL_ORTHO_DCGS2, KRILL_ORTHO_DCGS2, KRILL_ORTHO_CGS2,
+                                      KRILL_ORTHO_MGS, KRILL_ORTHO_CGS2, KRILL_ORTHO_MGS };
+static const char *const solver_names[] = { "gmres", "fgmres", "cg", "bicgstab", "minres",
+                                            "gmres+cgs2", "gmres+mgs", "fgmres+cgs2",
+                                            "fgmres+mgs" };
 #define SOLVER_COUNT ((int)(sizeof solvers / sizeof solvers[0]))
 
 /* Solve diag(s, 2s, 3s) x = b (b = A 1 when b_is_a1, else b = 1) from x = 0; x_out: the
@@ -40,6 +48,7 @@ static void check_diagonal(krill_ctx *ctx, double s, int b_is_a1, int solver, co
     CHECK_OK(krill_vec_upload(b, bh));
     krill_solver_opts_default(&o);
     o.solver = solvers[solver];
+    o.ortho = orthos[solver];
     o.rtol = 1e-12;
     CHECK_OK(krill_solve(a, pc, b, x, &o, &info));
     CHECK_OK(krill_vec_download(x, x_out));
@@ -157,6 +166,7 @@ static void check_scaled_problem(krill_ctx *ctx, const char *name, const krill_c
     const double factors[5] = { 0x1p70, 0x1p-300, 1e150, 1e300 / amax, 1e-300 / amin };
     krill_solver_opts_default(&o);
     o.solver = solvers[solver];
+    o.ortho = orthos[solver];
     o.rtol = 1e-10;
     solve_scaled(ctx, csr, 1.0, &o, &ref);
     for (int fi = 0; fi < 5; fi++) {

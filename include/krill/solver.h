@@ -60,7 +60,7 @@ typedef struct krill_solver_opts {
     int maxit;               /* total iterations; default 10000. An iteration is one SpMV
                                 past the initial one (GMRES, FGMRES, CG), or two (BiCGStab) */
     int restart;             /* GMRES / FGMRES restart length m; default 30 */
-    krill_ortho ortho;       /* GMRES / FGMRES; default CGS2 */
+    krill_ortho ortho;       /* GMRES / FGMRES; default DCGS2 */
     krill_monitor_fn monitor;
     void *monitor_data;
 } krill_solver_opts;

@@ -87,11 +87,11 @@ gmres)       # a nonsymmetric matrix gets GMRES, and it converges
   run 0 solve --gen convdiff3d:8 --json
   python3 "$here/check_json.py" out converged=true solver='"gmres"' || fail "bad JSON"
   ;;
-solvers)     # fgmres and bicgstab converge and say so; a preconditioner with a parameter
+solvers)     # fgmres and bicgstab converge and say so (fgmres with the default dcgs2); a preconditioner with a parameter
   need_python
   run 0 solve --gen convdiff3d:8,2 --solver fgmres --precond jacobi --restart 10 --json
   python3 "$here/check_json.py" out converged=true solver='"fgmres"' precond='"jacobi"' \
-    ortho='"cgs2"' restart=10 || fail "bad JSON for fgmres"
+    ortho='"dcgs2"' restart=10 || fail "bad JSON for fgmres"
   run 0 solve --gen convdiff3d:8,2 --solver bicgstab --json
   python3 "$here/check_json.py" out converged=true solver='"bicgstab"' precond='"none"' \
     ortho=null restart=null precond_detail=null || fail "bad JSON for bicgstab"
