@@ -1,5 +1,5 @@
-/* bench/bench_common.c - clock, medians, repeated work, lists, matrix loading and the
- * binary dump of the benchmark programs (see bench_common.h). */
+/* bench/bench_common.c - clock, medians, repeated work, command line, lists, matrix loading
+ * and the binary dump of the benchmark programs (see bench_common.h). */
 #include "bench/bench_common.h"
 
 #include <errno.h>
@@ -214,6 +214,124 @@ int bench_parse_device(const char *text, krill_device *device)
     return -1;
 }
 
+/* ---- command line -------------------------------------------------------------------- */
+
+/* The entry of opts named name, or NULL. */
+static const bench_opt *find_opt(const bench_opt *opts, const char *name)
+{
+    while (opts->name && strcmp(opts->name, name) != 0) opts++;
+    return opts->name ? opts : NULL;
+}
+
+/* "a, b or c": the names of a choice, for its error message. */
+static void print_choices(FILE *f, const char *const *choices)
+{
+    for (int k = 0; choices[k]; k++)
+        fprintf(f, "%s%s", k == 0 ? "" : choices[k + 1] ? ", " : " or ", choices[k]);
+}
+
+/* Set opt's field from value (NULL for a flag); 0, or -1 after printing why value is
+ * refused. */
+static int set_opt(const char *prog, const bench_opt *opt, const char *value)
+{
+    int k = 0, rc = 0;
+    switch (opt->kind) {
+    case BENCH_OPT_FLAG:
+        *(int *)opt->field = 1;
+        break;
+    case BENCH_OPT_INT:
+        *(int *)opt->field = atoi(value);
+        break;
+    case BENCH_OPT_DOUBLE:
+        *(double *)opt->field = atof(value);
+        break;
+    case BENCH_OPT_STRING:
+        *(const char **)opt->field = value;
+        break;
+    case BENCH_OPT_DEVICE:
+        if (bench_parse_device(value, opt->field) != 0) {
+            fprintf(stderr, "%s: %s: '%s' is not cpu or gpu\n", prog, opt->name, value);
+            rc = -1;
+        }
+        break;
+    case BENCH_OPT_CHOICE:
+        while (opt->choices[k] && strcmp(value, opt->choices[k]) != 0) k++;
+        if (opt->choices[k]) {
+            *(int *)opt->field = k;
+        } else {
+            fprintf(stderr, "%s: %s: '%s' is not ", prog, opt->name, value);
+            print_choices(stderr, opt->choices);
+            fputc('\n', stderr);
+            rc = -1;
+        }
+        break;
+    }
+    return rc;
+}
+
+/* The entry named name of opts, or else of run's options (none when run is NULL), into
+ * *opt; returns 1 when there is one, else 0. */
+static int lookup(const bench_opt *opts, bench_run_opts *run, const char *name, bench_opt *opt)
+{
+    const bench_opt *found = find_opt(opts, name);
+    if (found) {
+        *opt = *found;
+    } else if (run) {
+        const bench_opt run_opts[] = {
+            {.name = "--device", .kind = BENCH_OPT_DEVICE, .field = &run->device},
+            {.name = "--threads", .kind = BENCH_OPT_INT, .field = &run->threads},
+            {.name = "--csv", .kind = BENCH_OPT_STRING, .field = &run->csv_path},
+            {.name = "--json", .kind = BENCH_OPT_STRING, .field = &run->json_path},
+            {.name = NULL},
+        };
+        found = find_opt(run_opts, name);
+        if (found) *opt = *found;
+    }
+    return found != NULL;
+}
+
+int bench_parse_options(int argc, char **argv, const char *prog, const bench_opt *opts,
+                        bench_run_opts *run, void (*usage)(FILE *f), int *n_positional)
+{
+    int n_pos = 1, rc = 0;
+    if (run) {
+        memset(run, 0, sizeof *run);
+        run->device = krill_cuda_device_count() > 0 ? KRILL_DEVICE_CUDA : KRILL_DEVICE_CPU;
+    }
+    for (int i = 1; i < argc && rc == 0; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        bench_opt opt;
+        const int known = lookup(opts, run, a, &opt);
+        if (a[0] != '-' || a[1] == '\0') {   /* a positional argument: keep it, in order */
+            argv[n_pos++] = argv[i];
+        } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            usage(stdout);
+            exit(0);
+        } else if (known && opt.kind == BENCH_OPT_FLAG) {
+            rc = set_opt(prog, &opt, NULL);
+        } else if (!v) {
+            fprintf(stderr, "%s: %s needs a value\n", prog, a);
+            rc = -1;
+        } else if (!known) {
+            fprintf(stderr, "%s: unknown option %s\n", prog, a);
+            usage(stderr);
+            rc = -1;
+        } else {
+            rc = set_opt(prog, &opt, v);
+            i++;
+        }
+    }
+    *n_positional = n_pos - 1;
+    return rc;
+}
+int bench_names(char **argv, int n, const char *const *defaults, const char *const **names)
+{
+    *names = n > 0 ? (const char *const *)&argv[1] : defaults;
+    if (n == 0)
+        while (defaults[n]) n++;
+    return n;
+}
+
 void bench_safe_name(const char *name, char *out, size_t size)
 {
     const char *base = strrchr(name, '/');
@@ -327,6 +445,12 @@ void bench_json_number(FILE *f, const char *key, double v, int last)
         fprintf(f, ": %.6e%s", v, last ? "" : ", ");
     else
         fprintf(f, ": null%s", last ? "" : ", ");
+}
+
+void bench_json_next_number(FILE *f, const char *key, double v)
+{
+    fputs(", ", f);
+    bench_json_number(f, key, v, 1);
 }
 
 krill_status bench_rhs_ones(const krill_csr *a, double **b)

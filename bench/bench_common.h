@@ -1,7 +1,8 @@
 /* bench/bench_common.h - what the benchmark programs share: a clock that times work queued
  * on a context (CUDA events on the GPU, the host clock on the CPU), medians, a loop that
- * repeats a unit of work and takes the medians of its figures, list parsing, loading a
- * matrix by SPEC or file, and the binary dump that the peer scripts read.
+ * repeats a unit of work and takes the medians of its figures, the command-line loop and
+ * list parsing, loading a matrix by SPEC or file, and the binary dump that the peer scripts
+ * read.
  *
  * The binary dump (all little-endian, no padding):
  *   matrix: "KRILLCSR" (8 bytes), int64 n_rows, int64 n_cols, int64 nnz,
@@ -63,6 +64,50 @@ krill_status bench_rhs_ones(const krill_csr *a, double **b);
 /* "cpu" / "gpu" (also "cuda") -> device; returns 0 on success, -1 for an unknown name. */
 int bench_parse_device(const char *text, krill_device *device);
 
+/* The kind of value a command-line option takes (bench_opt.kind), and what it sets. */
+typedef enum bench_opt_kind {
+    BENCH_OPT_FLAG,      /* no value: the int field is set to 1 */
+    BENCH_OPT_INT,       /* int field, by atoi */
+    BENCH_OPT_DOUBLE,    /* double field, by atof */
+    BENCH_OPT_STRING,    /* const char * field: the argument itself (argv's, writable) */
+    BENCH_OPT_DEVICE,    /* krill_device field, by bench_parse_device */
+    BENCH_OPT_CHOICE     /* int field: the index of the value in choices */
+} bench_opt_kind;
+
+/* One option of a benchmark's command line: its name ("--threads"), the kind of its value,
+ * the field it sets, and for BENCH_OPT_CHOICE the names allowed (NULL-terminated). A table
+ * of them ends with an entry whose name is NULL. */
+typedef struct bench_opt {
+    const char *name;
+    bench_opt_kind kind;
+    void *field;
+    const char *const *choices;
+} bench_opt;
+
+/* The options the device benchmarks share (bench_parse_options reads them when given one):
+ * --device (default: the GPU when there is one), --threads (0 = OpenMP's default), --csv and
+ * --json (NULL: not written). */
+typedef struct bench_run_opts {
+    krill_device device;
+    int threads;
+    const char *csv_path, *json_path;
+} bench_run_opts;
+
+/* The command-line loop of the benchmarks. Options may come anywhere; the positional
+ * arguments are moved, in order, to argv[1..] and counted in *n_positional. -h / --help
+ * prints usage to stdout and exits 0. An option of opts, or of run (may be NULL: then they
+ * are unknown), sets its field: run is filled with its defaults first; opts' fields keep
+ * theirs when absent; the last one given wins. Returns 0, or -1 after printing on stderr
+ * "PROG: OPT needs a value", "PROG: unknown option OPT" and the usage, or
+ * "PROG: OPT: 'VALUE' is not cpu or gpu" (a device) / "... is not a, b or c" (a choice). */
+int bench_parse_options(int argc, char **argv, const char *prog, const bench_opt *opts,
+                        bench_run_opts *run, void (*usage)(FILE *f), int *n_positional);
+
+/* The names a benchmark runs: the n positional arguments at argv[1..] (as
+ * bench_parse_options leaves them), or with none the NULL-terminated defaults. Points
+ * *names at them and returns their count. */
+int bench_names(char **argv, int n, const char *const *defaults, const char *const **names);
+
 /* A file-name-safe form of a SPEC or path: "poisson3d:128" -> "poisson3d_128". */
 void bench_safe_name(const char *name, char *out, size_t size);
 
@@ -74,6 +119,8 @@ krill_status bench_dump_vec(const char *path, const double *x, int64_t n);
 void bench_json_string(FILE *f, const char *s);
 /* Write "key": v (%.6e; null when v is NaN or infinite), then ", " unless last. */
 void bench_json_number(FILE *f, const char *key, double v, int last);
+/* Write , "key": v (as bench_json_number): a field after others. */
+void bench_json_next_number(FILE *f, const char *key, double v);
 
 /* A context for the device asked for (threads: 0 = OpenMP's default). Prints what failed. */
 krill_status bench_ctx_create(krill_device device, int threads, krill_ctx **ctx);

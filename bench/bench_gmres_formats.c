@@ -29,11 +29,10 @@
 #define MAX_FORMATS 16
 
 typedef struct gf_opts {
-    krill_device device;
-    int threads, restart, maxit;
+    bench_run_opts run;               /* --device, --threads, --csv, --json */
+    int restart, maxit;
     double rtol;
     char formats[512];
-    const char *csv_path, *json_path;
 } gf_opts;
 
 typedef struct gf_result {
@@ -157,14 +156,6 @@ static int write_csv(const char *path, const gf_result *res, int n)
     return fclose(f) == 0 ? 0 : -1;
 }
 
-static void json_num(FILE *f, const char *key, double v)
-{
-    if (isfinite(v))
-        fprintf(f, ", \"%s\": %.6e", key, v);
-    else
-        fprintf(f, ", \"%s\": null", key);
-}
-
 static int write_json(const char *path, const gf_result *res, int n, krill_ctx *ctx,
                       const gf_opts *o)
 {
@@ -184,12 +175,12 @@ static int write_json(const char *path, const gf_result *res, int n, krill_ctx *
         bench_json_string(f, r->variant);
         fprintf(f, ", \"n\": %lld, \"nnz\": %lld, \"bytes\": %zu, \"iterations\": %d",
                 (long long)r->n, (long long)r->nnz, r->bytes, r->iterations);
-        json_num(f, "relres", r->relres);
-        json_num(f, "build_s", r->build_s);
-        json_num(f, "transfer_s", r->transfer_s);
-        json_num(f, "spmv_s", r->spmv_s);
-        json_num(f, "other_s", r->other_s);
-        json_num(f, "total_s", r->total_s);
+        bench_json_next_number(f, "relres", r->relres);
+        bench_json_next_number(f, "build_s", r->build_s);
+        bench_json_next_number(f, "transfer_s", r->transfer_s);
+        bench_json_next_number(f, "spmv_s", r->spmv_s);
+        bench_json_next_number(f, "other_s", r->other_s);
+        bench_json_next_number(f, "total_s", r->total_s);
         fprintf(f, ", \"ok\": %s, \"message\": ", r->ok ? "true" : "false");
         bench_json_string(f, r->message);
         fprintf(f, "}%s\n", i + 1 < n ? "," : "");
@@ -198,62 +189,31 @@ static int write_json(const char *path, const gf_result *res, int n, krill_ctx *
     return fclose(f) == 0 ? 0 : -1;
 }
 
+/* The options into o, the positional arguments to argv[1..] (bench_parse_options). */
 static int parse_args(int argc, char **argv, gf_opts *o, int *n_positional)
 {
-    int n_pos = 1;
+    const char *formats = "csr,ell,ellr,rbp-csr,rbp-ell,rbp-ellr,segscan";
+    const bench_opt opts[] = {
+        {.name = "--formats", .kind = BENCH_OPT_STRING, .field = &formats},
+        {.name = "--restart", .kind = BENCH_OPT_INT, .field = &o->restart},
+        {.name = "--maxit", .kind = BENCH_OPT_INT, .field = &o->maxit},
+        {.name = "--rtol", .kind = BENCH_OPT_DOUBLE, .field = &o->rtol},
+        {.name = NULL},
+    };
+    int rc;
     memset(o, 0, sizeof *o);
-    o->device = krill_cuda_device_count() > 0 ? KRILL_DEVICE_CUDA : KRILL_DEVICE_CPU;
     o->restart = 30;
     o->maxit = 1000;
     o->rtol = 1e-8;
-    snprintf(o->formats, sizeof o->formats, "csr,ell,ellr,rbp-csr,rbp-ell,rbp-ellr,segscan");
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (a[0] != '-' || a[1] == '\0') {
-            argv[n_pos++] = argv[i];
-            continue;
-        }
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            usage(stdout);
-            exit(0);
-        }
-        if (!v) {
-            fprintf(stderr, "bench_gmres_formats: %s needs a value\n", a);
-            return -1;
-        }
-        if (strcmp(a, "--device") == 0) {
-            if (bench_parse_device(v, &o->device) != 0) {
-                fprintf(stderr, "bench_gmres_formats: --device: '%s' is not cpu or gpu\n", v);
-                return -1;
-            }
-        } else if (strcmp(a, "--threads") == 0) {
-            o->threads = atoi(v);
-        } else if (strcmp(a, "--formats") == 0) {
-            snprintf(o->formats, sizeof o->formats, "%s", v);
-        } else if (strcmp(a, "--restart") == 0) {
-            o->restart = atoi(v);
-        } else if (strcmp(a, "--maxit") == 0) {
-            o->maxit = atoi(v);
-        } else if (strcmp(a, "--rtol") == 0) {
-            o->rtol = atof(v);
-        } else if (strcmp(a, "--csv") == 0) {
-            o->csv_path = v;
-        } else if (strcmp(a, "--json") == 0) {
-            o->json_path = v;
-        } else {
-            fprintf(stderr, "bench_gmres_formats: unknown option %s\n", a);
-            usage(stderr);
-            return -1;
-        }
-        i++;
-    }
-    if (o->threads < 0 || o->restart < 1 || o->maxit < 1 || !(o->rtol > 0.0)) {
+    rc = bench_parse_options(argc, argv, "bench_gmres_formats", opts, &o->run, usage,
+                             n_positional);
+    if (rc == 0 && (o->run.threads < 0 || o->restart < 1 || o->maxit < 1 || !(o->rtol > 0.0))) {
         fprintf(stderr, "bench_gmres_formats: need --threads >= 0, --restart >= 1, "
                         "--maxit >= 1, --rtol > 0\n");
-        return -1;
+        rc = -1;
     }
-    *n_positional = n_pos - 1;
-    return 0;
+    snprintf(o->formats, sizeof o->formats, "%s", formats);
+    return rc;
 }
 
 static const char *const default_matrices[] = {"elasticity3d:100,40,40", "poisson3d:128",
@@ -271,13 +231,11 @@ int main(int argc, char **argv)
     int n_matrices = 0, n_formats = 0, n_res = 0, failures = 0, rc = 2;
 
     if (parse_args(argc, argv, &o, &n_matrices) != 0) goto cleanup;
-    matrices = n_matrices > 0 ? (const char *const *)&argv[1] : default_matrices;
-    if (n_matrices == 0)
-        while (default_matrices[n_matrices]) n_matrices++;
+    n_matrices = bench_names(argv, n_matrices, default_matrices, &matrices);
     for (char *t = strtok_r(o.formats, ",", &save); t && n_formats < MAX_FORMATS;
          t = strtok_r(NULL, ",", &save))
         formats[n_formats++] = t;
-    if (bench_ctx_create(o.device, o.threads, &ctx) != KRILL_OK) goto cleanup;
+    if (bench_ctx_create(o.run.device, o.run.threads, &ctx) != KRILL_OK) goto cleanup;
     if (bench_clock_create(ctx, &clock) != KRILL_OK ||
         krill_calloc((void **)&res, sizeof *res * (size_t)n_matrices * (size_t)n_formats,
                      "results") != KRILL_OK) {
@@ -323,12 +281,12 @@ int main(int argc, char **argv)
     }
     printf("# build = krill_mat_create wall time - transfer; transfer = stored bytes copied "
            "host -> device (events); spmv = the solver's SpMV time; other = solve - spmv\n");
-    if (o.csv_path && write_csv(o.csv_path, res, n_res) != 0) {
-        fprintf(stderr, "bench_gmres_formats: cannot write %s\n", o.csv_path);
+    if (o.run.csv_path && write_csv(o.run.csv_path, res, n_res) != 0) {
+        fprintf(stderr, "bench_gmres_formats: cannot write %s\n", o.run.csv_path);
         failures++;
     }
-    if (o.json_path && write_json(o.json_path, res, n_res, ctx, &o) != 0) {
-        fprintf(stderr, "bench_gmres_formats: cannot write %s\n", o.json_path);
+    if (o.run.json_path && write_json(o.run.json_path, res, n_res, ctx, &o) != 0) {
+        fprintf(stderr, "bench_gmres_formats: cannot write %s\n", o.run.json_path);
         failures++;
     }
     rc = failures ? 1 : 0;

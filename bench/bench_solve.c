@@ -50,7 +50,7 @@ typedef struct solver_name {
 } solver_name;
 
 /* --ortho's names (the `krill solve` ones) */
-static const char *const ortho_names[] = {"cgs2", "mgs", "dcgs2"};
+static const char *const ortho_names[] = {"cgs2", "mgs", "dcgs2", NULL};
 static const krill_ortho ortho_types[] = {KRILL_ORTHO_CGS2, KRILL_ORTHO_MGS, KRILL_ORTHO_DCGS2};
 
 static const solver_name solver_names[] = {
@@ -62,10 +62,9 @@ static const solver_name solver_names[] = {
 };
 
 typedef struct solve_opts {
-    krill_device device;
-    int threads;
+    bench_run_opts run;               /* --device, --threads, --csv, --json */
     const char *format;
-    char *precond_list;               /* --precond, split in place at the commas */
+    const char *precond_list;         /* --precond (argv's), split in place at the commas */
     const char *preconds[MAX_PRECONDS];
     int n_preconds;
     double rtol;
@@ -74,7 +73,6 @@ typedef struct solve_opts {
     const char *bin_dir;
     int no_solve;
     int repro;                        /* --repro S: S >= 0; -1 = plain (default) */
-    const char *csv_path, *json_path;
 } solve_opts;
 
 typedef struct solve_result {
@@ -319,14 +317,6 @@ static int write_csv(const char *path, const solve_result *res, int n, const cha
     return fclose(f) == 0 ? 0 : -1;
 }
 
-static void json_num(FILE *f, const char *key, double v)
-{
-    if (isfinite(v))
-        fprintf(f, ", \"%s\": %.6e", key, v);
-    else
-        fprintf(f, ", \"%s\": null", key);
-}
-
 static int write_json(const char *path, const solve_result *res, int n, krill_ctx *ctx,
                       const solve_opts *o, const char *clock_kind)
 {
@@ -350,20 +340,20 @@ static int write_json(const char *path, const solve_result *res, int n, krill_ct
                 (long long)r->n, (long long)r->nnz, r->runs, r->iterations);
         bench_json_string(f, krill_reason_string(r->reason));
         fprintf(f, ", \"converged\": %s", r->reason > 0 ? "true" : "false");
-        json_num(f, "relres", r->relres);
-        json_num(f, "pc_setup_s", r->pc_setup);
-        json_num(f, "t_median_s", r->t_med);
-        json_num(f, "t_min_s", r->t_min);
-        json_num(f, "t_max_s", r->t_max);
-        json_num(f, "t_per_iter_s", per_iter(r));
-        json_num(f, "t_total_s", r->pc_setup + r->t_med);
-        json_num(f, "setup_s", r->times.setup);
-        json_num(f, "spmv_s", r->times.spmv);
-        json_num(f, "precond_s", r->times.precond);
-        json_num(f, "ortho_s", r->times.ortho);
-        json_num(f, "other_s", r->times.other);
-        json_num(f, "krill_total_s", r->times.total);
-        json_num(f, "gen_s", r->gen_s);
+        bench_json_next_number(f, "relres", r->relres);
+        bench_json_next_number(f, "pc_setup_s", r->pc_setup);
+        bench_json_next_number(f, "t_median_s", r->t_med);
+        bench_json_next_number(f, "t_min_s", r->t_min);
+        bench_json_next_number(f, "t_max_s", r->t_max);
+        bench_json_next_number(f, "t_per_iter_s", per_iter(r));
+        bench_json_next_number(f, "t_total_s", r->pc_setup + r->t_med);
+        bench_json_next_number(f, "setup_s", r->times.setup);
+        bench_json_next_number(f, "spmv_s", r->times.spmv);
+        bench_json_next_number(f, "precond_s", r->times.precond);
+        bench_json_next_number(f, "ortho_s", r->times.ortho);
+        bench_json_next_number(f, "other_s", r->times.other);
+        bench_json_next_number(f, "krill_total_s", r->times.total);
+        bench_json_next_number(f, "gen_s", r->gen_s);
         fprintf(f, ", \"ok\": %s, \"message\": ", r->ok ? "true" : "false");
         bench_json_string(f, r->message);
         fprintf(f, "}%s\n", i + 1 < n ? "," : "");
@@ -374,12 +364,23 @@ static int write_json(const char *path, const solve_result *res, int n, krill_ct
 
 /* ---- main ---------------------------------------------------------------------------- */
 
-/* Options may come anywhere; the positional arguments are moved, in order, to argv[1..]. */
+/* The options into o, the positional arguments to argv[1..] (bench_parse_options). */
 static int parse_args(int argc, char **argv, solve_opts *o, int *n_positional)
 {
-    int i, n_pos = 1;
+    const bench_opt opts[] = {
+        {.name = "--format", .kind = BENCH_OPT_STRING, .field = &o->format},
+        {.name = "--precond", .kind = BENCH_OPT_STRING, .field = &o->precond_list},
+        {.name = "--rtol", .kind = BENCH_OPT_DOUBLE, .field = &o->rtol},
+        {.name = "--maxit", .kind = BENCH_OPT_INT, .field = &o->maxit},
+        {.name = "--restart", .kind = BENCH_OPT_INT, .field = &o->restart},
+        {.name = "--ortho", .kind = BENCH_OPT_CHOICE, .field = &o->ortho, .choices = ortho_names},
+        {.name = "--runs", .kind = BENCH_OPT_INT, .field = &o->runs},
+        {.name = "--write-bin", .kind = BENCH_OPT_STRING, .field = &o->bin_dir},
+        {.name = "--no-solve", .kind = BENCH_OPT_FLAG, .field = &o->no_solve},
+        {.name = "--repro", .kind = BENCH_OPT_INT, .field = &o->repro},
+        {.name = NULL},
+    };
     memset(o, 0, sizeof *o);
-    o->device = krill_cuda_device_count() > 0 ? KRILL_DEVICE_CUDA : KRILL_DEVICE_CPU;
     o->format = "csr";
     o->rtol = 1e-8;
     o->maxit = 10000;
@@ -387,67 +388,9 @@ static int parse_args(int argc, char **argv, solve_opts *o, int *n_positional)
     o->ortho = KRILL_ORTHO_DCGS2;   /* krill_solve's default; ortho_names is in enum order */
     o->runs = 3;
     o->repro = -1;
-    for (i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (a[0] != '-' || a[1] == '\0') {   /* a positional argument: keep it, in order */
-            argv[n_pos++] = argv[i];
-            continue;
-        }
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            usage(stdout);
-            exit(0);
-        }
-        if (strcmp(a, "--no-solve") == 0) {
-            o->no_solve = 1;
-            continue;
-        }
-        if (!v) {
-            fprintf(stderr, "bench_solve: %s needs a value\n", a);
-            return -1;
-        }
-        if (strcmp(a, "--device") == 0) {
-            if (bench_parse_device(v, &o->device) != 0) {
-                fprintf(stderr, "bench_solve: --device: '%s' is not cpu or gpu\n", v);
-                return -1;
-            }
-        } else if (strcmp(a, "--threads") == 0) {
-            o->threads = atoi(v);
-        } else if (strcmp(a, "--format") == 0) {
-            o->format = v;
-        } else if (strcmp(a, "--precond") == 0) {
-            o->precond_list = argv[i + 1];   /* split in place */
-        } else if (strcmp(a, "--rtol") == 0) {
-            o->rtol = atof(v);
-        } else if (strcmp(a, "--maxit") == 0) {
-            o->maxit = atoi(v);
-        } else if (strcmp(a, "--restart") == 0) {
-            o->restart = atoi(v);
-        } else if (strcmp(a, "--ortho") == 0) {
-            int k = 0, n = (int)(sizeof ortho_names / sizeof ortho_names[0]);
-            while (k < n && strcmp(v, ortho_names[k]) != 0) k++;
-            if (k == n) {
-                fprintf(stderr, "bench_solve: --ortho: '%s' is not cgs2, mgs or dcgs2\n", v);
-                return -1;
-            }
-            o->ortho = k;
-        } else if (strcmp(a, "--runs") == 0) {
-            o->runs = atoi(v);
-        } else if (strcmp(a, "--write-bin") == 0) {
-            o->bin_dir = v;
-        } else if (strcmp(a, "--repro") == 0) {
-            o->repro = atoi(v);
-        } else if (strcmp(a, "--csv") == 0) {
-            o->csv_path = v;
-        } else if (strcmp(a, "--json") == 0) {
-            o->json_path = v;
-        } else {
-            fprintf(stderr, "bench_solve: unknown option %s\n", a);
-            usage(stderr);
-            return -1;
-        }
-        i++;
-    }
-    if (o->threads < 0 || o->repro < -1 || !(o->rtol > 0.0) || o->maxit < 1 || o->restart < 1 || o->runs < 1 ||
+    if (bench_parse_options(argc, argv, "bench_solve", opts, &o->run, usage, n_positional) != 0)
+        return -1;
+    if (o->run.threads < 0 || o->repro < -1 || !(o->rtol > 0.0) || o->maxit < 1 || o->restart < 1 || o->runs < 1 ||
         o->runs > MAX_RUNS) {
         fprintf(stderr, "bench_solve: need --threads >= 0, --repro >= 0, --rtol > 0, --maxit >= 1, "
                         "--restart >= 1, 1 <= --runs <= %d\n", MAX_RUNS);
@@ -455,7 +398,9 @@ static int parse_args(int argc, char **argv, solve_opts *o, int *n_positional)
     }
     o->n_preconds = 0;
     if (!o->precond_list) o->preconds[o->n_preconds++] = "none";
-    for (char *save = NULL, *tok = o->precond_list ? strtok_r(o->precond_list, ",", &save) : NULL;
+    /* the list is argv's string (writable): split in place */
+    for (char *save = NULL,
+              *tok = o->precond_list ? strtok_r((char *)o->precond_list, ",", &save) : NULL;
          tok; tok = strtok_r(NULL, ",", &save)) {
         if (o->n_preconds == MAX_PRECONDS) {
             fprintf(stderr, "bench_solve: --precond: at most %d names\n", MAX_PRECONDS);
@@ -467,7 +412,6 @@ static int parse_args(int argc, char **argv, solve_opts *o, int *n_positional)
         fprintf(stderr, "bench_solve: --precond: no name given\n");
         return -1;
     }
-    *n_positional = n_pos - 1;
     return 0;
 }
 
@@ -484,11 +428,9 @@ int main(int argc, char **argv)
     int n_problems = 0, n_results = 0, failures = 0, rc = 2;
 
     if (parse_args(argc, argv, &o, &n_problems) != 0) goto cleanup;
-    problems = n_problems > 0 ? (const char *const *)&argv[1] : default_problems;
-    if (n_problems == 0)
-        while (default_problems[n_problems]) n_problems++;
+    n_problems = bench_names(argv, n_problems, default_problems, &problems);
     n_results = n_problems * o.n_preconds;
-    if (bench_ctx_create(o.device, o.threads, &ctx) != KRILL_OK) goto cleanup;
+    if (bench_ctx_create(o.run.device, o.run.threads, &ctx) != KRILL_OK) goto cleanup;
     if (o.repro >= 0 && krill_ctx_set_repro(ctx, KRILL_REPRO_OZAKI, o.repro) != KRILL_OK) {
         fprintf(stderr, "bench_solve: --repro %d: %s\n", o.repro, krill_last_error());
         goto cleanup;
@@ -511,15 +453,15 @@ int main(int argc, char **argv)
     printf("# pc_setup: median preconditioner build; solve_s: median whole-solve time over the "
            "runs; ms/iter = solve / iterations; spread = (max - min) / median; the breakdown "
            "columns are krill's own timers\n");
-    if (o.csv_path && write_csv(o.csv_path, res, n_results,
-                                o.device == KRILL_DEVICE_CUDA ? "gpu" : "cpu",
+    if (o.run.csv_path && write_csv(o.run.csv_path, res, n_results,
+                                o.run.device == KRILL_DEVICE_CUDA ? "gpu" : "cpu",
                                 krill_ctx_threads(ctx), o.format) != 0) {
-        fprintf(stderr, "bench_solve: cannot write %s\n", o.csv_path);
+        fprintf(stderr, "bench_solve: cannot write %s\n", o.run.csv_path);
         failures++;
     }
-    if (o.json_path &&
-        write_json(o.json_path, res, n_results, ctx, &o, bench_clock_kind(clock)) != 0) {
-        fprintf(stderr, "bench_solve: cannot write %s\n", o.json_path);
+    if (o.run.json_path &&
+        write_json(o.run.json_path, res, n_results, ctx, &o, bench_clock_kind(clock)) != 0) {
+        fprintf(stderr, "bench_solve: cannot write %s\n", o.run.json_path);
         failures++;
     }
     rc = failures ? 1 : 0;

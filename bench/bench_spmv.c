@@ -46,13 +46,11 @@
 #define MAX_FORMATS 24
 
 typedef struct spmv_opts {
-    krill_device device;
-    int threads;
+    bench_run_opts run;      /* --device, --threads, --csv, --json */
     char formats[256];       /* comma-separated format names */
     int warmup, min_reps, batches;
     double min_time;
     int repro;               /* --repro: also time every format in reproducible exact mode */
-    const char *csv_path, *json_path;
 } spmv_opts;
 
 typedef struct spmv_result {
@@ -359,14 +357,6 @@ static int write_csv(const char *path, const spmv_result *res, int n, const char
     return fclose(f) == 0 ? 0 : -1;
 }
 
-static void json_number(FILE *f, const char *key, double v, int last)
-{
-    if (isfinite(v))
-        fprintf(f, "\"%s\": %.6e%s", key, v, last ? "" : ", ");
-    else
-        fprintf(f, "\"%s\": null%s", key, last ? "" : ", ");
-}
-
 static int write_json(const char *path, const spmv_result *res, int n, krill_ctx *ctx,
                       const char *clock_kind)
 {
@@ -384,18 +374,18 @@ static int write_json(const char *path, const spmv_result *res, int n, krill_ctx
                    "\"nnz\": %lld, \"copies\": %d, \"reps\": %d, \"batches\": %d, ",
                 r->format, r->variant, (long long)r->rows, (long long)r->cols,
                 (long long)r->nnz, r->copies, r->reps, r->batches);
-        json_number(f, "t_median_s", r->ok ? r->t_med : NAN, 0);
-        json_number(f, "t_min_s", r->ok ? r->t_min : NAN, 0);
-        json_number(f, "t_max_s", r->ok ? r->t_max : NAN, 0);
-        json_number(f, "bytes", r->bytes, 0);
-        json_number(f, "gb_per_s", r->ok ? gbs(r) : NAN, 0);
-        json_number(f, "gflop_per_s", r->ok ? gflops(r) : NAN, 0);
-        json_number(f, "time_vs_cusparse", r->ratio, 0);
-        json_number(f, "check_error", r->err, 0);
-        json_number(f, "check_bound", r->err_bound, 0);
-        json_number(f, "t_repro_median_s", r->t_repro, 0);
-        json_number(f, "repro_vs_plain", r->repro_ratio, 0);
-        json_number(f, "repro_check_error", r->repro_err, 0);
+        bench_json_number(f, "t_median_s", r->ok ? r->t_med : NAN, 0);
+        bench_json_number(f, "t_min_s", r->ok ? r->t_min : NAN, 0);
+        bench_json_number(f, "t_max_s", r->ok ? r->t_max : NAN, 0);
+        bench_json_number(f, "bytes", r->bytes, 0);
+        bench_json_number(f, "gb_per_s", r->ok ? gbs(r) : NAN, 0);
+        bench_json_number(f, "gflop_per_s", r->ok ? gflops(r) : NAN, 0);
+        bench_json_number(f, "time_vs_cusparse", r->ratio, 0);
+        bench_json_number(f, "check_error", r->err, 0);
+        bench_json_number(f, "check_bound", r->err_bound, 0);
+        bench_json_number(f, "t_repro_median_s", r->t_repro, 0);
+        bench_json_number(f, "repro_vs_plain", r->repro_ratio, 0);
+        bench_json_number(f, "repro_check_error", r->repro_err, 0);
         fprintf(f, "\"ok\": %s, \"message\": ", r->ok ? "true" : "false");
         bench_json_string(f, r->message);
         fprintf(f, "}%s\n", i + 1 < n ? "," : "");
@@ -406,73 +396,36 @@ static int write_json(const char *path, const spmv_result *res, int n, krill_ctx
 
 /* ---- main ---------------------------------------------------------------------------- */
 
-/* Options may come anywhere; the positional arguments are moved, in order, to argv[1..]. */
+/* The options into o, the positional arguments to argv[1..] (bench_parse_options). */
 static int parse_args(int argc, char **argv, spmv_opts *o, int *n_positional)
 {
-    int i, n_pos = 1;
+    const char *formats = "";
+    const bench_opt opts[] = {
+        {.name = "--formats", .kind = BENCH_OPT_STRING, .field = &formats},
+        {.name = "--warmup", .kind = BENCH_OPT_INT, .field = &o->warmup},
+        {.name = "--reps", .kind = BENCH_OPT_INT, .field = &o->min_reps},
+        {.name = "--batches", .kind = BENCH_OPT_INT, .field = &o->batches},
+        {.name = "--min-time", .kind = BENCH_OPT_DOUBLE, .field = &o->min_time},
+        {.name = "--repro", .kind = BENCH_OPT_FLAG, .field = &o->repro},
+        {.name = NULL},
+    };
+    int rc;
     memset(o, 0, sizeof *o);
-    o->device = krill_cuda_device_count() > 0 ? KRILL_DEVICE_CUDA : KRILL_DEVICE_CPU;
     o->warmup = 10;
     o->min_reps = 50;
     o->batches = 10;
     o->min_time = 0.2;
-    for (i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (a[0] != '-' || a[1] == '\0') {   /* a positional argument: keep it, in order */
-            argv[n_pos++] = argv[i];
-            continue;
-        }
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            usage(stdout);
-            exit(0);
-        }
-        if (strcmp(a, "--repro") == 0) {   /* the one option without a value */
-            o->repro = 1;
-            continue;
-        }
-        if (!v) {
-            fprintf(stderr, "bench_spmv: %s needs a value\n", a);
-            return -1;
-        }
-        if (strcmp(a, "--device") == 0) {
-            if (bench_parse_device(v, &o->device) != 0) {
-                fprintf(stderr, "bench_spmv: --device: '%s' is not cpu or gpu\n", v);
-                return -1;
-            }
-        } else if (strcmp(a, "--threads") == 0) {
-            o->threads = atoi(v);
-        } else if (strcmp(a, "--formats") == 0) {
-            snprintf(o->formats, sizeof o->formats, "%s", v);
-        } else if (strcmp(a, "--warmup") == 0) {
-            o->warmup = atoi(v);
-        } else if (strcmp(a, "--reps") == 0) {
-            o->min_reps = atoi(v);
-        } else if (strcmp(a, "--batches") == 0) {
-            o->batches = atoi(v);
-        } else if (strcmp(a, "--min-time") == 0) {
-            o->min_time = atof(v);
-        } else if (strcmp(a, "--csv") == 0) {
-            o->csv_path = v;
-        } else if (strcmp(a, "--json") == 0) {
-            o->json_path = v;
-        } else {
-            fprintf(stderr, "bench_spmv: unknown option %s\n", a);
-            usage(stderr);
-            return -1;
-        }
-        i++;
-    }
-    if (o->threads < 0 || o->warmup < 0 || o->min_reps < 1 || o->batches < 1 ||
-        !(o->min_time >= 0.0)) {
+    rc = bench_parse_options(argc, argv, "bench_spmv", opts, &o->run, usage, n_positional);
+    if (rc == 0 && (o->run.threads < 0 || o->warmup < 0 || o->min_reps < 1 || o->batches < 1 ||
+                    !(o->min_time >= 0.0))) {
         fprintf(stderr, "bench_spmv: --threads, --warmup >= 0; --reps, --batches >= 1; "
                         "--min-time >= 0\n");
-        return -1;
+        rc = -1;
     }
-    if (!o->formats[0])
+    if (rc == 0)
         snprintf(o->formats, sizeof o->formats, "%s",
-                 o->device == KRILL_DEVICE_CUDA ? "csr,cusparse" : "csr");
-    *n_positional = n_pos - 1;
-    return 0;
+                 formats[0] ? formats : o->run.device == KRILL_DEVICE_CUDA ? "csr,cusparse" : "csr");
+    return rc;
 }
 
 /* Split the comma list in place; returns the count. */
@@ -499,11 +452,9 @@ int main(int argc, char **argv)
     int n_formats, n_matrices = 0, n_res = 0, failures = 0, rc = 2, header = 0;
 
     if (parse_args(argc, argv, &o, &n_matrices) != 0) goto cleanup;
-    matrices = n_matrices > 0 ? (const char *const *)&argv[1] : default_matrices;
-    if (n_matrices == 0)
-        while (default_matrices[n_matrices]) n_matrices++;
+    n_matrices = bench_names(argv, n_matrices, default_matrices, &matrices);
     n_formats = split_formats(o.formats, formats);
-    if (bench_ctx_create(o.device, o.threads, &ctx) != KRILL_OK) goto cleanup;
+    if (bench_ctx_create(o.run.device, o.run.threads, &ctx) != KRILL_OK) goto cleanup;
     if (bench_clock_create(ctx, &clock) != KRILL_OK ||
         krill_alloc((void **)&res, sizeof *res * (size_t)(n_matrices * n_formats + 1),
                     "results") != KRILL_OK) {
@@ -544,14 +495,14 @@ int main(int argc, char **argv)
         fflush(stdout);
         host_problem_free(&p);
     }
-    if (o.csv_path && write_csv(o.csv_path, res, n_res,
-                                o.device == KRILL_DEVICE_CUDA ? "gpu" : "cpu",
+    if (o.run.csv_path && write_csv(o.run.csv_path, res, n_res,
+                                o.run.device == KRILL_DEVICE_CUDA ? "gpu" : "cpu",
                                 krill_ctx_threads(ctx)) != 0) {
-        fprintf(stderr, "bench_spmv: cannot write %s\n", o.csv_path);
+        fprintf(stderr, "bench_spmv: cannot write %s\n", o.run.csv_path);
         failures++;
     }
-    if (o.json_path && write_json(o.json_path, res, n_res, ctx, bench_clock_kind(clock)) != 0) {
-        fprintf(stderr, "bench_spmv: cannot write %s\n", o.json_path);
+    if (o.run.json_path && write_json(o.run.json_path, res, n_res, ctx, bench_clock_kind(clock)) != 0) {
+        fprintf(stderr, "bench_spmv: cannot write %s\n", o.run.json_path);
         failures++;
     }
     printf("# vs_cusp = time / cuSPARSE time on the same matrix (below 1: faster than "

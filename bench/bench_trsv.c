@@ -471,54 +471,29 @@ static int write_md(const char *path, const trsv_result *res, int n, krill_ctx *
 
 /* ---- main ---------------------------------------------------------------------------- */
 
+/* The options into o, the positional arguments to argv[1..] (bench_parse_options). */
 static int parse_args(int argc, char **argv, trsv_opts *o, int *n_positional)
 {
-    int n_pos = 1;
+    const bench_opt opts[] = {
+        {.name = "--warmup", .kind = BENCH_OPT_INT, .field = &o->warmup},
+        {.name = "--reps", .kind = BENCH_OPT_INT, .field = &o->reps},
+        {.name = "--cpu", .kind = BENCH_OPT_FLAG, .field = &o->cpu},
+        {.name = "--groups", .kind = BENCH_OPT_STRING, .field = &o->groups},
+        {.name = "--md", .kind = BENCH_OPT_STRING, .field = &o->md_path},
+        {.name = "--csv", .kind = BENCH_OPT_STRING, .field = &o->csv_path},
+        {.name = NULL},
+    };
+    int rc;
     memset(o, 0, sizeof *o);
     o->warmup = 5;
     o->reps = 30;
     o->groups = "auto";
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (a[0] != '-' || a[1] == '\0') {
-            argv[n_pos++] = argv[i];
-            continue;
-        }
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            usage(stdout);
-            exit(0);
-        }
-        if (strcmp(a, "--cpu") == 0) {
-            o->cpu = 1;
-            continue;
-        }
-        if (!v) {
-            fprintf(stderr, "bench_trsv: %s needs a value\n", a);
-            return -1;
-        }
-        if (strcmp(a, "--warmup") == 0) {
-            o->warmup = atoi(v);
-        } else if (strcmp(a, "--reps") == 0) {
-            o->reps = atoi(v);
-        } else if (strcmp(a, "--groups") == 0) {
-            o->groups = v;
-        } else if (strcmp(a, "--md") == 0) {
-            o->md_path = v;
-        } else if (strcmp(a, "--csv") == 0) {
-            o->csv_path = v;
-        } else {
-            fprintf(stderr, "bench_trsv: unknown option %s\n", a);
-            usage(stderr);
-            return -1;
-        }
-        i++;
-    }
-    if (o->warmup < 0 || o->reps < 1) {
+    rc = bench_parse_options(argc, argv, "bench_trsv", opts, NULL, usage, n_positional);
+    if (rc == 0 && (o->warmup < 0 || o->reps < 1)) {
         fprintf(stderr, "bench_trsv: --warmup >= 0, --reps >= 1\n");
-        return -1;
+        rc = -1;
     }
-    *n_positional = n_pos - 1;
-    return 0;
+    return rc;
 }
 
 static const char *const default_matrices[] = {"poisson3d:128", "convdiff3d:128",
@@ -556,9 +531,7 @@ int main(int argc, char **argv)
         rc = EXIT_SKIPPED;
         goto cleanup;
     }
-    matrices = n_matrices > 0 ? (const char *const *)&argv[1] : default_matrices;
-    if (n_matrices == 0)
-        while (default_matrices[n_matrices]) n_matrices++;
+    n_matrices = bench_names(argv, n_matrices, default_matrices, &matrices);
     if (bench_ctx_create(KRILL_DEVICE_CUDA, 0, &ctx) != KRILL_OK) goto cleanup;
     if (bench_clock_create(ctx, &clock) != KRILL_OK ||
         krill_calloc((void **)&res, sizeof *res * (size_t)(2 * n_matrices * n_groups),

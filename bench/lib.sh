@@ -1,10 +1,36 @@
 # shellcheck shell=bash
-# bench/lib.sh - shell helpers shared by run_cpu.sh and run_gpu.sh (sourced, not run).
+# bench/lib.sh - shell helpers shared by the run_*.sh and compare_petsc*.sh scripts (sourced,
+# not run).
 # Each step runs under a time limit with its output in $OUT/logs/NAME.log; the console gets
 # one line per step (and the log's tail when it fails), and the script goes on to the next.
 
 STEPS_OK=()
 STEPS_FAILED=()
+
+# bench_args USAGE ARGS... : the one argument of a run_*.sh, OUTDIR. With another count,
+# prints "usage: USAGE" and exits 2; else sets OUT to it, and BUILD to BUILD_DIR (default
+# build), below ROOT when relative.
+bench_args() {
+    local usage=$1
+    shift
+    if [ $# -ne 1 ]; then
+        echo "usage: $usage" >&2
+        exit 2
+    fi
+    OUT=$1
+    BUILD=${BUILD_DIR:-build}
+    case "$BUILD" in /*) ;; *) BUILD="$ROOT/$BUILD" ;; esac
+}
+
+# TESTDATA, unless set: the first of ROOT/.testdata and ROOT/../shared/testdata that has an
+# mtx folder (empty when neither has).
+find_testdata() {
+    local d
+    TESTDATA=${TESTDATA:-}
+    for d in "$ROOT/.testdata" "$ROOT/../shared/testdata"; do
+        if [ -z "$TESTDATA" ] && [ -d "$d/mtx" ]; then TESTDATA=$d; fi
+    done
+}
 
 # run_step NAME LIMIT_S COMMAND... : 0 when the command exited 0 within the limit.
 run_step() {

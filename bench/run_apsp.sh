@@ -30,16 +30,12 @@
 # gpu 8), PER_CORE_SIZES (1024,2048), PEER_MAX_SECONDS (60), NX_MAX (1024), LARGE_SIZE
 # (32768; 0 skips), LARGE_METHODS (fw-a,fw-rec), STEP_LIMIT (1800 s), NO_INSTALL (0).
 set -u
-if [ $# -ne 1 ]; then
-    echo "usage: [DEVICE=cpu|gpu] bench/run_apsp.sh OUTDIR" >&2
-    exit 2
-fi
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-OUT=$1
+# shellcheck source=lib.sh
+. "$ROOT/bench/lib.sh"
+bench_args "[DEVICE=cpu|gpu] bench/run_apsp.sh OUTDIR" "$@"
 mkdir -p "$OUT/logs"
 OUT=$(cd "$OUT" && pwd)
-BUILD=${BUILD_DIR:-build}
-case "$BUILD" in /*) ;; *) BUILD="$ROOT/$BUILD" ;; esac
 PYTHON=${PYTHON:-python3}
 DEVICE=${DEVICE:-auto}
 if [ "$DEVICE" = auto ]; then
@@ -67,8 +63,6 @@ THREADS_FLAG=()
 [ -n "${THREADS:-}" ] && THREADS_FLAG=(--threads "$THREADS")
 METHODS_FLAG=()
 [ -n "${METHODS:-}" ] && METHODS_FLAG=(--methods "$METHODS")
-# shellcheck source=lib.sh
-. "$ROOT/bench/lib.sh"
 
 if [ "$DEVICE" = cpu ] && [ "${NO_INSTALL:-0}" != 1 ] &&
     ! "$PYTHON" -c 'import scipy, numpy, networkx' 2>/dev/null; then

@@ -22,14 +22,10 @@
 # LIMIT (900 s per part), GPU (auto: 1 when nvidia-smi finds one, 0 skips the GPU part),
 # CPU (1; 0 skips the CPU speed part).
 set -u
-if [ $# -ne 1 ]; then
-    echo "usage: bench/run_dot.sh OUTDIR   (run from the repository root)" >&2
-    exit 2
-fi
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-OUT=$1
-BUILD=${BUILD_DIR:-build}
-case "$BUILD" in /*) ;; *) BUILD="$ROOT/$BUILD" ;; esac
+# shellcheck source=lib.sh
+. "$ROOT/bench/lib.sh"
+bench_args "bench/run_dot.sh OUTDIR   (run from the repository root)" "$@"
 N=${N:-1000}
 TRIALS=${TRIALS:-1000}
 PHIS=${PHIS:-0,1,2,4,8}
@@ -48,8 +44,6 @@ if [ "$GPU" = auto ]; then
     nvidia-smi -L >/dev/null 2>&1 && GPU=1
 fi
 mkdir -p "$OUT/logs"
-# shellcheck source=lib.sh
-. "$ROOT/bench/lib.sh"
 {
     date -u
     uname -a

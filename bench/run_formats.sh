@@ -16,23 +16,16 @@
 # list below), MATRICES (the list above), GMRES_MATRICES (elasticity3d:100,40,40
 # poisson3d:128 convdiff3d:128), GMRES_FORMATS (every krill format), SPMV_LIMIT (420 s).
 set -u
-if [ $# -ne 1 ]; then
-    echo "usage: bench/run_formats.sh OUTDIR   (run from the repository root after the build)" >&2
-    exit 2
-fi
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-OUT=$1
-BUILD=${BUILD_DIR:-build}
-case "$BUILD" in /*) ;; *) BUILD="$ROOT/$BUILD" ;; esac
+# shellcheck source=lib.sh
+. "$ROOT/bench/lib.sh"
+bench_args "bench/run_formats.sh OUTDIR   (run from the repository root after the build)" "$@"
 PYTHON=${PYTHON:-python3}
 if [ -z "${DEVICE:-}" ]; then
     DEVICE=cpu
     nvidia-smi -L >/dev/null 2>&1 && DEVICE=gpu
 fi
-TESTDATA=${TESTDATA:-}
-for d in "$ROOT/.testdata" "$ROOT/../shared/testdata"; do
-    [ -z "$TESTDATA" ] && [ -d "$d/mtx" ] && TESTDATA=$d
-done
+find_testdata
 KRILL_FORMATS=csr,ell,ellr,rbp-csr,rbp-ell,rbp-ellr,segscan
 if [ "$DEVICE" = gpu ]; then
     DEFAULT_FORMATS=$KRILL_FORMATS,csr:scalar,csr:vector,csr:block,csr:cyclic,csr:warp,cusparse,auto
@@ -50,8 +43,6 @@ MATRICES=${MATRICES:-band1 band3 band101 rand1 rand100 band1x poisson3d:160 elas
 GMRES_MATRICES=${GMRES_MATRICES:-elasticity3d:100,40,40 poisson3d:128 convdiff3d:128}
 GMRES_FORMATS=${GMRES_FORMATS:-$KRILL_FORMATS}
 mkdir -p "$OUT/logs"
-# shellcheck source=lib.sh
-. "$ROOT/bench/lib.sh"
 T_START=$(date +%s)
 
 SPMV=$BUILD/bench/bench_spmv

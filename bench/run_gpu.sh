@@ -16,14 +16,10 @@
 # MAXIT_CG (10000), MAXIT_GMRES (10000), SPMV_FORMATS (csr,csr:scalar,csr:vector,cusparse),
 # SPMV_MATRICES (the list above), PROBLEMS ("cg:poisson3d:128 gmres:convdiff3d:128").
 set -u
-if [ $# -ne 1 ]; then
-    echo "usage: bench/run_gpu.sh OUTDIR   (run from the repository root after the build)" >&2
-    exit 2
-fi
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-OUT=$1
-BUILD=${BUILD_DIR:-build}
-case "$BUILD" in /*) ;; *) BUILD="$ROOT/$BUILD" ;; esac
+# shellcheck source=lib.sh
+. "$ROOT/bench/lib.sh"
+bench_args "bench/run_gpu.sh OUTDIR   (run from the repository root after the build)" "$@"
 PYTHON=${PYTHON:-python3}
 BIN_DIR=${BIN_DIR:-/tmp/krill-bench-bin}
 RUNS=${RUNS:-3}
@@ -35,8 +31,6 @@ SPMV_FORMATS=${SPMV_FORMATS:-csr,csr:scalar,csr:vector,cusparse}
 SPMV_MATRICES=${SPMV_MATRICES:-band1 band3 band101 rand1 rand100 band1x poisson3d:160 elasticity3d:160,64,64}
 PROBLEMS=${PROBLEMS:-cg:poisson3d:128 gmres:convdiff3d:128}
 mkdir -p "$OUT/logs" "$OUT/solve" "$BIN_DIR"
-# shellcheck source=lib.sh
-. "$ROOT/bench/lib.sh"
 T_START=$(date +%s)
 
 {

@@ -30,16 +30,12 @@
 # KRILL_THREADS (on the CPU: "THREADS 1"), STEP_LIMIT (150 on the GPU, 1800 on the CPU),
 # PEER_ILU_LIMIT (120 on the GPU), PEER_ILU_RUNS (1 on the GPU).
 set -u
-if [ $# -ne 1 ]; then
-    echo "usage: DEVICE=gpu|cpu bench/run_precond.sh OUTDIR   (from the repository root)" >&2
-    exit 2
-fi
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-OUT=$1
+# shellcheck source=lib.sh
+. "$ROOT/bench/lib.sh"
+bench_args "DEVICE=gpu|cpu bench/run_precond.sh OUTDIR   (from the repository root)" "$@"
 DEVICE=${DEVICE:-gpu}
 case "$DEVICE" in gpu | cpu) ;; *) echo "DEVICE must be gpu or cpu, not $DEVICE" >&2; exit 2 ;; esac
-BUILD=${BUILD_DIR:-build}
-case "$BUILD" in /*) ;; *) BUILD="$ROOT/$BUILD" ;; esac
 BIN_DIR=${BIN_DIR:-/tmp/krill-bench-bin}
 PYTHON=${PYTHON:-python3}
 THREADS=${THREADS:-$(nproc)}
@@ -64,8 +60,6 @@ CG_PRECONDS=${CG_PRECONDS:-jacobi,bjacobi:3,ic0}
 GMRES_PROBLEM=${GMRES_PROBLEM:-convdiff3d:128}
 GMRES_PRECONDS=${GMRES_PRECONDS:-jacobi,ilu0}
 mkdir -p "$OUT/logs" "$OUT/precond" "$BIN_DIR"
-# shellcheck source=lib.sh
-. "$ROOT/bench/lib.sh"
 T_START=$(date +%s)
 
 {

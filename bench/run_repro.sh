@@ -14,15 +14,11 @@
 # PROBLEMS (cg:elasticity3d:160,64,64 gmres:elasticity3d:160,64,64 cg:poisson3d:128
 # gmres:poisson3d:128), LIMIT (600 s a step).
 set -u
-if [ $# -ne 1 ]; then
-    echo "usage: DEVICE=gpu|cpu bench/run_repro.sh OUTDIR   (from the repository root)" >&2
-    exit 2
-fi
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-OUT=$1
+# shellcheck source=lib.sh
+. "$ROOT/bench/lib.sh"
+bench_args "DEVICE=gpu|cpu bench/run_repro.sh OUTDIR   (from the repository root)" "$@"
 DEVICE=${DEVICE:-gpu}
-BUILD=${BUILD_DIR:-build}
-case "$BUILD" in /*) ;; *) BUILD="$ROOT/$BUILD" ;; esac
 THREADS=${THREADS:-$(nproc)}
 RUNS=${RUNS:-3}
 SLICES=${SLICES:-0 2}
@@ -31,8 +27,6 @@ PRECOND=${PRECOND:-none}
 LIMIT=${LIMIT:-600}
 PROBLEMS=${PROBLEMS:-cg:elasticity3d:160,64,64 gmres:elasticity3d:160,64,64 cg:poisson3d:128 gmres:poisson3d:128}
 mkdir -p "$OUT/logs"
-# shellcheck source=lib.sh
-. "$ROOT/bench/lib.sh"
 SOLVE=$BUILD/bench/bench_solve
 [ -x "$SOLVE" ] || run_step build 900 cmake --build "$BUILD" --target bench_solve
 # shellcheck disable=SC2086

@@ -14,14 +14,10 @@
 # TESTDATA (.testdata or ../shared/testdata), MATRICES (poisson3d:128 convdiff3d:128
 # elasticity3d:100,40,40, and the testdata matrices bcsstk15 and lap3D_7pt_n20 if present).
 set -u
-if [ $# -ne 1 ]; then
-    echo "usage: bench/run_trsv.sh OUTDIR   (run from the repository root)" >&2
-    exit 2
-fi
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-OUT=$1
-BUILD=${BUILD_DIR:-build}
-case "$BUILD" in /*) ;; *) BUILD="$ROOT/$BUILD" ;; esac
+# shellcheck source=lib.sh
+. "$ROOT/bench/lib.sh"
+bench_args "bench/run_trsv.sh OUTDIR   (run from the repository root)" "$@"
 REPS=${REPS:-30}
 WARMUP=${WARMUP:-5}
 LIMIT=${LIMIT:-400}
@@ -31,10 +27,7 @@ if ! nvidia-smi -L >/dev/null 2>&1; then
     echo "run_trsv.sh: skipped: no GPU here (nvidia-smi finds none); bench_trsv times GPU solves"
     exit 0
 fi
-TESTDATA=${TESTDATA:-}
-for d in "$ROOT/.testdata" "$ROOT/../shared/testdata"; do
-    [ -z "$TESTDATA" ] && [ -d "$d/mtx" ] && TESTDATA=$d
-done
+find_testdata
 REAL=""
 if [ -n "$TESTDATA" ]; then
     for f in bcsstk15 lap3D_7pt_n20; do
@@ -43,8 +36,6 @@ if [ -n "$TESTDATA" ]; then
 fi
 MATRICES=${MATRICES:-poisson3d:128 convdiff3d:128 elasticity3d:100,40,40$REAL}
 mkdir -p "$OUT/logs"
-# shellcheck source=lib.sh
-. "$ROOT/bench/lib.sh"
 {
     date -u
     nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm,clocks.mem \
