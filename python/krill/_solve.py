@@ -151,6 +151,8 @@ class SolveResult:
     relres, resnorm, bnorm : float   true ||b - A x|| / ||b||, ||b - A x||, ||b||
     times : dict                seconds: setup, spmv, precond, ortho, other, total
     solver, solver_why : str    the method run and why it was chosen
+    ortho : str or None         GMRES's / FGMRES's orthogonalization ("dcgs2", "cgs2",
+                                "mgs"); None for the other solvers
     format, format_choice       the storage format (and, for "auto", why it was chosen)
     precond_name : str          the preconditioner asked for ("none" without one)
     precond : str               what it built (krill_pc_describe), e.g. its block size
@@ -170,6 +172,7 @@ class SolveResult:
         self.times = dict(d["times"])
         self.solver = d["solver"]
         self.solver_why = d["solver_why"]
+        self.ortho = d["ortho"]
         self.format = d["format"]
         self.format_choice = d["format_choice"]
         self.precond = d["precond"]
@@ -183,7 +186,7 @@ class SolveResult:
 
 
 def _run(A, b, x0, *, solver, rtol, atol, maxiter, restart, precond, format, device,
-         threads, repro, callback):
+         threads, repro, callback, ortho=None):
     """One solve on a Matrix made for it (krill.solve and krill.sparse.linalg); returns
     (x, result dict)."""
     from ._matrix import Matrix
@@ -192,11 +195,12 @@ def _run(A, b, x0, *, solver, rtol, atol, maxiter, restart, precond, format, dev
     m = Matrix(A, format=format, device=device, threads=threads, _operator_format=True)
     return m._solve(b, x0, solver=solver, rtol=rtol, atol=atol, maxiter=maxiter,
                     restart=restart, precond=precond, repro=repro, callback=callback,
-                    keep=False)
+                    keep=False, ortho=ortho)
 
 
 def solve(A, b, solver="auto", precond=None, format=None, device=None, rtol=1e-8, atol=0.0,
-          maxiter=None, restart=None, repro=False, *, x0=None, threads=0, callback=None):
+          maxiter=None, restart=None, repro=False, *, x0=None, threads=0, callback=None,
+          ortho=None):
     """Solve A x = b with a krill Krylov solver; returns a SolveResult.
 
     Parameters
@@ -224,6 +228,9 @@ def solve(A, b, solver="auto", precond=None, format=None, device=None, rtol=1e-8
         "cpu" refuses).
     rtol, atol : stop when ||b - A x|| <= max(rtol ||b||, atol).
     maxiter : total iterations (default 10000). restart : GMRES's m (default 30).
+    ortho : GMRES's / FGMRES's orthogonalization: None (krill's default, "dcgs2": one
+        reduction and two passes over the basis per iteration), "dcgs2", "cgs2" or "mgs"
+        (doc/decisions.md compares them).
     repro : False, True (Ozaki scheme: identical bits on any thread count, device or
         format), "ozaki:S" or "ozaki-fast:S" (S slices; doc/reproducible.md).
     x0 : initial guess (default 0; NumPy or CuPy as b, never modified). threads : OpenMP
@@ -239,5 +246,5 @@ def solve(A, b, solver="auto", precond=None, format=None, device=None, rtol=1e-8
     """
     x, d = _run(A, b, x0, solver=solver, rtol=rtol, atol=atol, maxiter=maxiter,
                 restart=restart, precond=precond, format=format, device=device,
-                threads=threads, repro=repro, callback=callback)
+                threads=threads, repro=repro, callback=callback, ortho=ortho)
     return SolveResult(x, d)

@@ -82,6 +82,22 @@ struct solver_choice {
     const char *why;
 };
 
+// GMRES / FGMRES orthogonalization by name; "" is krill's default (krill_solver_opts_default)
+krill_ortho choose_ortho(const std::string &name, krill_ortho default_ortho)
+{
+    if (name.empty()) return default_ortho;
+    if (name == "dcgs2") return KRILL_ORTHO_DCGS2;
+    if (name == "cgs2") return KRILL_ORTHO_CGS2;
+    if (name == "mgs") return KRILL_ORTHO_MGS;
+    throw krill_failure{KRILL_ERR_ARG, "krill.solve: ortho \"" + name + "\" is not one of "
+                                       "dcgs2, cgs2, mgs"};
+}
+
+const char *ortho_name(krill_ortho o)
+{
+    return o == KRILL_ORTHO_DCGS2 ? "dcgs2" : o == KRILL_ORTHO_CGS2 ? "cgs2" : "mgs";
+}
+
 solver_choice choose_solver(const std::string &name, const krill_csr *a)
 {
     if (name == "gmres") return {KRILL_SOLVER_GMRES, "gmres", "as asked"};
@@ -223,7 +239,7 @@ class Matrix {
     // when not None, a Python preconditioner z = psolve(r) (a shell preconditioner for this
     // solve). Returns a dict with everything krill_solve_info says.
     nb::dict solve(nb::handle b, nb::handle x, const std::string &solver, double rtol,
-                   double atol, int64_t maxit, int64_t restart,
+                   double atol, int64_t maxit, int64_t restart, const std::string &ortho,
                    std::optional<std::string> precond, int repro_mode, int repro_slices,
                    nb::object callback, nb::object psolve, bool keep_pc)
     {
@@ -262,6 +278,7 @@ class Matrix {
         opts.atol = atol;
         opts.maxit = (int)maxit;
         opts.restart = (int)restart;
+        opts.ortho = choose_ortho(ortho, opts.ortho);
 
         pc_holder made;   // a preconditioner built for this solve (kept below when asked)
         vec_holder vb, vx;
@@ -352,6 +369,10 @@ class Matrix {
         out["times"] = times;
         out["solver"] = std::string(choice.name);
         out["solver_why"] = std::string(choice.why);
+        if (opts.solver == KRILL_SOLVER_GMRES || opts.solver == KRILL_SOLVER_FGMRES)
+            out["ortho"] = std::string(ortho_name(opts.ortho));
+        else
+            out["ortho"] = nb::none();
         out["format"] = format();
         out["format_choice"] = format_choice();
         out["precond"] = pc_name == "none" ? std::string("none") : pc_describe;
@@ -623,7 +644,7 @@ NB_MODULE(_core, m)
              "indptr_ptr"_a, "index_bytes"_a, "indices_ptr"_a, "data_ptr"_a, "n_rows"_a,
              "n_cols"_a, "nnz"_a, "device_id"_a, "threads"_a)
         .def("solve", &Matrix::solve, "b"_a, "x"_a, "solver"_a, "rtol"_a, "atol"_a, "maxit"_a,
-             "restart"_a, "precond"_a.none(), "repro_mode"_a, "repro_slices"_a,
+             "restart"_a, "ortho"_a, "precond"_a.none(), "repro_mode"_a, "repro_slices"_a,
              "callback"_a.none(), "psolve"_a.none(), "keep_pc"_a)
         .def("update_values", &Matrix::update_values, "data"_a)
         .def("update_values_in_place", &Matrix::update_values_in_place)

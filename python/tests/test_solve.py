@@ -61,6 +61,29 @@ def test_each_solver(solver):
     assert relres(a, r.x, b) <= 1.01e-10
 
 
+@pytest.mark.parametrize("solver", ["gmres", "fgmres"])
+def test_orthogonalizations(solver):
+    # dcgs2 is the default; all three reach the tolerance in about as many iterations
+    a = convdiff2d(20)
+    b = rhs(a)
+    default = krill.solve(a, b, solver=solver, rtol=1e-10, restart=10)
+    assert default.ortho == "dcgs2" and default.converged
+    for ortho in ("dcgs2", "cgs2", "mgs"):
+        r = krill.solve(a, b, solver=solver, rtol=1e-10, restart=10, ortho=ortho)
+        assert r.ortho == ortho and r.converged
+        assert relres(a, r.x, b) <= 1.01e-10
+        assert abs(r.iterations - default.iterations) <= max(1, default.iterations // 10)
+    same = krill.solve(a, b, solver=solver, rtol=1e-10, restart=10, ortho="dcgs2")
+    assert same.iterations == default.iterations and np.array_equal(same.x, default.x)
+    assert krill.solve(a, b, solver="bicgstab", ortho="mgs").ortho is None
+    m = krill.Matrix(a)
+    assert m.solve(b, solver=solver, ortho="cgs2").ortho == "cgs2"
+    with pytest.raises(ValueError, match="ortho \"householder\" is not one of"):
+        krill.solve(a, b, solver=solver, ortho="householder")
+    with pytest.raises(TypeError, match="ortho must be a string"):
+        krill.solve(a, b, solver=solver, ortho=2)
+
+
 def test_formats_agree():
     a = convdiff2d(15)
     b = rhs(a)
