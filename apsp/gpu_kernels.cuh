@@ -363,25 +363,43 @@ struct chunk {
 #define APSP_GPU_PIPELINE 1
 #endif
 #define APSP_STAGES 3
+/* cp.async exists from sm_80 on: a build for an older GPU takes the register path there */
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+#define APSP_HAVE_CP_ASYNC 0
+#else
+#define APSP_HAVE_CP_ASYNC 1
+#endif
 
 static __device__ __forceinline__ void cp_async4(void *dst, const void *src)
 {
+#if APSP_HAVE_CP_ASYNC
     const unsigned s = (unsigned)__cvta_generic_to_shared(dst);
     asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(s), "l"(src) : "memory");
+#else
+    (void)dst, (void)src;
+#endif
 }
 static __device__ __forceinline__ void cp_async16(void *dst, const void *src)
 {
+#if APSP_HAVE_CP_ASYNC
     const unsigned s = (unsigned)__cvta_generic_to_shared(dst);
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(src) : "memory");
+#else
+    (void)dst, (void)src;
+#endif
 }
 static __device__ __forceinline__ void cp_async_commit()
 {
+#if APSP_HAVE_CP_ASYNC
     asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
 }
 /* every group but the newest `pending` complete (this thread's copies) */
 template <int pending> static __device__ __forceinline__ void cp_async_wait()
 {
+#if APSP_HAVE_CP_ASYNC
     asm volatile("cp.async.wait_group %0;\n" ::"n"(pending) : "memory");
+#endif
 }
 
 /* Copies of one chunk, A (BM x BK, into As[k][row]: one 4-byte copy per element, as the
@@ -415,7 +433,8 @@ k_minplus(mp_args g)
     constexpr int RS = BM / (TM / 4), CS = 128 / (TN / 4);      /* row / column group strides */
     constexpr int AS = BM + APSP_SPAD, BS = 128 + APSP_SPAD;
     constexpr bool I32 = sizeof(T) == 4 && (T)0.5 == (T)0;
-    constexpr bool PIPE = APSP_GPU_PIPELINE && !WP && sizeof(T) == 4 && BM <= 64;
+    constexpr bool PIPE = APSP_GPU_PIPELINE && APSP_HAVE_CP_ASYNC && !WP && sizeof(T) == 4 &&
+                          BM <= 64;
     constexpr int NS = PIPE ? APSP_STAGES : 1;   /* shared stages */
     __shared__ __align__(16) T As[NS * BK * AS];
     __shared__ __align__(16) T Bs[NS * BK * BS];

@@ -152,7 +152,8 @@ __device__ __forceinline__ void krill_grid_sum(double (&v)[NACC], double *work,
  * live accumulator's partials in block order, one warp per accumulator, and lane 0 calls
  * store(a, sum). The order depends only on the grid. Requirements: every thread of the
  * grid calls it once, blockDim.x == KRILL_CUDA_THREADS, live(a) is the same for every
- * thread, and `partial` holds NACC * gridDim.x doubles. */
+ * thread, and `partial` holds NACC * gridDim.x doubles. It must end the kernel: every block
+ * but the last returns from it early, and code after the call would run in all of them. */
 template <int NACC, typename Live, typename Store>
 __device__ __forceinline__ void krill_grid_sum_wide(const double (&acc)[NACC], double *partial,
                                                     double *work, const Live &live,

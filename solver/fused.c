@@ -34,8 +34,9 @@
  * streams and one load of w per four products: measured 1.4x faster than one at a time). */
 #define GEMV_ROW_BLOCK 2048
 #define GEMV_COLUMNS 4
-/* DCGS2's row block: 32768 rows of u and w (256 KiB each) stay in L2 while four columns of V
- * stream past; long streams keep the hardware prefetchers ahead. Measured on the development
+/* DCGS2's row block: 32768 rows of u and w (256 KiB each: in L2 where it holds 512 KiB, as
+ * the 1 MiB per core of the development VM does) while four columns of V stream past; long
+ * streams keep the hardware prefetchers ahead. Measured on the development
  * VM (one thread, GMRES(30) on convdiff3d:64 and poisson3d:64, medians of 5 interleaved
  * solves): orthogonalization 0.88 s per 300 iterations against 1.15 s with 2048-row blocks
  * (65536: 0.86-0.87 s, within the noise). The CGS passes keep GEMV_ROW_BLOCK: there the

@@ -166,15 +166,24 @@ static void test_overflow(krill_ctx *ctx)
     CHECK_OK(krill_vec_create(ctx, 4, &x));
     CHECK_OK(krill_vec_upload(b, ones));
     for (int solver = KRILL_SOLVER_GMRES; solver <= KRILL_SOLVER_MINRES; solver++) {
-        krill_solver_opts o = su_krylov_opts(KRILL_SOLVER_GMRES, KRILL_ORTHO_CGS2, 30, 1e-8, 0);
-        o.solver = (krill_solver_type)solver;
-        CHECK_OK(krill_vec_fill(x, 0.0));
-        CHECK_OK(krill_solve(a, NULL, b, x, &o, &info));
-        CHECK(info.reason == KRILL_DIVERGED_NAN);
-        CHECK(info.iterations == 1);
-        CHECK_OK(krill_vec_download(x, xh));
-        CHECK(isfinite(xh[0]) && isfinite(xh[3]));
-        krill_solve_info_free(&info);
+        /* GMRES and FGMRES with each orthogonalization */
+        const int gmres_like = solver == KRILL_SOLVER_GMRES || solver == KRILL_SOLVER_FGMRES;
+        for (int ortho = KRILL_ORTHO_CGS2; ortho <= (gmres_like ? KRILL_ORTHO_DCGS2 : 0);
+             ortho++) {
+            krill_solver_opts o = su_krylov_opts((krill_solver_type)solver, (krill_ortho)ortho,
+                                                 30, 1e-8, 0);
+            CHECK_OK(krill_vec_fill(x, 0.0));
+            CHECK_OK(krill_solve(a, NULL, b, x, &o, &info));
+            if (info.reason != KRILL_DIVERGED_NAN || info.iterations != 1)
+                fprintf(stderr, "overflow: solver %d ortho %s: %s after %d iterations\n",
+                        solver, su_ortho_name(o.ortho), krill_reason_string(info.reason),
+                        info.iterations);
+            CHECK(info.reason == KRILL_DIVERGED_NAN);
+            CHECK(info.iterations == 1);
+            CHECK_OK(krill_vec_download(x, xh));
+            CHECK(isfinite(xh[0]) && isfinite(xh[3]));
+            krill_solve_info_free(&info);
+        }
     }
     krill_vec_destroy(&b);
     krill_vec_destroy(&x);
@@ -182,8 +191,9 @@ static void test_overflow(krill_ctx *ctx)
     krill_csr_destroy(&csr);
 }
 
-/* diag(1e-310, 1) with GMRES(1): the 1x1 least-squares solve divides by ~1e-310 and y
- * overflows; x must stay finite (left at the cycle's start) and the reason be NaN/Inf. */
+/* diag(1e-310, 1) with GMRES(1), each orthogonalization: the 1x1 least-squares solve
+ * divides by ~1e-310 and y overflows; x must stay finite (left at the cycle's start) and the
+ * reason be NaN/Inf. */
 static void test_overflowing_y(krill_ctx *ctx)
 {
     int32_t rows[2] = {0, 1}, cols[2] = {0, 1};
@@ -192,19 +202,25 @@ static void test_overflowing_y(krill_ctx *ctx)
     krill_mat *a = NULL;
     krill_vec *b = NULL, *x = NULL;
     krill_solve_info info;
-    krill_solver_opts o = su_krylov_opts(KRILL_SOLVER_GMRES, KRILL_ORTHO_CGS2, 1, 1e-8, 0);
-    o.maxit = 50;
     CHECK_OK(krill_csr_from_triplets(2, 2, 2, rows, cols, vals, &csr));
     CHECK_OK(krill_mat_create(ctx, csr, NULL, &a));
     CHECK_OK(krill_vec_create(ctx, 2, &b));
     CHECK_OK(krill_vec_create(ctx, 2, &x));
     CHECK_OK(krill_vec_upload(b, bh));
-    CHECK_OK(krill_solve(a, NULL, b, x, &o, &info));
-    CHECK(info.reason == KRILL_DIVERGED_NAN);
-    CHECK(isfinite(info.relres));
-    CHECK_OK(krill_vec_download(x, xh));
-    CHECK(isfinite(xh[0]) && isfinite(xh[1]));
-    krill_solve_info_free(&info);
+    for (int ortho = KRILL_ORTHO_CGS2; ortho <= KRILL_ORTHO_DCGS2; ortho++) {
+        krill_solver_opts o = su_krylov_opts(KRILL_SOLVER_GMRES, (krill_ortho)ortho, 1, 1e-8, 0);
+        o.maxit = 50;
+        CHECK_OK(krill_vec_fill(x, 0.0));
+        CHECK_OK(krill_solve(a, NULL, b, x, &o, &info));
+        if (info.reason != KRILL_DIVERGED_NAN)
+            fprintf(stderr, "overflowing y, %s: %s\n", su_ortho_name(o.ortho),
+                    krill_reason_string(info.reason));
+        CHECK(info.reason == KRILL_DIVERGED_NAN);
+        CHECK(isfinite(info.relres));
+        CHECK_OK(krill_vec_download(x, xh));
+        CHECK(isfinite(xh[0]) && isfinite(xh[1]));
+        krill_solve_info_free(&info);
+    }
     krill_vec_destroy(&b);
     krill_vec_destroy(&x);
     krill_mat_destroy(&a);
@@ -370,7 +386,7 @@ static void test_arguments(krill_ctx *ctx)
            "unknown orthogonalization 5");
 #undef EXPECT
     CHECK(info.history == NULL && info.reason == KRILL_REASON_NONE);
-    /* opts NULL: the defaults (GMRES(30), CGS2, rtol 1e-8) */
+    /* opts NULL: the defaults (GMRES(30), DCGS2, rtol 1e-8) */
     CHECK_OK(krill_solve(s.a, NULL, s.b, s.x, NULL, &info));
     CHECK(info.reason == KRILL_CONVERGED_RTOL && info.relres <= 1e-8);
     krill_solve_info_free(&info);

@@ -24,6 +24,9 @@ static const char *const solver_names[] = { "gmres", "fgmres", "cg", "bicgstab",
                                             "gmres+cgs2", "gmres+mgs", "fgmres+cgs2",
                                             "fgmres+mgs" };
 #define SOLVER_COUNT ((int)(sizeof solvers / sizeof solvers[0]))
+_Static_assert(sizeof orthos / sizeof orthos[0] == SOLVER_COUNT &&
+                   sizeof solver_names / sizeof solver_names[0] == SOLVER_COUNT,
+               "solvers, orthos and solver_names run in parallel");
 
 /* Solve diag(s, 2s, 3s) x = b (b = A 1 when b_is_a1, else b = 1) from x = 0; x_out: the
  * solution (3). Checks convergence in at most 3 iterations and the solution. */

@@ -222,9 +222,9 @@ static void compare(krill_ctx *gpu, krill_ctx *cpu, const char *spec, const char
     CHECK(abs(g.iterations - c.iterations) <= slack);
     CHECK(g.relres <= o->rtol);
     CHECK(tu_max_rel_diff(g.x, c.x, n) <= 1e-6);
-    printf("%-8s %-4s %-20s pc %-8s: gpu %4d its relres %.2e | cpu %4d its relres %.2e\n",
+    printf("%-8s %-5s %-20s pc %-8s: gpu %4d its relres %.2e | cpu %4d its relres %.2e\n",
            solver_name(o->solver),
-           gmres_like ? (o->ortho == KRILL_ORTHO_CGS2 ? "cgs2" : "mgs") : "",
+           gmres_like ? su_ortho_name(o->ortho) : "",
            spec, pc_name ? pc_name : "none", g.iterations, g.relres, c.iterations, c.relres);
     free(g.x);
     free(c.x);
@@ -241,7 +241,7 @@ static void test_solves(krill_ctx *gpu, krill_ctx *cpu)
     compare(gpu, cpu, "elasticity3d:6,3,3", "jacobi", &o);
     compare(gpu, cpu, "poisson3d:40", "jacobi", &o);
     o.solver = KRILL_SOLVER_GMRES;
-    for (int ortho = KRILL_ORTHO_CGS2; ortho <= KRILL_ORTHO_MGS; ortho++) {
+    for (int ortho = KRILL_ORTHO_CGS2; ortho <= KRILL_ORTHO_DCGS2; ortho++) {
         o.ortho = (krill_ortho)ortho;
         o.restart = 30;
         compare(gpu, cpu, "convdiff3d:10,2", NULL, &o);
@@ -250,7 +250,7 @@ static void test_solves(krill_ctx *gpu, krill_ctx *cpu)
         compare(gpu, cpu, "convdiff3d:30,1", NULL, &o);
     }
     o.solver = KRILL_SOLVER_FGMRES;
-    for (int ortho = KRILL_ORTHO_CGS2; ortho <= KRILL_ORTHO_MGS; ortho++) {
+    for (int ortho = KRILL_ORTHO_CGS2; ortho <= KRILL_ORTHO_DCGS2; ortho++) {
         o.ortho = (krill_ortho)ortho;
         o.restart = 30;
         compare(gpu, cpu, "convdiff3d:10,2", "jacobi", &o);

@@ -181,7 +181,7 @@ class Matrix:
             raise TypeError("krill: callback must be callable or None")
         d = self._core.solve(vb, vx, solver, float(rtol), float(atol),
                              10000 if maxiter is None else int(maxiter),
-                             30 if restart is None else int(restart), ortho or "", precond,
+                             30 if restart is None else int(restart), ortho, precond,
                              mode, slices,
                              callback, psolve, bool(keep))
         return x, d

@@ -82,14 +82,14 @@ struct solver_choice {
     const char *why;
 };
 
-// GMRES / FGMRES orthogonalization by name; "" is krill's default (krill_solver_opts_default)
-krill_ortho choose_ortho(const std::string &name, krill_ortho default_ortho)
+// GMRES / FGMRES orthogonalization by name; None is krill's default (krill_solver_opts_default)
+krill_ortho choose_ortho(const std::optional<std::string> &name, krill_ortho default_ortho)
 {
-    if (name.empty()) return default_ortho;
-    if (name == "dcgs2") return KRILL_ORTHO_DCGS2;
-    if (name == "cgs2") return KRILL_ORTHO_CGS2;
-    if (name == "mgs") return KRILL_ORTHO_MGS;
-    throw krill_failure{KRILL_ERR_ARG, "krill.solve: ortho \"" + name + "\" is not one of "
+    if (!name) return default_ortho;
+    if (*name == "dcgs2") return KRILL_ORTHO_DCGS2;
+    if (*name == "cgs2") return KRILL_ORTHO_CGS2;
+    if (*name == "mgs") return KRILL_ORTHO_MGS;
+    throw krill_failure{KRILL_ERR_ARG, "krill.solve: ortho \"" + *name + "\" is not one of "
                                        "dcgs2, cgs2, mgs"};
 }
 
@@ -239,7 +239,8 @@ class Matrix {
     // when not None, a Python preconditioner z = psolve(r) (a shell preconditioner for this
     // solve). Returns a dict with everything krill_solve_info says.
     nb::dict solve(nb::handle b, nb::handle x, const std::string &solver, double rtol,
-                   double atol, int64_t maxit, int64_t restart, const std::string &ortho,
+                   double atol, int64_t maxit, int64_t restart,
+                   const std::optional<std::string> &ortho,
                    std::optional<std::string> precond, int repro_mode, int repro_slices,
                    nb::object callback, nb::object psolve, bool keep_pc)
     {
@@ -252,6 +253,9 @@ class Matrix {
             throw krill_failure{KRILL_ERR_ARG, "krill: restart = " + std::to_string(restart) +
                                                    "; it must be >= 1"};
         solver_choice choice = solver == "auto" ? auto_solver() : choose_solver(solver, nullptr);
+        krill_solver_opts defaults;
+        krill_solver_opts_default(&defaults);
+        const krill_ortho ortho_choice = choose_ortho(ortho, defaults.ortho);
         const bool on_gpu = krill_ctx_device(ctx_.p) == KRILL_DEVICE_CUDA;
         if (!psolve.is_none() && on_gpu)   // py_apply shows krill's vectors as numpy arrays
             throw krill_failure{KRILL_ERR_UNSUPPORTED, "krill: a Python preconditioner (M) runs "
@@ -278,7 +282,7 @@ class Matrix {
         opts.atol = atol;
         opts.maxit = (int)maxit;
         opts.restart = (int)restart;
-        opts.ortho = choose_ortho(ortho, opts.ortho);
+        opts.ortho = ortho_choice;
 
         pc_holder made;   // a preconditioner built for this solve (kept below when asked)
         vec_holder vb, vx;
@@ -644,7 +648,7 @@ NB_MODULE(_core, m)
              "indptr_ptr"_a, "index_bytes"_a, "indices_ptr"_a, "data_ptr"_a, "n_rows"_a,
              "n_cols"_a, "nnz"_a, "device_id"_a, "threads"_a)
         .def("solve", &Matrix::solve, "b"_a, "x"_a, "solver"_a, "rtol"_a, "atol"_a, "maxit"_a,
-             "restart"_a, "ortho"_a, "precond"_a.none(), "repro_mode"_a, "repro_slices"_a,
+             "restart"_a, "ortho"_a.none(), "precond"_a.none(), "repro_mode"_a, "repro_slices"_a,
              "callback"_a.none(), "psolve"_a.none(), "keep_pc"_a)
         .def("update_values", &Matrix::update_values, "data"_a)
         .def("update_values_in_place", &Matrix::update_values_in_place)

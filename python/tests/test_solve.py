@@ -80,6 +80,8 @@ def test_orthogonalizations(solver):
     assert m.solve(b, solver=solver, ortho="cgs2").ortho == "cgs2"
     with pytest.raises(ValueError, match="ortho \"householder\" is not one of"):
         krill.solve(a, b, solver=solver, ortho="householder")
+    with pytest.raises(ValueError, match="ortho \"\" is not one of"):
+        krill.solve(a, b, solver=solver, ortho="")
     with pytest.raises(TypeError, match="ortho must be a string"):
         krill.solve(a, b, solver=solver, ortho=2)
 
