@@ -54,7 +54,7 @@ static void solve_usage(FILE *out)
             "                      M^-1 v_j); bicgstab: 2 SpMVs per iteration; minres:\n"
             "                      symmetric indefinite A (saddle points), M definite\n"
             "  --restart M         GMRES / FGMRES restart length (default 30)\n"
-            "  --ortho cgs2|mgs|dcgs2\n"
+            "  --ortho dcgs2|cgs2|mgs\n"
             "                      GMRES / FGMRES orthogonalization (default dcgs2): cgs2\n"
             "                      classical Gram-Schmidt twice, mgs modified, dcgs2 CGS2\n"
             "                      with the second pass delayed (one reduction per step)\n"
