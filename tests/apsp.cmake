@@ -12,4 +12,4 @@ target_link_libraries(test_gpu_apsp PRIVATE krill_apsp_testutil)
 krill_test(test_apsp_ooc test_apsp_ooc.c LABELS data)
 target_link_libraries(test_apsp_ooc PRIVATE krill_apsp_testutil)
 set_property(TEST test_apsp_ooc APPEND PROPERTY ENVIRONMENT
-             "XDG_CACHE_HOME=${CMAKE_CURRENT_BINARY_DIR}/cache")
+             "XDG_CACHE_HOME=${CMAKE_CURRENT_BINARY_DIR}/cache/test_apsp_ooc")
