@@ -69,7 +69,7 @@ cleanup:
 static int print_info(void)
 {
     static const char *const solvers[] = { "gmres", "fgmres", "cg", "bicgstab", "minres",
-                                             NULL };
+                                             "pipecg", NULL };
     int rc = CLI_EXIT_OK;
     printf("%-18s%s\n", "krill", krill_version());
     printf("%-18s%s\n", "CUDA", krill_have_cuda() ? "yes" : "no");

@@ -9,10 +9,11 @@
 /* Seed of the deterministic random right-hand side (--rhs random). */
 #define RANDOM_RHS_SEED 0x9E3779B97F4A7C15ull
 
-const char *const cli_solver_names[] = { "gmres", "cg", "fgmres", "bicgstab", "minres", NULL };
+const char *const cli_solver_names[] = { "gmres", "cg", "fgmres", "bicgstab", "minres",
+                                         "pipecg", NULL };
 static const krill_solver_type solver_types[] = { KRILL_SOLVER_GMRES, KRILL_SOLVER_CG,
                                                   KRILL_SOLVER_FGMRES, KRILL_SOLVER_BICGSTAB,
-                                                  KRILL_SOLVER_MINRES };
+                                                  KRILL_SOLVER_MINRES, KRILL_SOLVER_PIPECG };
 enum { SOLVER_GMRES, SOLVER_CG, SOLVER_MINRES = 4 };   /* indices in cli_solver_names */
 const char *const cli_ortho_names[] = { "cgs2", "mgs", "dcgs2", NULL };
 static const krill_ortho ortho_types[] = { KRILL_ORTHO_CGS2, KRILL_ORTHO_MGS,

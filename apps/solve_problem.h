@@ -15,7 +15,7 @@
 
 /* The choices of --solver, --ortho and --reorder (NULL-terminated, for cli_parse); the
  * krill values they stand for are solve_problem.c's. */
-extern const char *const cli_solver_names[];  /* gmres, cg, fgmres, bicgstab, minres */
+extern const char *const cli_solver_names[];  /* gmres, cg, fgmres, bicgstab, minres, pipecg */
 extern const char *const cli_ortho_names[];   /* cgs2, mgs, dcgs2 */
 extern const char *const cli_reorder_names[]; /* none, rcm */
 enum { REORDER_NONE, REORDER_RCM };           /* indices in cli_reorder_names */

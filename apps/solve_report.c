@@ -89,7 +89,8 @@ void cli_report_human(FILE *out, const cli_solve_report *r)
     fprintf(out, "rhs       %s\n", r->rhs);
     fprintf(out, "result    %s after %d iterations\n", krill_reason_string(r->info.reason),
             r->info.iterations);
-    if (r->info.reason == KRILL_DIVERGED_INDEFINITE && r->opts.solver == KRILL_SOLVER_CG)
+    if (r->info.reason == KRILL_DIVERGED_INDEFINITE &&
+        (r->opts.solver == KRILL_SOLVER_CG || r->opts.solver == KRILL_SOLVER_PIPECG))
         fprintf(out, "          CG needs A and M definite: for a symmetric indefinite A "
                 "try --solver minres\n");
     else if (r->info.reason == KRILL_DIVERGED_INDEFINITE)

@@ -5,7 +5,8 @@
  *               [--write-bin DIR] [--no-solve] [--repro S] [--csv FILE] [--json FILE]
  *               [SOLVER:MATRIX ...]
  *
- * SOLVER is cg, gmres, fgmres, bicgstab or minres; MATRIX a krill_gen SPEC or a .mtx file.
+ * SOLVER is cg, gmres, fgmres, bicgstab, minres or pipecg; MATRIX a krill_gen SPEC or a .mtx
+ * file.
  * With none: cg:poisson3d:128 and gmres:convdiff3d:128. The system is the one the issue
  * fixes for every side of the comparison: b = A*1 (computed on the host by krill_csr_spmv_ref),
  * x0 = 0, rtol relative to ||b|| (default 1e-8), GMRES restart 30, orthogonalization DCGS2
@@ -59,6 +60,7 @@ static const solver_name solver_names[] = {
     {.name = "fgmres", .type = KRILL_SOLVER_FGMRES},
     {.name = "bicgstab", .type = KRILL_SOLVER_BICGSTAB},
     {.name = "minres", .type = KRILL_SOLVER_MINRES},
+    {.name = "pipecg", .type = KRILL_SOLVER_PIPECG},
 };
 
 typedef struct solve_opts {
@@ -100,8 +102,8 @@ static void usage(FILE *f)
             "                   [--ortho cgs2|mgs|dcgs2] [--runs K] [--write-bin DIR]\n"
             "                   [--no-solve] [--repro S] [--csv FILE] [--json FILE]\n"
             "                   [SOLVER:MATRIX ...]\n"
-            "SOLVER: cg | gmres | fgmres | bicgstab | minres; MATRIX: a krill_gen SPEC or a .mtx\n"
-            "file\n"
+            "SOLVER: cg | gmres | fgmres | bicgstab | minres | pipecg; MATRIX: a krill_gen SPEC or\n"
+            "a .mtx file\n"
             "LIST: comma-separated preconditioners, e.g. none,jacobi,bjacobi:3 (default none)\n"
             "default: cg:poisson3d:128 gmres:convdiff3d:128\n");
 }
@@ -231,7 +233,7 @@ static void bench_problem(krill_ctx *ctx, const char *problem, const solve_opts 
     solver = parse_problem(problem, &matrix);
     if (!solver) {
         snprintf(why, sizeof why, "'%s' is not SOLVER:MATRIX with SOLVER cg, gmres, fgmres, "
-                 "bicgstab or minres", problem);
+                 "bicgstab, minres or pipecg", problem);
         failed = why;
     } else if (bench_load_matrix(matrix, &a, &gen_s) != KRILL_OK ||
                bench_rhs_ones(a, &b) != KRILL_OK ||

@@ -122,6 +122,11 @@ typedef struct krill_comm_ops {
     /* the same in int64: exact, so the result is the same whatever order MPI adds in */
     krill_status (*allreduce_i64)(const krill_comm *c, int64_t *buf, int count,
                                   krill_reduce_op op);
+    /* The nonblocking form of allreduce (MPI_Iallreduce in place): start returns at once,
+     * buf must not be touched until wait returns, and then holds the result. At most one
+     * is in flight per communicator (the request lives in the handle). */
+    krill_status (*iallreduce_start)(krill_comm *c, double *buf, int count, krill_reduce_op op);
+    krill_status (*iallreduce_wait)(krill_comm *c);
     /* all[r * bytes ..] = rank r's `bytes` bytes at mine, in rank order, on every rank */
     krill_status (*allgather)(const krill_comm *c, const void *mine, size_t bytes, void *all);
     /* Every rank passes its status; every rank gets KRILL_OK when all were OK, else the
@@ -167,6 +172,13 @@ struct krill_ctx {
  * of krill (krill_blas_dot / nrm2, the solvers' fused sums, the fused SpMV-dot) calls it
  * after its local sum and before anything that reads the result. */
 krill_status krill_ctx_allreduce(krill_ctx *ctx, double *buf, int count, krill_reduce_op op);
+/* The nonblocking allreduce: start, work that does not read buf, then wait; buf (host) holds
+ * the result after wait. One in flight per context. Without a communicator both return
+ * KRILL_OK at once (buf is already the result). The time inside both calls counts as
+ * communication; what the work in between hid does not. */
+krill_status krill_ctx_iallreduce_start(krill_ctx *ctx, double *buf, int count,
+                                        krill_reduce_op op);
+krill_status krill_ctx_iallreduce_wait(krill_ctx *ctx);
 /* The same in int64, and the allgather of the table (without a communicator: all = mine). */
 krill_status krill_ctx_allreduce_i64(krill_ctx *ctx, int64_t *buf, int count,
                                      krill_reduce_op op);

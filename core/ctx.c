@@ -211,6 +211,29 @@ krill_status krill_ctx_allreduce(krill_ctx *ctx, double *buf, int count, krill_r
     return st;
 }
 
+krill_status krill_ctx_iallreduce_start(krill_ctx *ctx, double *buf, int count,
+                                        krill_reduce_op op)
+{
+    krill_status st = KRILL_OK;
+    if (ctx->comm) {
+        const double t0 = krill_wtime();
+        st = ctx->comm->ops->iallreduce_start(ctx->comm, buf, count, op);
+        ctx->comm_seconds += krill_wtime() - t0;
+    }
+    return st;
+}
+
+krill_status krill_ctx_iallreduce_wait(krill_ctx *ctx)
+{
+    krill_status st = KRILL_OK;
+    if (ctx->comm) {
+        const double t0 = krill_wtime();
+        st = ctx->comm->ops->iallreduce_wait(ctx->comm);
+        ctx->comm_seconds += krill_wtime() - t0;
+    }
+    return st;
+}
+
 void krill_ctx_add_comm_time(krill_ctx *ctx, double seconds) { ctx->comm_seconds += seconds; }
 
 krill_status krill_ctx_allreduce_i64(krill_ctx *ctx, int64_t *buf, int count,

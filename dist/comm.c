@@ -14,10 +14,12 @@
 
 static krill_status comm_new(MPI_Comm mc, int owns, krill_comm **out);
 
-/* impl: the MPI_Comm; in a duplicate (owned) a flag says to free it */
+/* impl: the MPI_Comm; in a duplicate (owned) a flag says to free it; the request of the
+ * nonblocking allreduce in flight (MPI_REQUEST_NULL when none) */
 typedef struct comm_impl {
     MPI_Comm comm;
     int owns;
+    MPI_Request pending;
 } comm_impl;
 
 static MPI_Comm mpi_of(const krill_comm *c) { return ((const comm_impl *)c->impl)->comm; }
@@ -58,6 +60,30 @@ static krill_status comm_allreduce_i64(const krill_comm *c, int64_t *buf, int co
     if (count <= 0) return KRILL_OK;
     MPI_Allreduce(MPI_IN_PLACE, buf, count, MPI_INT64_T, op == KRILL_REDUCE_MAX ? MPI_MAX : MPI_SUM,
                   mpi_of(c));
+    return KRILL_OK;
+}
+
+/* MPI_Iallreduce in place; the wait completes it (MPI progresses it inside MPI calls made
+ * meanwhile, e.g. the halo exchange's, and inside the wait). A second start while one is in
+ * flight is a caller's bug: refused on this rank (the ranks all run the same code, so all
+ * refuse). */
+static krill_status comm_iallreduce_start(krill_comm *c, double *buf, int count,
+                                          krill_reduce_op op)
+{
+    comm_impl *impl = c->impl;
+    if (impl->pending != MPI_REQUEST_NULL)
+        return krill_error(KRILL_ERR_INTERNAL, "nonblocking allreduce started while another "
+                           "is in flight");
+    if (count <= 0) return KRILL_OK;
+    MPI_Iallreduce(MPI_IN_PLACE, buf, count, MPI_DOUBLE,
+                   op == KRILL_REDUCE_MAX ? MPI_MAX : MPI_SUM, impl->comm, &impl->pending);
+    return KRILL_OK;
+}
+
+static krill_status comm_iallreduce_wait(krill_comm *c)
+{
+    comm_impl *impl = c->impl;
+    if (impl->pending != MPI_REQUEST_NULL) MPI_Wait(&impl->pending, MPI_STATUS_IGNORE);
     return KRILL_OK;
 }
 
@@ -102,6 +128,8 @@ static const krill_comm_ops mpi_comm_ops = {
     .destroy = comm_free,
     .allreduce = comm_allreduce,
     .allreduce_i64 = comm_allreduce_i64,
+    .iallreduce_start = comm_iallreduce_start,
+    .iallreduce_wait = comm_iallreduce_wait,
     .allgather = comm_allgather,
     .agree = comm_agree,
 };
@@ -115,6 +143,7 @@ static krill_status comm_new(MPI_Comm mc, int owns, krill_comm **out)
     KRILL_CALLOC(impl, 1);
     impl->comm = mc;
     impl->owns = owns;
+    impl->pending = MPI_REQUEST_NULL;
     c->ops = &mpi_comm_ops;
     c->impl = impl;
     impl = NULL;

@@ -52,6 +52,7 @@ module krill
   integer(c_int), parameter, public :: KRILL_SOLVER_FGMRES = 2
   integer(c_int), parameter, public :: KRILL_SOLVER_BICGSTAB = 3
   integer(c_int), parameter, public :: KRILL_SOLVER_MINRES = 4
+  integer(c_int), parameter, public :: KRILL_SOLVER_PIPECG = 5
   integer(c_int), parameter, public :: KRILL_ORTHO_CGS2 = 0
   integer(c_int), parameter, public :: KRILL_ORTHO_MGS = 1
   integer(c_int), parameter, public :: KRILL_ORTHO_DCGS2 = 2

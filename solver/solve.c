@@ -125,9 +125,11 @@ static krill_status check_options(const krill_solver_opts *o)
     krill_status st = KRILL_OK;
     const int gmres_like = o->solver == KRILL_SOLVER_GMRES || o->solver == KRILL_SOLVER_FGMRES;
     KRILL_REQUIRE(gmres_like || o->solver == KRILL_SOLVER_CG ||
-                  o->solver == KRILL_SOLVER_BICGSTAB || o->solver == KRILL_SOLVER_MINRES,
+                  o->solver == KRILL_SOLVER_BICGSTAB || o->solver == KRILL_SOLVER_MINRES ||
+                  o->solver == KRILL_SOLVER_PIPECG,
                   "krill_solve: unknown solver %d (KRILL_SOLVER_GMRES = 0, KRILL_SOLVER_CG = 1, "
-                  "KRILL_SOLVER_FGMRES = 2, KRILL_SOLVER_BICGSTAB = 3, KRILL_SOLVER_MINRES = 4)",
+                  "KRILL_SOLVER_FGMRES = 2, KRILL_SOLVER_BICGSTAB = 3, KRILL_SOLVER_MINRES = 4, "
+                  "KRILL_SOLVER_PIPECG = 5)",
                   (int)o->solver);
     KRILL_REQUIRE(o->rtol >= 0.0 && krill_is_finite(o->rtol),
                   "krill_solve: rtol = %g; it must be finite and >= 0", o->rtol);
@@ -212,6 +214,7 @@ static krill_status run_solver(const krill_solve_problem *p, krill_solve_info *i
     if (p->opts.solver == KRILL_SOLVER_CG) KRILL_TRY(krill_cg_run(p, info));
     else if (p->opts.solver == KRILL_SOLVER_BICGSTAB) KRILL_TRY(krill_bicgstab_run(p, info));
     else if (p->opts.solver == KRILL_SOLVER_MINRES) KRILL_TRY(krill_minres_run(p, info));
+    else if (p->opts.solver == KRILL_SOLVER_PIPECG) KRILL_TRY(krill_pipecg_run(p, info));
     else KRILL_TRY(krill_gmres_run(p, info));
 cleanup:
     return st;

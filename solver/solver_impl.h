@@ -51,6 +51,7 @@ krill_status krill_gmres_run(const krill_solve_problem *p, krill_solve_info *inf
 krill_status krill_cg_run(const krill_solve_problem *p, krill_solve_info *info);
 krill_status krill_bicgstab_run(const krill_solve_problem *p, krill_solve_info *info);
 krill_status krill_minres_run(const krill_solve_problem *p, krill_solve_info *info);
+krill_status krill_pipecg_run(const krill_solve_problem *p, krill_solve_info *info);
 
 /* Reason for a true residual norm that meets the tolerance (RTOL before ATOL), or
  * KRILL_REASON_NONE when it does not. */

@@ -195,6 +195,7 @@ static const char *solver_name(krill_solver_type t)
     case KRILL_SOLVER_FGMRES: return "fgmres";
     case KRILL_SOLVER_BICGSTAB: return "bicgstab";
     case KRILL_SOLVER_MINRES: return "minres";
+    case KRILL_SOLVER_PIPECG: return "pipecg";
     }
     return "?";
 }
@@ -266,6 +267,10 @@ static void test_solves(krill_ctx *gpu, krill_ctx *cpu)
     compare(gpu, cpu, "stokes2d:16", NULL, &o);
     compare(gpu, cpu, "stokes2d:40", NULL, &o);
     compare(gpu, cpu, "poisson3d:16", "jacobi", &o);
+    o.solver = KRILL_SOLVER_PIPECG;     /* the GPU's composed path against the CPU's merged */
+    compare(gpu, cpu, "poisson3d:12", NULL, &o);
+    compare(gpu, cpu, "elasticity3d:6,3,3", "jacobi", &o);
+    compare(gpu, cpu, "poisson3d:16", "ic0", &o);
 }
 
 /* 1 when the preconditioner builds on the matrix of `spec` on the CPU (else it says why). */

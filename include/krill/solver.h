@@ -3,7 +3,8 @@
  * krill_solve runs restarted GMRES(m) or FGMRES(m) (right-preconditioned; FGMRES allows a
  * preconditioner that changes from one application to the next), CG/PCG (A and M symmetric
  * definite, positive or negative), BiCGStab (right-preconditioned), or MINRES (A symmetric,
- * possibly indefinite -- saddle-point systems; M symmetric definite) on A x = b, with x
+ * possibly indefinite -- saddle-point systems; M symmetric definite), or pipelined CG (CG's
+ * conditions; its reduction hidden behind the SpMV on MPI ranks) on A x = b, with x
  * holding the initial guess on entry and the solution on return. The return status says
  * whether the call worked; whether the method converged is info->reason. */
 #ifndef KRILL_SOLVER_H
@@ -22,7 +23,10 @@ typedef enum krill_solver_type {
     KRILL_SOLVER_CG = 1,
     KRILL_SOLVER_FGMRES = 2,     /* flexible GMRES: keeps M^{-1} v_j (m more vectors) */
     KRILL_SOLVER_BICGSTAB = 3,   /* BiCGStab: two SpMVs per iteration */
-    KRILL_SOLVER_MINRES = 4      /* MINRES: symmetric A, indefinite allowed; M definite */
+    KRILL_SOLVER_MINRES = 4,     /* MINRES: symmetric A, indefinite allowed; M definite */
+    KRILL_SOLVER_PIPECG = 5      /* pipelined CG: CG's iterates (in exact arithmetic) with the
+                                    one reduction per iteration overlapped with M and the
+                                    SpMV; more vector traffic (for many MPI ranks) */
 } krill_solver_type;
 
 typedef enum krill_ortho {
@@ -43,7 +47,8 @@ typedef enum krill_reason {
                                          (GMRES: singular R; BiCGStab: r0'A M^-1 p, t's or
                                          r0'r ~ 0 in the first iteration after a (re)start:
                                          later ones restart from the true residual) */
-    KRILL_DIVERGED_INDEFINITE = -3,   /* CG: p'Ap or r'z zero, or its sign changed between
+    KRILL_DIVERGED_INDEFINITE = -3,   /* CG, pipelined CG: p'Ap or r'z zero, or its sign
+                                         changed between
                                          iterations (A or M not definite); MINRES: r'M^-1 r
                                          <= 0 (M not positive definite) */
     KRILL_DIVERGED_NAN = -4           /* a NaN or Inf appeared in the iteration */

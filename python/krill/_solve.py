@@ -215,7 +215,7 @@ def solve(A, b, solver="auto", precond=None, format=None, device=None, rtol=1e-8
         the GPU (cupy.asarray).
     solver : "auto" (CG for a symmetric A with a diagonal of one sign, MINRES for a symmetric
         A whose diagonal has both signs or zeros, GMRES otherwise; GMRES for an operator),
-        "gmres", "fgmres", "cg", "bicgstab" or "minres".
+        "gmres", "fgmres", "cg", "bicgstab", "minres" or "pipecg".
     precond : None, a krill preconditioner name ("jacobi", "bjacobi", "bjacobi:3", "ilu0",
         "ic0", "ilu0:shift", ...; krill.preconditioners()), or a preconditioner of the
         caller's: a LinearOperator, sparse or dense matrix applied as z = M @ r (SciPy's M,

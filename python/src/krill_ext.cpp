@@ -105,9 +105,10 @@ solver_choice choose_solver(const std::string &name, const krill_csr *a)
     if (name == "cg") return {KRILL_SOLVER_CG, "cg", "as asked"};
     if (name == "bicgstab") return {KRILL_SOLVER_BICGSTAB, "bicgstab", "as asked"};
     if (name == "minres") return {KRILL_SOLVER_MINRES, "minres", "as asked"};
+    if (name == "pipecg") return {KRILL_SOLVER_PIPECG, "pipecg", "as asked"};
     if (name != "auto")
         throw krill_failure{KRILL_ERR_ARG, "krill.solve: solver \"" + name + "\" is not one of "
-                                           "auto, gmres, fgmres, cg, bicgstab, minres"};
+                                           "auto, gmres, fgmres, cg, bicgstab, minres, pipecg"};
     if (!a)
         return {KRILL_SOLVER_GMRES, "gmres", "A is an operator (its symmetry is unknown); pass "
                                              "solver=\"cg\" or \"minres\" for a symmetric one"};

@@ -1,0 +1,385 @@
+/* solver/pipecg.c - pipelined conjugate gradients: PCG rearranged so that the iteration's one
+ * global reduction is in flight while the preconditioner and the SpMV run (the nonblocking
+ * allreduce on a communicator; PETSc's KSPPIPECG).
+ *
+ * Reference: P. Ghysels and W. Vanroose, "Hiding global synchronization latency in the
+ * preconditioned Conjugate Gradient algorithm", Parallel Computing 40 (2014) 224-238,
+ * Algorithm 3. With u = M^{-1} r, w = A u, and the recurrences for s = A p, q = M^{-1} s,
+ * z = A q that let every vector be updated rather than recomputed:
+ *
+ *   r = b - A x, u = M^{-1} r, w = A u
+ *   for i = 0, 1, ...:
+ *     gamma = r'u, delta = w'u, rr = r'r        start the reduction of the three
+ *     m = M^{-1} w, n = A m                     while it travels
+ *     wait; stop when sqrt(rr) <= tol (the true residual decides, as in CG)
+ *     beta = gamma / gamma_prev, pAp = delta - beta gamma / alpha_prev   (i > 0)
+ *     beta = 0,                  pAp = delta                             (i = 0)
+ *     alpha = gamma / pAp
+ *     z = n + beta z, q = m + beta q, s = w + beta s, p = u + beta p
+ *     x += alpha p, r -= alpha s, u -= alpha q, w -= alpha z   (and the next gamma, delta, rr)
+ *
+ * In exact arithmetic the iterates are PCG's; in floating point the recurrences drift from
+ * the vectors they stand for (the paper's section 5 and Cools et al. 2018 on the attainable
+ * accuracy), so the final residual is the true one, and a recurrence that claims convergence
+ * while b - A x does not restarts from b - A x (as krill's CG). Definiteness as CG's (PETSc's
+ * test): gamma = r'z and pAp nonzero and each keeping its sign; else INDEFINITE.
+ *
+ * When it pays: one reduction per iteration like CG's two fused into one, but hidden behind
+ * the preconditioner and the SpMV, for the price of more vector traffic. On a CPU context the
+ * updates and the three sums are one pass (per thread partials added in thread order);
+ * passes over vectors of n doubles besides the SpMV (reads m, writes n) and M:
+ *   no preconditioner (u = r, m = w, q = s): n, z, w, s, r, p, x read, z, s, p, x, r, w
+ *     written                                                                     = 13
+ *   Jacobi: + m, q, u, dinv read, q, u, m written (m = dinv w in the same pass)   = 20
+ *   other M: 18 + M^{-1} w
+ * against CG's 8, 10 and 10 + M: pipelined CG is for runs whose reductions cost more than
+ * that (many ranks, or a noisy network where one late rank stalls every allreduce).
+ *
+ * On a GPU context, and in reproducible mode on either device, the same iteration runs on the
+ * context's BLAS-1 operations (axpby, axpy, xmy, dot: 8 update passes and 3 dots, each its
+ * own kernel or loop) with blocking reductions: no communicator on a GPU yet, and the Ozaki
+ * sums of reproducible mode are several collectives of their own. Those operations round
+ * every product and sum alone on both devices, so the reproducible iterates are the same
+ * bits on any thread count, rank count and device.
+ *
+ * Workspace: r, w, n, z, s, p, and u, m, q with a preconditioner (6 or 9 vectors), the
+ * per-thread partials, 3 doubles of context memory for the sums. */
+#include <math.h>
+#include <omp.h>
+#include <string.h>
+
+#include "formats/formats_impl.h"
+#include "precond/precond_impl.h"
+#include "solver/solver_impl.h"
+
+enum { PC_NONE, PC_DIAGONAL, PC_GENERAL };
+enum { SUM_GAMMA, SUM_DELTA, SUM_RR, SUM_COUNT };
+
+typedef struct pipecg_ws {
+    double *r, *w, *n, *z, *s, *p;   /* context memory, n each */
+    double *u, *m, *q;               /* with M: own vectors; without: r, w, s */
+    double *sums_dev;                /* context memory, SUM_COUNT (+1: a norm's scratch) */
+    double sums[SUM_COUNT];          /* host: gamma, delta, rr of the current r */
+    const double *dinv;              /* PC_DIAGONAL: the inverse diagonal */
+    int pc_mode;
+    int merged;                      /* CPU, plain mode: the one-pass update and sums */
+    int sums_local;                  /* ws->sums are this rank's (merged_update's), not yet
+                                        reduced over the ranks */
+    int in_flight;                   /* a nonblocking reduction was started, not waited */
+    krill_reduce_ws red;
+} pipecg_ws;
+
+static void pipecg_ws_destroy(krill_ctx *ctx, pipecg_ws *ws)
+{
+    double **own[] = {&ws->r, &ws->w, &ws->n, &ws->z, &ws->s, &ws->p};
+    for (size_t k = 0; k < sizeof own / sizeof *own; k++) krill_mem_free(ctx, *own[k]);
+    if (ws->pc_mode != PC_NONE) {
+        krill_mem_free(ctx, ws->u);
+        krill_mem_free(ctx, ws->m);
+        krill_mem_free(ctx, ws->q);
+    }
+    krill_mem_free(ctx, ws->sums_dev);
+    krill_reduce_ws_destroy(ctx, &ws->red);
+    memset(ws, 0, sizeof *ws);
+}
+
+static krill_status pipecg_ws_create(const krill_solve_problem *p, pipecg_ws *ws)
+{
+    krill_status st = KRILL_OK;
+    krill_ctx *ctx = p->ctx;
+    memset(ws, 0, sizeof *ws);
+    if (krill_pc_is_identity(p->pc)) ws->pc_mode = PC_NONE;
+    else if ((ws->dinv = krill_pc_inverse_diagonal(p->pc)) != NULL) ws->pc_mode = PC_DIAGONAL;
+    else ws->pc_mode = PC_GENERAL;
+    ws->merged = !krill_on_gpu(ctx) && ctx->repro == KRILL_REPRO_OFF;
+    KRILL_MEM_ALLOC(ctx, ws->r, p->n);
+    KRILL_MEM_ALLOC(ctx, ws->w, p->n);
+    KRILL_MEM_ALLOC(ctx, ws->n, p->n);
+    KRILL_MEM_ALLOC(ctx, ws->z, p->n);
+    KRILL_MEM_ALLOC(ctx, ws->s, p->n);
+    KRILL_MEM_ALLOC(ctx, ws->p, p->n);
+    if (ws->pc_mode != PC_NONE) {
+        KRILL_MEM_ALLOC(ctx, ws->u, p->n);
+        KRILL_MEM_ALLOC(ctx, ws->m, p->n);
+        KRILL_MEM_ALLOC(ctx, ws->q, p->n);
+    } else {
+        ws->u = ws->r;
+        ws->m = ws->w;
+        ws->q = ws->s;
+    }
+    KRILL_MEM_ALLOC(ctx, ws->sums_dev, SUM_COUNT + 1);
+    if (ws->merged) KRILL_TRY(krill_reduce_ws_create(ctx, SUM_COUNT, &ws->red));
+cleanup:
+    if (st != KRILL_OK) pipecg_ws_destroy(ctx, ws);
+    return st;
+}
+
+/* The three sums of the current r, u, w by the context's dots (blocking, reduced over the
+ * ranks; Ozaki sums in reproducible mode), into ws->sums. */
+static krill_status sums_by_dots(const krill_solve_problem *p, pipecg_ws *ws)
+{
+    krill_status st = KRILL_OK;
+    krill_ctx *ctx = p->ctx;
+    KRILL_TRY(krill_blas_dot(ctx, p->n, ws->r, ws->u, ws->sums_dev + SUM_GAMMA));
+    KRILL_TRY(krill_blas_dot(ctx, p->n, ws->w, ws->u, ws->sums_dev + SUM_DELTA));
+    KRILL_TRY(krill_blas_dot(ctx, p->n, ws->r, ws->r, ws->sums_dev + SUM_RR));
+    KRILL_TRY(krill_scalars_read(ctx, ws->sums_dev, ws->sums, SUM_COUNT));
+cleanup:
+    return st;
+}
+
+/* CPU, plain mode: the updates of the top of the file and the next sums in one pass. Each
+ * thread takes a contiguous chunk (static schedule) and leaves its three partial sums; they
+ * are added in thread order into ws->sums (this rank's; the caller reduces them). */
+static void merged_update(const krill_solve_problem *p, pipecg_ws *ws, double alpha,
+                          double beta)
+{
+    const int64_t n = p->n;
+    const int mode = ws->pc_mode, stride = ws->red.stride;
+    double *restrict x = p->x, *restrict r = ws->r, *restrict w = ws->w, *restrict z = ws->z;
+    double *restrict s = ws->s, *restrict pv = ws->p, *restrict u = ws->u, *restrict m = ws->m;
+    double *restrict q = ws->q, *restrict partial = ws->red.partial;
+    const double *restrict nv = ws->n, *restrict dinv = ws->dinv;
+    int team = 1;
+#pragma omp parallel num_threads(ws->red.slots)
+    {
+        const int tid = omp_get_thread_num(), nt = omp_get_num_threads();
+        const int64_t lo = n * tid / nt, hi = n * (tid + 1) / nt;
+        double gamma = 0.0, delta = 0.0, rr = 0.0;
+        if (mode == PC_NONE) {
+            for (int64_t j = lo; j < hi; j++) {       /* u = r, m = w, q = s */
+                const double zj = nv[j] + beta * z[j], sj = w[j] + beta * s[j];
+                const double pj = r[j] + beta * pv[j];
+                const double rj = r[j] - alpha * sj, wj = w[j] - alpha * zj;
+                z[j] = zj;
+                s[j] = sj;
+                pv[j] = pj;
+                x[j] += alpha * pj;
+                r[j] = rj;
+                w[j] = wj;
+                gamma += rj * rj;
+                delta += wj * rj;
+            }
+            rr = gamma;
+        } else {
+            for (int64_t j = lo; j < hi; j++) {
+                const double zj = nv[j] + beta * z[j], qj = m[j] + beta * q[j];
+                const double sj = w[j] + beta * s[j], pj = u[j] + beta * pv[j];
+                const double rj = r[j] - alpha * sj, uj = u[j] - alpha * qj;
+                const double wj = w[j] - alpha * zj;
+                z[j] = zj;
+                q[j] = qj;
+                s[j] = sj;
+                pv[j] = pj;
+                x[j] += alpha * pj;
+                r[j] = rj;
+                u[j] = uj;
+                w[j] = wj;
+                if (mode == PC_DIAGONAL) m[j] = dinv[j] * wj;
+                gamma += rj * uj;
+                delta += wj * uj;
+                rr += rj * rj;
+            }
+        }
+        partial[tid * stride + SUM_GAMMA] = gamma;
+        partial[tid * stride + SUM_DELTA] = delta;
+        partial[tid * stride + SUM_RR] = rr;
+        if (tid == 0) team = nt;
+    }
+    for (int k = 0; k < SUM_COUNT; k++) {
+        double sum = 0.0;
+        for (int t = 0; t < team; t++) sum += partial[t * stride + k];
+        ws->sums[k] = sum;
+    }
+    ws->sums_local = 1;
+}
+
+/* The same updates by the context's operations (GPU; reproducible mode), then the sums. */
+static krill_status composed_update(const krill_solve_problem *p, pipecg_ws *ws, double alpha,
+                                    double beta)
+{
+    krill_status st = KRILL_OK;
+    krill_ctx *ctx = p->ctx;
+    const int64_t n = p->n;
+    KRILL_TRY(krill_blas_axpby(ctx, n, 1.0, ws->n, beta, ws->z));
+    if (ws->pc_mode != PC_NONE) KRILL_TRY(krill_blas_axpby(ctx, n, 1.0, ws->m, beta, ws->q));
+    KRILL_TRY(krill_blas_axpby(ctx, n, 1.0, ws->w, beta, ws->s));
+    KRILL_TRY(krill_blas_axpby(ctx, n, 1.0, ws->u, beta, ws->p));
+    KRILL_TRY(krill_blas_axpy(ctx, n, alpha, ws->p, p->x));
+    KRILL_TRY(krill_blas_axpy(ctx, n, -alpha, ws->s, ws->r));
+    if (ws->pc_mode != PC_NONE) KRILL_TRY(krill_blas_axpy(ctx, n, -alpha, ws->q, ws->u));
+    KRILL_TRY(krill_blas_axpy(ctx, n, -alpha, ws->z, ws->w));
+    if (ws->pc_mode == PC_DIAGONAL) KRILL_TRY(krill_blas_xmy(ctx, n, ws->w, ws->dinv, ws->m));
+    KRILL_TRY(sums_by_dots(p, ws));
+cleanup:
+    return st;
+}
+
+/* (Re)start from r = b - A x in ws->r: u = M^{-1} r, w = A u, (Jacobi: m = dinv w), the
+ * directions' recurrences zeroed (the first step's beta is 0), and the sums. */
+static krill_status pipecg_start(const krill_solve_problem *p, pipecg_ws *ws)
+{
+    krill_status st = KRILL_OK;
+    krill_ctx *ctx = p->ctx;
+    const int64_t n = p->n;
+    if (ws->pc_mode == PC_DIAGONAL) {
+        KRILL_TRY(krill_blas_xmy(ctx, n, ws->r, ws->dinv, ws->u));
+    } else if (ws->pc_mode == PC_GENERAL) {
+        KRILL_TRY(krill_timer_phase(p->timer, KRILL_PHASE_PRECOND));
+        KRILL_TRY(krill_pc_apply_raw(p->pc, ws->r, ws->u));
+    }
+    KRILL_TRY(krill_timer_phase(p->timer, KRILL_PHASE_SPMV));
+    KRILL_TRY(krill_mat_spmv_raw(p->a, 1.0, ws->u, 0.0, ws->w));
+    KRILL_TRY(krill_timer_phase(p->timer, KRILL_PHASE_ORTHO));
+    if (ws->pc_mode == PC_DIAGONAL) KRILL_TRY(krill_blas_xmy(ctx, n, ws->w, ws->dinv, ws->m));
+    KRILL_TRY(krill_blas_fill(ctx, n, 0.0, ws->z));
+    KRILL_TRY(krill_blas_fill(ctx, n, 0.0, ws->s));
+    KRILL_TRY(krill_blas_fill(ctx, n, 0.0, ws->p));
+    if (ws->pc_mode != PC_NONE) KRILL_TRY(krill_blas_fill(ctx, n, 0.0, ws->q));
+    KRILL_TRY(sums_by_dots(p, ws));
+    KRILL_TRY(krill_timer_phase(p->timer, KRILL_PHASE_OTHER));
+cleanup:
+    return st;
+}
+
+/* The sums of the current residual reach every rank while m = M^{-1} w and n = A m are
+ * computed (the merged path: a nonblocking allreduce; the others have their sums already).
+ * `speculate` = 0 skips m and n: the solve stops after this check whatever it says. */
+static krill_status pipecg_overlap(const krill_solve_problem *p, pipecg_ws *ws, int speculate)
+{
+    krill_status st = KRILL_OK;
+    if (ws->sums_local) {
+        KRILL_TRY(krill_ctx_iallreduce_start(p->ctx, ws->sums, SUM_COUNT, KRILL_REDUCE_SUM));
+        ws->sums_local = 0;
+        ws->in_flight = 1;
+    }
+    if (speculate && ws->pc_mode == PC_GENERAL) {
+        KRILL_TRY(krill_timer_phase(p->timer, KRILL_PHASE_PRECOND));
+        KRILL_TRY(krill_pc_apply_raw(p->pc, ws->w, ws->m));
+    }
+    if (speculate) {
+        KRILL_TRY(krill_timer_phase(p->timer, KRILL_PHASE_SPMV));
+        KRILL_TRY(krill_mat_spmv_raw(p->a, 1.0, ws->m, 0.0, ws->n));
+    }
+    KRILL_TRY(krill_timer_phase(p->timer, KRILL_PHASE_ORTHO));
+    if (ws->in_flight) {
+        ws->in_flight = 0;
+        KRILL_TRY(krill_ctx_iallreduce_wait(p->ctx));
+    }
+    KRILL_TRY(krill_timer_phase(p->timer, KRILL_PHASE_OTHER));
+cleanup:
+    return st;
+}
+
+/* The step from the reduced sums: KRILL_REASON_NONE and *alpha, *beta, or why it stops.
+ * *gamma_prev, *pap_prev, *alpha_prev: the previous step's (0 after a (re)start for the
+ * first two only when the solve starts: signs carry over restarts, as in CG). */
+static krill_reason pipecg_step(const pipecg_ws *ws, int first, double *gamma_prev,
+                                double *pap_prev, double *alpha_prev, double *alpha,
+                                double *beta)
+{
+    const double gamma = ws->sums[SUM_GAMMA], delta = ws->sums[SUM_DELTA];
+    double pap;
+    if (!krill_is_finite(gamma) || !krill_is_finite(delta)) return KRILL_DIVERGED_NAN;
+    if (!krill_cg_sign_kept(gamma, *gamma_prev)) return KRILL_DIVERGED_INDEFINITE;
+    *beta = first ? 0.0 : gamma / *gamma_prev;
+    pap = first ? delta : delta - *beta * gamma / *alpha_prev;
+    if (!krill_is_finite(pap) || !krill_is_finite(*beta)) return KRILL_DIVERGED_NAN;
+    if (!krill_cg_sign_kept(pap, *pap_prev)) return KRILL_DIVERGED_INDEFINITE;
+    *alpha = gamma / pap;
+    if (!krill_is_finite(*alpha)) return KRILL_DIVERGED_NAN;
+    *gamma_prev = gamma;
+    *pap_prev = pap;
+    *alpha_prev = *alpha;
+    return KRILL_REASON_NONE;
+}
+
+/* The true residual into ws->r; its norm. */
+static krill_status pipecg_true_residual(const krill_solve_problem *p, pipecg_ws *ws,
+                                         double *norm)
+{
+    krill_status st = KRILL_OK;
+    KRILL_TRY(krill_timer_phase(p->timer, KRILL_PHASE_SPMV));
+    KRILL_TRY(krill_true_residual(p, ws->r, ws->sums_dev + SUM_COUNT, norm));
+    KRILL_TRY(krill_timer_phase(p->timer, KRILL_PHASE_OTHER));
+cleanup:
+    return st;
+}
+
+krill_status krill_pipecg_run(const krill_solve_problem *p, krill_solve_info *info)
+{
+    krill_status st = KRILL_OK;
+    pipecg_ws ws;
+    krill_reason reason = KRILL_REASON_NONE;
+    const int maxit = p->opts.maxit;
+    int seen = 0, first = 1, resnorm_current = 0;
+    double resnorm = 0.0, gamma_prev = 0.0, pap_prev = 0.0, alpha_prev = 0.0;
+
+    memset(&ws, 0, sizeof ws);
+    KRILL_TRY(krill_timer_setup(p->timer));
+    KRILL_TRY(krill_ctx_agree(p->ctx, pipecg_ws_create(p, &ws)));
+    KRILL_TRY(krill_initial_residual(p, ws.r, ws.sums_dev + SUM_COUNT, &resnorm, info));
+    reason = krill_converged_reason(p, resnorm);
+    if (reason == KRILL_REASON_NONE) KRILL_TRY(pipecg_start(p, &ws));
+    KRILL_TRY(krill_timer_loop(p->timer, KRILL_PHASE_OTHER));
+
+    while (reason == KRILL_REASON_NONE) {
+        double alpha = 0.0, beta = 0.0, rnorm;
+        int stop_requested = 0;
+        /* the sums of r_seen travel while m and n are made for step seen + 1 */
+        KRILL_TRY(pipecg_overlap(p, &ws, seen < maxit));
+        KRILL_TRY(krill_timer_poll(p->timer));
+        rnorm = sqrt(ws.sums[SUM_RR]);
+        if (!first) {        /* r_seen came from the recurrences: its estimate */
+            info->history[seen] = rnorm;
+            if (p->opts.monitor)
+                stop_requested = p->opts.monitor(seen, rnorm, p->opts.monitor_data);
+            if (!krill_is_finite(rnorm)) {
+                reason = KRILL_DIVERGED_NAN;
+                break;
+            }
+            if (rnorm <= p->tol) {        /* the recurrence says converged: b - A x decides */
+                KRILL_TRY(pipecg_true_residual(p, &ws, &resnorm));
+                reason = krill_converged_reason(p, resnorm);
+                resnorm_current = 1;
+                if (reason == KRILL_REASON_NONE && !krill_is_finite(resnorm))
+                    reason = KRILL_DIVERGED_NAN;
+                if (reason != KRILL_REASON_NONE) break;
+                KRILL_TRY(pipecg_start(p, &ws));   /* restart from the true residual */
+                resnorm_current = 0;
+                first = 1;
+                if (seen < maxit && !stop_requested) continue;   /* the restart's step */
+            }
+        }
+        if (stop_requested || seen >= maxit) {
+            reason = KRILL_DIVERGED_MAXIT;
+            break;
+        }
+        reason = pipecg_step(&ws, first, &gamma_prev, &pap_prev, &alpha_prev, &alpha, &beta);
+        if (reason != KRILL_REASON_NONE) break;
+        KRILL_TRY(krill_timer_phase(p->timer, KRILL_PHASE_ORTHO));
+        if (ws.merged) merged_update(p, &ws, alpha, beta);
+        else KRILL_TRY(composed_update(p, &ws, alpha, beta));
+        KRILL_TRY(krill_timer_phase(p->timer, KRILL_PHASE_OTHER));
+        first = 0;
+        seen++;
+    }
+
+    if (!resnorm_current) KRILL_TRY(pipecg_true_residual(p, &ws, &resnorm));
+    if (!krill_is_finite(resnorm)) {
+        reason = KRILL_DIVERGED_NAN;
+    } else if (reason == KRILL_REASON_NONE || reason == KRILL_DIVERGED_MAXIT) {
+        krill_reason conv = krill_converged_reason(p, resnorm);
+        reason = conv != KRILL_REASON_NONE ? conv : KRILL_DIVERGED_MAXIT;
+    }
+    info->reason = reason;
+    info->iterations = seen;
+    info->history_len = seen + 1;
+    info->resnorm = resnorm;
+    info->relres = resnorm / p->bnorm;
+    KRILL_TRY(krill_timer_finish(p->timer, &info->times));
+cleanup:
+    if (ws.in_flight) (void)krill_ctx_iallreduce_wait(p->ctx);   /* never leave one open */
+    pipecg_ws_destroy(p->ctx, &ws);
+    return st;
+}
