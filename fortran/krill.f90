@@ -156,7 +156,7 @@ module krill
   public :: krill_solver_opts_default, krill_solve_info_free
   ! ---- Fortran wrappers (module procedures) ----------------------------------------------
   public :: krill_last_error, krill_clear_error, krill_status_string, krill_reason_string, &
-            krill_version, krill_ctx_describe
+            krill_solver_name, krill_version, krill_ctx_describe
   public :: krill_csr_from_coo, krill_csr_from_arrays, krill_mm_read, krill_mm_write, &
             krill_gen
   public :: krill_mat_create, krill_mat_format, krill_pc_create, krill_pc_describe
@@ -441,6 +441,11 @@ module krill
       integer(c_int), value :: reason
       type(c_ptr) :: s
     end function c_krill_reason_string
+    function c_krill_solver_name(solver) bind(C, name='krill_solver_name') result(s)
+      import :: c_int, c_ptr
+      integer(c_int), value :: solver
+      type(c_ptr) :: s
+    end function c_krill_solver_name
     function c_krill_version() bind(C, name='krill_version') result(s)
       import :: c_ptr
       type(c_ptr) :: s
@@ -585,6 +590,13 @@ contains
     character(len=:), allocatable :: s
     s = c_to_fortran(c_krill_reason_string(reason))
   end function krill_reason_string
+
+  ! e.g. 'pipecg' for KRILL_SOLVER_PIPECG
+  function krill_solver_name(solver) result(s)
+    integer(c_int), intent(in) :: solver
+    character(len=:), allocatable :: s
+    s = c_to_fortran(c_krill_solver_name(solver))
+  end function krill_solver_name
 
   function krill_version() result(s)
     character(len=:), allocatable :: s

@@ -22,7 +22,11 @@
  * the vectors they stand for (the paper's section 5 and Cools et al. 2018 on the attainable
  * accuracy), so the final residual is the true one, and a recurrence that claims convergence
  * while b - A x does not restarts from b - A x (as krill's CG). Definiteness as CG's (PETSc's
- * test): gamma = r'z and pAp nonzero and each keeping its sign; else INDEFINITE.
+ * test): gamma = r'u and pAp nonzero and each keeping its sign; else INDEFINITE, but only on
+ * the first step of a (re)start, where u = M^{-1} r and w = A u are computed afresh: later, u
+ * and w are updated, and near the attainable accuracy r'u can lose its sign on an SPD system
+ * (elasticity3d:6,3,3 with Jacobi at rtol 1e-14 did, after 66 steps), so a sign lost there
+ * restarts from b - A x instead, and the fresh step decides.
  *
  * When it pays: one reduction per iteration like CG's two fused into one, but hidden behind
  * the preconditioner and the SpMV, for the price of more vector traffic. On a CPU context the
@@ -42,8 +46,13 @@
  * every product and sum alone on both devices, so the reproducible iterates are the same
  * bits on any thread count, rank count and device.
  *
+ * Scaling. The iteration forms A M^{-1} A M^{-1} r where CG forms A p: with ||M^{-1} A|| far
+ * from 1 (diag(1e160) without a preconditioner) n = A m overflows although CG runs. The
+ * first start measures ||M^{-1} A u|| / ||u|| and, outside [2^-64, 2^64], runs on (c A) x' = b
+ * with c a power of two and x' = x / c (choose_scale): exact, and nothing changes inside.
+ *
  * Workspace: r, w, n, z, s, p, and u, m, q with a preconditioner (6 or 9 vectors), the
- * per-thread partials, 3 doubles of context memory for the sums. */
+ * per-thread partials, 5 doubles of context memory for the sums and norms. */
 #include <math.h>
 #include <omp.h>
 #include <string.h>
@@ -54,14 +63,18 @@
 
 enum { PC_NONE, PC_DIAGONAL, PC_GENERAL };
 enum { SUM_GAMMA, SUM_DELTA, SUM_RR, SUM_COUNT };
+/* Operator scaling: used when ||M^{-1} A u|| / ||u|| is outside [2^-BAND, 2^BAND]. */
+#define ASCALE_BAND 64
 
 typedef struct pipecg_ws {
     double *r, *w, *n, *z, *s, *p;   /* context memory, n each */
     double *u, *m, *q;               /* with M: own vectors; without: r, w, s */
-    double *sums_dev;                /* context memory, SUM_COUNT (+1: a norm's scratch) */
+    double *sums_dev;                /* context memory, SUM_COUNT + 2 (norms' scratch) */
     double sums[SUM_COUNT];          /* host: gamma, delta, rr of the current r */
     const double *dinv;              /* PC_DIAGONAL: the inverse diagonal */
     int pc_mode;
+    double ascale;                   /* c: the iteration runs on c A and x / c (below) */
+    int x_scaled;                    /* x holds x / c: scale it back at the end */
     int merged;                      /* CPU, plain mode: the one-pass update and sums */
     int sums_local;                  /* ws->sums are this rank's (merged_update's), not yet
                                         reduced over the ranks */
@@ -107,7 +120,8 @@ static krill_status pipecg_ws_create(const krill_solve_problem *p, pipecg_ws *ws
         ws->m = ws->w;
         ws->q = ws->s;
     }
-    KRILL_MEM_ALLOC(ctx, ws->sums_dev, SUM_COUNT + 1);
+    KRILL_MEM_ALLOC(ctx, ws->sums_dev, SUM_COUNT + 2);
+    ws->ascale = 1.0;
     if (ws->merged) KRILL_TRY(krill_reduce_ws_create(ctx, SUM_COUNT, &ws->red));
 cleanup:
     if (st != KRILL_OK) pipecg_ws_destroy(ctx, ws);
@@ -215,9 +229,42 @@ cleanup:
     return st;
 }
 
+/* The operator scale, once per solve, from u and w = A u: the iteration forms A M^{-1} A M^{-1}
+ * r (n = A m), which over- or underflows when ||M^{-1} A|| is extreme although CG's A p does
+ * not (diag(1e160) without a preconditioner: n ~ 1e320). With e = ilogb ||M^{-1} w|| - ilogb
+ * ||u|| outside [-ASCALE_BAND, ASCALE_BAND], the iteration runs on (c A) x' = b with c = 2^-e
+ * and x' = x / c: every SpMV takes alpha = c, w is scaled now, x on the way in and out
+ * (krill_pipecg_run's cleanup). Powers of two: exact, barring subnormals; inside the band
+ * nothing changes. Costs two norms and, for a general M, one application, per solve. */
+static krill_status choose_scale(const krill_solve_problem *p, pipecg_ws *ws)
+{
+    krill_status st = KRILL_OK;
+    krill_ctx *ctx = p->ctx;
+    const int64_t n = p->n;
+    double norms[2];
+    int e;
+    if (ws->pc_mode == PC_DIAGONAL) KRILL_TRY(krill_blas_xmy(ctx, n, ws->w, ws->dinv, ws->m));
+    if (ws->pc_mode == PC_GENERAL) KRILL_TRY(krill_pc_apply_raw(p->pc, ws->w, ws->m));
+    KRILL_TRY(krill_blas_nrm2(ctx, n, ws->u, ws->sums_dev + SUM_COUNT));
+    KRILL_TRY(krill_blas_nrm2(ctx, n, ws->m, ws->sums_dev + SUM_COUNT + 1));
+    KRILL_TRY(krill_scalars_read(ctx, ws->sums_dev + SUM_COUNT, norms, 2));
+    if (!(norms[0] > 0.0 && norms[1] > 0.0 && krill_is_finite(norms[0]) &&
+          krill_is_finite(norms[1])))
+        goto cleanup;                /* a zero or non-finite norm: the step will say so */
+    e = ilogb(norms[1]) - ilogb(norms[0]);
+    if (e >= -ASCALE_BAND && e <= ASCALE_BAND) goto cleanup;
+    ws->ascale = ldexp(1.0, -e);
+    KRILL_TRY(krill_blas_scal(ctx, n, ws->ascale, ws->w));
+    KRILL_TRY(krill_blas_scal(ctx, n, ldexp(1.0, e), p->x));
+    ws->x_scaled = 1;
+cleanup:
+    return st;
+}
+
 /* (Re)start from r = b - A x in ws->r: u = M^{-1} r, w = A u, (Jacobi: m = dinv w), the
- * directions' recurrences zeroed (the first step's beta is 0), and the sums. */
-static krill_status pipecg_start(const krill_solve_problem *p, pipecg_ws *ws)
+ * directions' recurrences zeroed (the first step's beta is 0), and the sums. The first start
+ * of a solve (`first_of_solve`) chooses the operator scale. */
+static krill_status pipecg_start(const krill_solve_problem *p, pipecg_ws *ws, int first_of_solve)
 {
     krill_status st = KRILL_OK;
     krill_ctx *ctx = p->ctx;
@@ -229,8 +276,9 @@ static krill_status pipecg_start(const krill_solve_problem *p, pipecg_ws *ws)
         KRILL_TRY(krill_pc_apply_raw(p->pc, ws->r, ws->u));
     }
     KRILL_TRY(krill_timer_phase(p->timer, KRILL_PHASE_SPMV));
-    KRILL_TRY(krill_mat_spmv_raw(p->a, 1.0, ws->u, 0.0, ws->w));
+    KRILL_TRY(krill_mat_spmv_raw(p->a, ws->ascale, ws->u, 0.0, ws->w));
     KRILL_TRY(krill_timer_phase(p->timer, KRILL_PHASE_ORTHO));
+    if (first_of_solve) KRILL_TRY(choose_scale(p, ws));
     if (ws->pc_mode == PC_DIAGONAL) KRILL_TRY(krill_blas_xmy(ctx, n, ws->w, ws->dinv, ws->m));
     KRILL_TRY(krill_blas_fill(ctx, n, 0.0, ws->z));
     KRILL_TRY(krill_blas_fill(ctx, n, 0.0, ws->s));
@@ -259,7 +307,7 @@ static krill_status pipecg_overlap(const krill_solve_problem *p, pipecg_ws *ws, 
     }
     if (speculate) {
         KRILL_TRY(krill_timer_phase(p->timer, KRILL_PHASE_SPMV));
-        KRILL_TRY(krill_mat_spmv_raw(p->a, 1.0, ws->m, 0.0, ws->n));
+        KRILL_TRY(krill_mat_spmv_raw(p->a, ws->ascale, ws->m, 0.0, ws->n));
     }
     KRILL_TRY(krill_timer_phase(p->timer, KRILL_PHASE_ORTHO));
     if (ws->in_flight) {
@@ -294,13 +342,20 @@ static krill_reason pipecg_step(const pipecg_ws *ws, int first, double *gamma_pr
     return KRILL_REASON_NONE;
 }
 
-/* The true residual into ws->r; its norm. */
+/* The true residual into ws->r, b - (c A)(x / c) under an operator scale c; its norm. */
 static krill_status pipecg_true_residual(const krill_solve_problem *p, pipecg_ws *ws,
                                          double *norm)
 {
     krill_status st = KRILL_OK;
     KRILL_TRY(krill_timer_phase(p->timer, KRILL_PHASE_SPMV));
-    KRILL_TRY(krill_true_residual(p, ws->r, ws->sums_dev + SUM_COUNT, norm));
+    if (ws->ascale == 1.0) {
+        KRILL_TRY(krill_true_residual(p, ws->r, ws->sums_dev + SUM_COUNT, norm));
+    } else {
+        KRILL_TRY(krill_blas_axpby(p->ctx, p->n, p->bscale, p->b, 0.0, ws->r));
+        KRILL_TRY(krill_mat_spmv_raw(p->a, -ws->ascale, p->x, 1.0, ws->r));
+        KRILL_TRY(krill_blas_nrm2(p->ctx, p->n, ws->r, ws->sums_dev + SUM_COUNT));
+        KRILL_TRY(krill_scalars_read(p->ctx, ws->sums_dev + SUM_COUNT, norm, 1));
+    }
     KRILL_TRY(krill_timer_phase(p->timer, KRILL_PHASE_OTHER));
 cleanup:
     return st;
@@ -312,7 +367,7 @@ krill_status krill_pipecg_run(const krill_solve_problem *p, krill_solve_info *in
     pipecg_ws ws;
     krill_reason reason = KRILL_REASON_NONE;
     const int maxit = p->opts.maxit;
-    int seen = 0, first = 1, resnorm_current = 0;
+    int seen = 0, first = 1, resnorm_current = 0, stop_requested = 0;
     double resnorm = 0.0, gamma_prev = 0.0, pap_prev = 0.0, alpha_prev = 0.0;
 
     memset(&ws, 0, sizeof ws);
@@ -320,43 +375,53 @@ krill_status krill_pipecg_run(const krill_solve_problem *p, krill_solve_info *in
     KRILL_TRY(krill_ctx_agree(p->ctx, pipecg_ws_create(p, &ws)));
     KRILL_TRY(krill_initial_residual(p, ws.r, ws.sums_dev + SUM_COUNT, &resnorm, info));
     reason = krill_converged_reason(p, resnorm);
-    if (reason == KRILL_REASON_NONE) KRILL_TRY(pipecg_start(p, &ws));
+    if (reason == KRILL_REASON_NONE) KRILL_TRY(pipecg_start(p, &ws, 1));
     KRILL_TRY(krill_timer_loop(p->timer, KRILL_PHASE_OTHER));
 
     while (reason == KRILL_REASON_NONE) {
         double alpha = 0.0, beta = 0.0, rnorm;
-        int stop_requested = 0;
+        int check_true = 0;  /* b - A x decides, and the iteration restarts from it */
         /* the sums of r_seen travel while m and n are made for step seen + 1 */
-        KRILL_TRY(pipecg_overlap(p, &ws, seen < maxit));
+        KRILL_TRY(pipecg_overlap(p, &ws, seen < maxit && !stop_requested));
         KRILL_TRY(krill_timer_poll(p->timer));
         rnorm = sqrt(ws.sums[SUM_RR]);
         if (!first) {        /* r_seen came from the recurrences: its estimate */
             info->history[seen] = rnorm;
             if (p->opts.monitor)
-                stop_requested = p->opts.monitor(seen, rnorm, p->opts.monitor_data);
+                stop_requested |= p->opts.monitor(seen, rnorm, p->opts.monitor_data);
             if (!krill_is_finite(rnorm)) {
                 reason = KRILL_DIVERGED_NAN;
                 break;
             }
-            if (rnorm <= p->tol) {        /* the recurrence says converged: b - A x decides */
-                KRILL_TRY(pipecg_true_residual(p, &ws, &resnorm));
-                reason = krill_converged_reason(p, resnorm);
-                resnorm_current = 1;
-                if (reason == KRILL_REASON_NONE && !krill_is_finite(resnorm))
-                    reason = KRILL_DIVERGED_NAN;
-                if (reason != KRILL_REASON_NONE) break;
-                KRILL_TRY(pipecg_start(p, &ws));   /* restart from the true residual */
-                resnorm_current = 0;
-                first = 1;
-                if (seen < maxit && !stop_requested) continue;   /* the restart's step */
-            }
+            check_true = rnorm <= p->tol;
         }
-        if (stop_requested || seen >= maxit) {
+        if (!check_true && (stop_requested || seen >= maxit)) {
             reason = KRILL_DIVERGED_MAXIT;
             break;
         }
-        reason = pipecg_step(&ws, first, &gamma_prev, &pap_prev, &alpha_prev, &alpha, &beta);
-        if (reason != KRILL_REASON_NONE) break;
+        if (!check_true) {
+            reason = pipecg_step(&ws, first, &gamma_prev, &pap_prev, &alpha_prev, &alpha, &beta);
+            /* A sign lost after the first step of a (re)start is the recurrences' drift (u is
+             * updated, not M^{-1} r: near the attainable accuracy r'u can change sign on an
+             * SPD system): a fresh start decides. Only there is it the matrix's verdict. */
+            if (reason == KRILL_DIVERGED_INDEFINITE && !first) {
+                reason = KRILL_REASON_NONE;
+                check_true = 1;
+            }
+            if (reason != KRILL_REASON_NONE) break;
+        }
+        if (check_true) {
+            KRILL_TRY(pipecg_true_residual(p, &ws, &resnorm));
+            reason = krill_converged_reason(p, resnorm);
+            resnorm_current = 1;
+            if (reason == KRILL_REASON_NONE && !krill_is_finite(resnorm))
+                reason = KRILL_DIVERGED_NAN;
+            if (reason != KRILL_REASON_NONE) break;
+            KRILL_TRY(pipecg_start(p, &ws, 0));      /* restart from the true residual */
+            resnorm_current = 0;
+            first = 1;
+            continue;
+        }
         KRILL_TRY(krill_timer_phase(p->timer, KRILL_PHASE_ORTHO));
         if (ws.merged) merged_update(p, &ws, alpha, beta);
         else KRILL_TRY(composed_update(p, &ws, alpha, beta));
@@ -380,6 +445,10 @@ krill_status krill_pipecg_run(const krill_solve_problem *p, krill_solve_info *in
     KRILL_TRY(krill_timer_finish(p->timer, &info->times));
 cleanup:
     if (ws.in_flight) (void)krill_ctx_iallreduce_wait(p->ctx);   /* never leave one open */
+    if (ws.x_scaled) {           /* x = c x', whatever happened */
+        krill_status back = krill_blas_scal(p->ctx, p->n, ws.ascale, p->x);
+        if (st == KRILL_OK) st = back;
+    }
     pipecg_ws_destroy(p->ctx, &ws);
     return st;
 }

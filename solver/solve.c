@@ -43,6 +43,19 @@ const char *krill_reason_string(krill_reason reason)
     return "unknown reason";
 }
 
+const char *krill_solver_name(krill_solver_type solver)
+{
+    switch (solver) {
+    case KRILL_SOLVER_GMRES: return "gmres";
+    case KRILL_SOLVER_CG: return "cg";
+    case KRILL_SOLVER_FGMRES: return "fgmres";
+    case KRILL_SOLVER_BICGSTAB: return "bicgstab";
+    case KRILL_SOLVER_MINRES: return "minres";
+    case KRILL_SOLVER_PIPECG: return "pipecg";
+    }
+    return "unknown solver";
+}
+
 void krill_solve_info_free(krill_solve_info *info)
 {
     if (!info) return;

@@ -1,4 +1,4 @@
-# tests of area solver: CG, GMRES, FGMRES and BiCGStab on the CPU against independent
+# tests of area solver: CG, pipelined CG, GMRES, FGMRES, BiCGStab and MINRES on the CPU against independent
 # references (the CSR reference SpMV for the true residual, a banded Cholesky for condition
 # numbers, a host BiCGStab), the preconditioners, and the same systems on the GPU compared
 # with the CPU.
@@ -9,6 +9,9 @@ krill_test(test_gpu_cg_sign test_cg_sign.c LABELS gpu)
 target_compile_definitions(test_gpu_cg_sign PRIVATE CG_SIGN_TEST_GPU)
 # MINRES: stokes2d, symmetric indefinite testdata, Jacobi (+-), repro on 1 and 2 threads, faults
 krill_test(test_minres test_minres.c LABELS data)
+# Pipelined CG against CG: every preconditioner, -A, the stops, the attainable accuracy,
+# threads, reproducible bits on 1-3 threads, faults
+krill_test(test_pipecg test_pipecg.c LABELS data)
 # MINRES against SciPy's minres (iteration counts within 15%); skipped without python3 + scipy
 find_program(KRILL_PYTHON3 python3)
 if(KRILL_PYTHON3)
@@ -21,7 +24,7 @@ if(KRILL_PYTHON3)
     ENVIRONMENT "KRILL_TESTDATA=${KRILL_TESTDATA_DIR};KRILL_TESTDATA_LOCAL=${KRILL_TESTDATA_LOCAL_DIR};OMP_NUM_THREADS=1")
 endif()
 # two threads on small, busy CI machines: let an idle one sleep
-foreach(t test_cg_sign test_minres)
+foreach(t test_cg_sign test_minres test_pipecg)
   set_property(TEST ${t} APPEND PROPERTY ENVIRONMENT OMP_WAIT_POLICY=passive)
 endforeach()
 krill_test(test_gmres test_gmres.c LABELS data)

@@ -56,6 +56,8 @@ program test_fortran
               'krill_status_string(KRILL_ERR_PARSE) = ' // krill_status_string(KRILL_ERR_PARSE))
   call expect(krill_reason_string(KRILL_CONVERGED_RTOL) == 'converged (rtol)', &
               'krill_reason_string(KRILL_CONVERGED_RTOL)')
+  call expect(krill_solver_name(KRILL_SOLVER_PIPECG) == 'pipecg', &
+              'krill_solver_name(KRILL_SOLVER_PIPECG) = ' // krill_solver_name(KRILL_SOLVER_PIPECG))
   call krill_clear_error()
   call expect(krill_last_error() == '', 'krill_last_error is not empty at the start')
 

@@ -165,7 +165,7 @@ static void test_overflow(krill_ctx *ctx)
     CHECK_OK(krill_vec_create(ctx, 4, &b));
     CHECK_OK(krill_vec_create(ctx, 4, &x));
     CHECK_OK(krill_vec_upload(b, ones));
-    for (int solver = KRILL_SOLVER_GMRES; solver <= KRILL_SOLVER_MINRES; solver++) {
+    for (int solver = KRILL_SOLVER_GMRES; solver <= KRILL_SOLVER_PIPECG; solver++) {
         /* GMRES and FGMRES with each orthogonalization */
         const int gmres_like = solver == KRILL_SOLVER_GMRES || solver == KRILL_SOLVER_FGMRES;
         for (int ortho = KRILL_ORTHO_CGS2; ortho <= (gmres_like ? KRILL_ORTHO_DCGS2 : 0);
@@ -174,12 +174,14 @@ static void test_overflow(krill_ctx *ctx)
                                                  30, 1e-8, 0);
             CHECK_OK(krill_vec_fill(x, 0.0));
             CHECK_OK(krill_solve(a, NULL, b, x, &o, &info));
-            if (info.reason != KRILL_DIVERGED_NAN || info.iterations != 1)
+            /* pipelined CG makes A u before its first step: it stops before x moves */
+            const int its = solver == KRILL_SOLVER_PIPECG ? 0 : 1;
+            if (info.reason != KRILL_DIVERGED_NAN || info.iterations != its)
                 fprintf(stderr, "overflow: solver %d ortho %s: %s after %d iterations\n",
                         solver, su_ortho_name(o.ortho), krill_reason_string(info.reason),
                         info.iterations);
             CHECK(info.reason == KRILL_DIVERGED_NAN);
-            CHECK(info.iterations == 1);
+            CHECK(info.iterations == its);
             CHECK_OK(krill_vec_download(x, xh));
             CHECK(isfinite(xh[0]) && isfinite(xh[3]));
             krill_solve_info_free(&info);

@@ -119,10 +119,10 @@ static void test_alloc_faults(void)
 {
     static const krill_solver_type solvers[] = {KRILL_SOLVER_CG, KRILL_SOLVER_GMRES,
                                                 KRILL_SOLVER_FGMRES, KRILL_SOLVER_BICGSTAB,
-                                                KRILL_SOLVER_MINRES};
+                                                KRILL_SOLVER_MINRES, KRILL_SOLVER_PIPECG};
     static const char *const names[] = {"krill_solve cg", "krill_solve gmres/dcgs2",
                                         "krill_solve fgmres", "krill_solve bicgstab",
-                                        "krill_solve minres"};
+                                        "krill_solve minres", "krill_solve pipecg"};
     state t;
     krill_dist_layout l;
     memset(&t, 0, sizeof t);

@@ -70,7 +70,6 @@ typedef struct solve_case {
  * distributed; the gathered x in the user's order within rounding of the serial one. */
 static void compare_solve(const solve_case *c)
 {
-    static const char *const names[] = {"gmres", "cg", "fgmres", "bicgstab", "minres"};
     krill_csr *g = NULL;
     krill_solver_opts o;
     krill_solve_info si, di;
@@ -107,7 +106,7 @@ static void compare_solve(const solve_case *c)
     mtu_system_free(&ds);
     if (rank == 0) {
         double err = tu_max_rel_diff(xd, xs, g->n_rows);
-        printf("  %-9s %-7s %-18s serial %4d, metis %4d it, x diff %.1e\n", names[c->solver],
+        printf("  %-9s %-7s %-18s serial %4d, metis %4d it, x diff %.1e\n", krill_solver_name(c->solver),
                c->pc, c->spec, si.iterations, di.iterations, err);
         CHECK(si.reason > 0 && di.reason > 0);
         CHECK(di.relres <= RTOL * 1.01);

@@ -192,11 +192,10 @@ static void solve_dist(const solve_case *c, const krill_csr *g, mtu_partition p,
 
 static const char *case_name(const solve_case *c)
 {
-    static const char *const names[] = {"gmres", "cg", "fgmres", "bicgstab", "minres"};
     static const char *const orthos[] = {"/cgs2", "/mgs", "/dcgs2"};
     static char buf[64];
     const int gm = c->solver == KRILL_SOLVER_GMRES || c->solver == KRILL_SOLVER_FGMRES;
-    snprintf(buf, sizeof buf, "%s%s %s", names[c->solver], gm ? orthos[c->ortho] : "", c->pc);
+    snprintf(buf, sizeof buf, "%s%s %s", krill_solver_name(c->solver), gm ? orthos[c->ortho] : "", c->pc);
     return buf;
 }
 
@@ -242,6 +241,8 @@ static void test_solves(void)
         {"convdiff3d:7,2", "jacobi", KRILL_SOLVER_FGMRES, KRILL_ORTHO_CGS2},
         {"convdiff3d:7,2", "jacobi", KRILL_SOLVER_BICGSTAB, KRILL_ORTHO_CGS2},
         {"poisson3d:7", "jacobi", KRILL_SOLVER_MINRES, KRILL_ORTHO_CGS2},
+        {"poisson3d:8", "none", KRILL_SOLVER_PIPECG, KRILL_ORTHO_CGS2},
+        {"elasticity3d:3,2,2", "jacobi", KRILL_SOLVER_PIPECG, KRILL_ORTHO_CGS2},
     };
     CHECK_OK(krill_ctx_set_repro(serial, KRILL_REPRO_OZAKI, 0));
     CHECK_OK(krill_ctx_set_repro(ctx, KRILL_REPRO_OZAKI, 0));

@@ -60,10 +60,9 @@ static void solve_dist(const solve_case *c, const krill_csr *g, mtu_partition p,
 
 static const char *solver_name(const solve_case *c)
 {
-    static const char *const names[] = {"gmres", "cg", "fgmres", "bicgstab", "minres"};
     static const char *const orthos[] = {"cgs2", "mgs", "dcgs2"};
     static char buf[64];
-    snprintf(buf, sizeof buf, "%s%s%s", names[c->solver],
+    snprintf(buf, sizeof buf, "%s%s%s", krill_solver_name(c->solver),
              c->solver == KRILL_SOLVER_GMRES || c->solver == KRILL_SOLVER_FGMRES ? "/" : "",
              c->solver == KRILL_SOLVER_GMRES || c->solver == KRILL_SOLVER_FGMRES
                  ? orthos[c->ortho] : "");
@@ -127,6 +126,8 @@ static void test_solvers(void)
         {"convdiff3d:7,2", "jacobi", KRILL_SOLVER_FGMRES, KRILL_ORTHO_DCGS2, 20},
         {"convdiff3d:7,2", "jacobi", KRILL_SOLVER_BICGSTAB, KRILL_ORTHO_CGS2, 0},
         {"poisson3d:7", "jacobi", KRILL_SOLVER_MINRES, KRILL_ORTHO_CGS2, 0},
+        {"poisson3d:8", "none", KRILL_SOLVER_PIPECG, KRILL_ORTHO_CGS2, 0},
+        {"elasticity3d:3,2,2", "jacobi", KRILL_SOLVER_PIPECG, KRILL_ORTHO_CGS2, 0},
     };
     if (rank == 0) printf("solves on %d ranks (rtol %g):\n", size, RTOL);
     for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
@@ -143,6 +144,7 @@ static void test_block_pc(void)
         {"convdiff3d:7,2", "ilu0", KRILL_SOLVER_GMRES, KRILL_ORTHO_CGS2, 20},
         {"poisson3d:8", "ic0", KRILL_SOLVER_CG, KRILL_ORTHO_CGS2, 0},
         {"elasticity3d:3,2,2", "bjacobi", KRILL_SOLVER_CG, KRILL_ORTHO_CGS2, 0},
+        {"poisson3d:8", "ic0", KRILL_SOLVER_PIPECG, KRILL_ORTHO_CGS2, 0},
     };
     for (size_t k = 0; k < sizeof cases / sizeof *cases; k++)
         compare(&cases[k], MTU_BALANCED, 0);

@@ -16,13 +16,14 @@ static const krill_solver_type solvers[] = { KRILL_SOLVER_GMRES, KRILL_SOLVER_FG
                                              KRILL_SOLVER_CG, KRILL_SOLVER_BICGSTAB,
                                              KRILL_SOLVER_MINRES, KRILL_SOLVER_GMRES,
                                              KRILL_SOLVER_GMRES, KRILL_SOLVER_FGMRES,
-                                             KRILL_SOLVER_FGMRES };
+                                             KRILL_SOLVER_FGMRES, KRILL_SOLVER_PIPECG };
 static const krill_ortho orthos[] = { KRILL_ORTHO_DCGS2, KRILL_ORTHO_DCGS2, KRILL_ORTHO_DCGS2,
                                       KRILL_ORTHO_DCGS2, KRILL_ORTHO_DCGS2, KRILL_ORTHO_CGS2,
-                                      KRILL_ORTHO_MGS, KRILL_ORTHO_CGS2, KRILL_ORTHO_MGS };
+                                      KRILL_ORTHO_MGS, KRILL_ORTHO_CGS2, KRILL_ORTHO_MGS,
+                                      KRILL_ORTHO_DCGS2 };
 static const char *const solver_names[] = { "gmres", "fgmres", "cg", "bicgstab", "minres",
                                             "gmres+cgs2", "gmres+mgs", "fgmres+cgs2",
-                                            "fgmres+mgs" };
+                                            "fgmres+mgs", "pipecg" };
 #define SOLVER_COUNT ((int)(sizeof solvers / sizeof solvers[0]))
 _Static_assert(sizeof orthos / sizeof orthos[0] == SOLVER_COUNT &&
                    sizeof solver_names / sizeof solver_names[0] == SOLVER_COUNT,
@@ -206,7 +207,8 @@ static void test_scaled_problems(void)
                                                           : su_gen("elasticity3d:4,3,3");
     krill_csr *gen = su_gen("convdiff3d:8,2");     /* nonsymmetric */
     for (int sv = 0; sv < SOLVER_COUNT; sv++) {
-        int symmetric = solvers[sv] == KRILL_SOLVER_CG || solvers[sv] == KRILL_SOLVER_MINRES;
+        int symmetric = solvers[sv] == KRILL_SOLVER_CG || solvers[sv] == KRILL_SOLVER_MINRES ||
+                        solvers[sv] == KRILL_SOLVER_PIPECG;
         check_scaled_problem(ctx, symmetric ? "spd" : "convdiff", symmetric ? spd : gen, sv);
     }
     krill_csr_destroy(&spd);

@@ -229,12 +229,6 @@ static void compare(const char *what, const su_system *s, const run_out *ref,
     }
 }
 
-static const char *solver_name(krill_solver_type t)
-{
-    static const char *const names[] = { "gmres", "cg", "fgmres", "bicgstab", "minres" };
-    return names[t];
-}
-
 /* The matrix spec (a generated spec or "mtx/NAME.mtx") for solver t, the shell against the
  * format, then the shell preconditioner against jacobi, then both shells. */
 static void compare_solver(int threads, const char *spec, krill_solver_type t, int jacobi_ok)
@@ -258,7 +252,7 @@ static void compare_solver(int threads, const char *spec, krill_solver_type t, i
     /* the matrix */
     run(&s, s.a, NULL, &o, &ref);
     run(&s, shell, NULL, &o, &got);
-    snprintf(what, sizeof what, "%s %s, %d thr: shell vs %s", solver_name(t), spec, threads,
+    snprintf(what, sizeof what, "%s %s, %d thr: shell vs %s", krill_solver_name(t), spec, threads,
              format);
     compare(what, &s, &ref, &got, 1, rtol);
     CHECK(w.calls >= got.info.iterations);
@@ -278,7 +272,7 @@ static void compare_solver(int threads, const char *spec, krill_solver_type t, i
         CHECK_OK(krill_pc_create_shell(ctx, s.n, jacobi_apply, &j, &sjac));
         run(&s, s.a, jac, &o, &ref);
         run(&s, s.a, sjac, &o, &got);
-        snprintf(what, sizeof what, "%s %s, %d thr: shell pc vs jacobi", solver_name(t), spec,
+        snprintf(what, sizeof what, "%s %s, %d thr: shell pc vs jacobi", krill_solver_name(t), spec,
                  threads);
         compare(what, &s, &ref, &got, t != KRILL_SOLVER_CG, rtol);
         CHECK(j.calls >= got.info.iterations);
@@ -290,7 +284,7 @@ static void compare_solver(int threads, const char *spec, krill_solver_type t, i
         run(&s, s.a, sjac, &o, &ref);
         run(&s, shell_csr, sjac, &o, &got);
         snprintf(what, sizeof what, "%s %s, %d thr: both shells vs %s+shell pc",
-                 solver_name(t), spec, threads, format);
+                 krill_solver_name(t), spec, threads, format);
         compare(what, &s, &ref, &got, 1, rtol);
         run_free(&got);
         run_free(&ref);
@@ -313,6 +307,7 @@ static void test_solvers(void)
         compare_solver(threads, "convdiff3d:8,2", KRILL_SOLVER_BICGSTAB, 1);
         compare_solver(threads, "poisson3d:8", KRILL_SOLVER_CG, 1);
         compare_solver(threads, "poisson3d:8", KRILL_SOLVER_MINRES, 1);
+        compare_solver(threads, "poisson3d:8", KRILL_SOLVER_PIPECG, 1);
         compare_solver(threads, "stokes2d:8", KRILL_SOLVER_MINRES, 0);   /* zero diagonal */
     }
     if (tu_testdata_has("mtx/cage5.mtx")) {
@@ -402,7 +397,7 @@ static void test_failing_callbacks(void)
     su_system_make(&s, ctx, csr, NULL, 3);
     w.a = s.a;
     /* the 4th SpMV fails: the solve stops with the callback's status */
-    for (int t = KRILL_SOLVER_GMRES; t <= KRILL_SOLVER_MINRES; t++) {
+    for (int t = KRILL_SOLVER_GMRES; t <= KRILL_SOLVER_PIPECG; t++) {
         o.solver = (krill_solver_type)t;
         w.calls = 0;
         CHECK_OK(krill_mat_create_shell(ctx, s.n, wrap_apply, &w, &shell));
@@ -552,11 +547,11 @@ static void test_faults(void)
     CHECK_OK(krill_vec_fill(c.b, 1.0));
     c.a = c.mat;
     c.spc = c.pc;
-    for (int t = KRILL_SOLVER_GMRES; t <= KRILL_SOLVER_MINRES; t++) {
+    for (int t = KRILL_SOLVER_GMRES; t <= KRILL_SOLVER_PIPECG; t++) {
         char what[64];
         tu_fault_call sk = { what, run_solve, info_clean, info_free, &c, 0 };
         snprintf(what, sizeof what, "krill_solve(%s, shell matrix, shell pc)",
-                 solver_name((krill_solver_type)t));
+                 krill_solver_name((krill_solver_type)t));
         c.solver = (krill_solver_type)t;
         tu_alloc_fault_walk(&sk);
     }

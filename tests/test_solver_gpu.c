@@ -187,19 +187,6 @@ static void run(krill_ctx *ctx, const char *spec, const char *pc_name,
     su_system_free(&s);
 }
 
-static const char *solver_name(krill_solver_type t)
-{
-    switch (t) {
-    case KRILL_SOLVER_GMRES: return "gmres";
-    case KRILL_SOLVER_CG: return "cg";
-    case KRILL_SOLVER_FGMRES: return "fgmres";
-    case KRILL_SOLVER_BICGSTAB: return "bicgstab";
-    case KRILL_SOLVER_MINRES: return "minres";
-    case KRILL_SOLVER_PIPECG: return "pipecg";
-    }
-    return "?";
-}
-
 static void compare(krill_ctx *gpu, krill_ctx *cpu, const char *spec, const char *pc_name,
                     const krill_solver_opts *o)
 {
@@ -224,7 +211,7 @@ static void compare(krill_ctx *gpu, krill_ctx *cpu, const char *spec, const char
     CHECK(g.relres <= o->rtol);
     CHECK(tu_max_rel_diff(g.x, c.x, n) <= 1e-6);
     printf("%-8s %-5s %-20s pc %-8s: gpu %4d its relres %.2e | cpu %4d its relres %.2e\n",
-           solver_name(o->solver),
+           krill_solver_name(o->solver),
            gmres_like ? su_ortho_name(o->ortho) : "",
            spec, pc_name ? pc_name : "none", g.iterations, g.relres, c.iterations, c.relres);
     free(g.x);

@@ -107,6 +107,8 @@ krill_status krill_solve(const krill_mat *a, const krill_pc *pc /* NULL = none *
 void krill_solve_info_free(krill_solve_info *info);
 
 const char *krill_reason_string(krill_reason reason);    /* e.g. "converged (rtol)" */
+/* The solver's name as `krill solve --solver` takes it ("gmres", "pipecg", ...). */
+const char *krill_solver_name(krill_solver_type solver);
 
 #ifdef __cplusplus
 }

@@ -52,7 +52,7 @@ def test_auto_solver(problem, solver):
     assert relres(a, r.x, b) <= 1.01e-8
 
 
-@pytest.mark.parametrize("solver", ["gmres", "fgmres", "cg", "bicgstab", "minres"])
+@pytest.mark.parametrize("solver", ["gmres", "fgmres", "cg", "bicgstab", "minres", "pipecg"])
 def test_each_solver(solver):
     a = poisson2d(12)
     b = rhs(a)
