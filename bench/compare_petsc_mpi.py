@@ -9,6 +9,7 @@ The same system, the same number of processes, the same rows on each (bench_pets
 krill_dist_mat_scatter's default partition, balanced by nonzeros), one thread each:
   gmres(restart) + ilu0        <-> KSPGMRES + PCBJACOBI, sub-PC ILU(0)
   cg + ic0:noshift (symmetric) <-> KSPCG + PCBJACOBI, sub-PC ICC(0), no shift
+  pipecg + ic0:noshift         <-> KSPPIPECG, the same (--methods gmres,cg,pipecg)
 (krill's ilu0 / ic0 on a distributed matrix factor each rank's diagonal block: block Jacobi
 across ranks.) b = A*1, x0 = 0, ||b - A x|| <= rtol ||b|| on both sides. The issue's target:
 iteration counts within 15% where PETSc converges. Time per iteration beside it, both the
@@ -27,7 +28,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import compare_petsc as cp  # noqa: E402
 
 METHODS = [("gmres", "ilu0", "gmres", "bjacobi-ilu", False),
-           ("cg", "ic0:noshift", "cg", "bjacobi-icc", True)]   # (..., symmetric only)
+           ("cg", "ic0:noshift", "cg", "bjacobi-icc", True),   # (..., symmetric only)
+           ("pipecg", "ic0:noshift", "pipecg", "bjacobi-icc", True)]
 
 
 def parse_json(text):
@@ -49,7 +51,8 @@ def krill_run(a, system, solver, precond, ranks):
         doc = json.loads(out)
         its = doc["iterations"]
         res.update(iterations=its, converged=bool(doc["converged"]), reason=doc["reason"],
-                   per_iter=doc["times"]["median_total"] / its if its else None)
+                   per_iter=doc["times"]["median_total"] / its if its else None,
+                   comm=doc["times"].get("comm"), total=doc["times"].get("total"))
     except (ValueError, KeyError, TypeError):
         res["reason"] = refusal(rc, err, "krill")
     return res
@@ -97,6 +100,7 @@ def main():
     p.add_argument("--max-nnz", type=int, default=5000000)
     p.add_argument("--gen", default="", help="generated systems too: \"SPEC ...\"")
     p.add_argument("--no-testdata", action="store_true")
+    p.add_argument("--methods", default="gmres,cg", help="of gmres, cg, pipecg")
     p.add_argument("--json")
     a = p.parse_args()
     a.mpiexec = shlex.split(a.mpiexec)
@@ -111,7 +115,7 @@ def main():
             skipped.append((system["name"], why))
             continue
         for ks, kp, ps, pp, sym_only in METHODS:
-            if sym_only and not system["symmetric"]:
+            if ks not in a.methods.split(",") or (sym_only and not system["symmetric"]):
                 continue
             for ranks in map(int, a.ranks.split()):
                 k = krill_run(a, system, ks, kp, ranks)

@@ -1,6 +1,6 @@
 /* bench/petsc_solve.c - the CPU peer of bench_solve: PETSc's KSP on the same system.
  *
- *   bench_petsc -A NAME.A.bin -b NAME.b.bin -solver cg|gmres|fgmres|bicgstab
+ *   bench_petsc -A NAME.A.bin -b NAME.b.bin -solver cg|gmres|fgmres|bicgstab|pipecg
  *               [-pc none|jacobi|pbjacobi|ilu|icc] [-bs B] [-rtol 1e-8] [-restart 30]
  *               [-maxit 10000] [-runs 3] [-problem LABEL] [-json FILE] [PETSc options]
  *
@@ -18,7 +18,8 @@
  *     (the residual GMRES minimizes is then the true one), classical Gram-Schmidt refined
  *     always (= CGS2, krill's --ortho cgs2; PETSc's own default is CGS without refinement:
  *     -ksp_gmres_cgs_refinement_type refine_never gives it back);
- *   - bicgstab: KSPBCGS, right preconditioning, unpreconditioned norm.
+ *   - bicgstab: KSPBCGS, right preconditioning, unpreconditioned norm;
+ *   - pipecg: KSPPIPECG (Ghysels-Vanroose, krill's pipecg), as cg.
  * Preconditioners: none; jacobi (PETSc accepts zero diagonal entries where krill refuses
  * the matrix: their number goes to the JSON's note); pbjacobi (point-block Jacobi, krill's
  * bjacobi:B); ilu / icc with zero fill, natural ordering and no pivot shift (krill's ilu0 /
@@ -62,6 +63,7 @@ static const solver_kind solver_kinds[] = {
     {.name = "gmres", .type = KSPGMRES, .restarted = 1, .side = PC_RIGHT},
     {.name = "fgmres", .type = KSPFGMRES, .restarted = 1, .side = PC_RIGHT},
     {.name = "bicgstab", .type = KSPBCGS, .restarted = 0, .side = PC_RIGHT},
+    {.name = "pipecg", .type = KSPPIPECG, .restarted = 0, .side = PC_LEFT},
 };
 
 typedef struct pc_kind {
@@ -243,7 +245,7 @@ static PetscErrorCode parse_options(bench_opts *o)
     for (size_t i = 0; i < sizeof pc_kinds / sizeof pc_kinds[0]; i++)
         if (strcmp(o->pc, pc_kinds[i].name) == 0) o->pk = &pc_kinds[i];
     PetscCheck(o->sk, PETSC_COMM_SELF, PETSC_ERR_USER,
-               "-solver must be cg, gmres, fgmres or bicgstab, not %s", o->solver);
+               "-solver must be cg, gmres, fgmres, bicgstab or pipecg, not %s", o->solver);
     PetscCheck(o->pk, PETSC_COMM_SELF, PETSC_ERR_USER,
                "-pc must be none, jacobi, pbjacobi, ilu, icc, bjacobi-ilu or bjacobi-icc, "
                "not %s", o->pc);
