@@ -165,6 +165,7 @@ struct krill_ctx {
     double comm_seconds;     /* wall time inside the communicator's calls so far (the
                                 solvers report the difference: krill_solve_times.comm) */
     krill_ctx_alloc_stats allocated;   /* krill_mem_alloc's successful calls and bytes */
+    struct krill_ws_cache *ws_cache;   /* solver workspace kept between solves (mem.c) */
 };
 
 /* The reductions of a context on a communicator: buf (host, count doubles) summed (or
@@ -216,6 +217,36 @@ krill_status krill_mem_zero(krill_ctx *ctx, void *p, size_t bytes);
         }                                                                                \
         KRILL_TRY(krill_mem_alloc((ctx), (void **)&(ptr), (size_t)(count) * sizeof *(ptr), \
                                   #ptr));                                                \
+    } while (0)
+
+/* ---- solver workspace, kept between solves ---------------------------------------------
+ * The solvers take their workspace (context memory) with krill_ws_alloc and give it back with
+ * krill_ws_free. A block given back is kept on the context, and a later krill_ws_alloc of at
+ * most its size and more than half of it takes it instead of allocating: a solve repeated
+ * on the same context (time steps, Newton steps) pays no cudaMalloc, no cudaFree (which
+ * waits for the device) and no fresh pages. The same stream orders every use of a block, so
+ * it may be taken while the device still works on its previous use. krill_solve marks its
+ * start (krill_ws_epoch) and at its end frees the kept blocks that no allocation since the
+ * mark took (krill_ws_trim): the context keeps at most the last solve's workspace (a nested
+ * solve's too). krill_ctx_release_cache frees everything kept; krill_ctx_destroy does.
+ * A taken block counts as an allocation for the fault hook (krill_fault_check), not for
+ * krill_ctx_alloc_stats (it allocated nothing). Thread-safe (a spin lock). */
+krill_status krill_ws_alloc(krill_ctx *ctx, void **p, size_t bytes, const char *what);
+void krill_ws_free(krill_ctx *ctx, void *p);                              /* NULL-safe */
+unsigned long krill_ws_epoch(krill_ctx *ctx);
+void krill_ws_trim(krill_ctx *ctx, unsigned long epoch);
+krill_status krill_ws_cache_create(krill_ctx *ctx);                       /* ctx.c */
+void krill_ws_cache_destroy(krill_ctx *ctx);                              /* frees the kept */
+
+#define KRILL_WS_ALLOC(ctx, ptr, count)                                                  \
+    do {                                                                                 \
+        if ((size_t)(count) > SIZE_MAX / sizeof *(ptr)) {  /* the byte count would wrap */ \
+            st = krill_error(KRILL_ERR_ALLOC, "allocation of %zu x %zu bytes for %s "     \
+                             "overflows", (size_t)(count), sizeof *(ptr), #ptr);         \
+            goto cleanup;                                                                \
+        }                                                                                \
+        KRILL_TRY(krill_ws_alloc((ctx), (void **)&(ptr), (size_t)(count) * sizeof *(ptr), \
+                                 #ptr));                                                 \
     } while (0)
 
 /* ---- BLAS-1 on raw pointers in context memory ----------------------------------------

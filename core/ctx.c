@@ -139,6 +139,7 @@ static krill_status ctx_create_local(const krill_ctx_opts *o, krill_ctx **out)
                   "or ask for a count)", threads, KRILL_MAX_THREADS);
     KRILL_TRY(probe_threads(threads));
     KRILL_CALLOC(ctx, 1);
+    KRILL_TRY(krill_ws_cache_create(ctx));
     ctx->threads = threads;
     ctx->device = KRILL_DEVICE_CPU;
     if (o->device == KRILL_DEVICE_CUDA ||
@@ -187,6 +188,7 @@ void krill_ctx_destroy(krill_ctx **pctx)
     /* before the device goes: ozaki/'s workspace may be there */
     if ((*pctx)->repro_ops) (*pctx)->repro_ops->fini(*pctx);
     if ((*pctx)->comm) (*pctx)->comm->ops->destroy((*pctx)->comm);
+    krill_ws_cache_destroy(*pctx);            /* before the device goes: GPU blocks */
 #ifdef KRILL_HAVE_CUDA
     if ((*pctx)->cuda) krill_cuda_ctx_fini(*pctx);
 #endif

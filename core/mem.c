@@ -1,4 +1,7 @@
-/* core/mem.c - memory in a context's space: host for the CPU, device for CUDA. */
+/* core/mem.c - memory in a context's space: host for the CPU, device for CUDA; the solver
+ * workspace kept between solves. */
+#include <limits.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "core/core_impl.h"
@@ -94,4 +97,143 @@ krill_status krill_scalars_read(krill_ctx *ctx, const double *src, double *host,
 krill_status krill_scalars_write(krill_ctx *ctx, double *dst, const double *host, int count)
 {
     return krill_mem_upload(ctx, dst, host, (size_t)count * sizeof(double));
+}
+
+/* ---- the solver workspace cache (core_impl.h) -------------------------------------------
+ * Two small tables under a spin lock: the blocks taken (pointer and size, so that a block
+ * given back is known) and the blocks kept (with the clock when given back). A block that
+ * finds no room in either is allocated or freed as usual: the tables bound what is kept. */
+#define WS_TAKEN 256
+#define WS_KEPT 64
+
+typedef struct ws_block {
+    void *p;
+    size_t bytes;
+    unsigned long stamp;     /* kept: the clock when given back */
+} ws_block;
+
+struct krill_ws_cache {
+    atomic_flag lock;
+    unsigned long clock;     /* advanced by krill_ws_epoch */
+    int n_taken, n_kept;
+    ws_block taken[WS_TAKEN];
+    ws_block kept[WS_KEPT];
+};
+
+static void ws_lock(struct krill_ws_cache *c)
+{
+    while (atomic_flag_test_and_set_explicit(&c->lock, memory_order_acquire)) {
+    }
+}
+
+static void ws_unlock(struct krill_ws_cache *c)
+{
+    atomic_flag_clear_explicit(&c->lock, memory_order_release);
+}
+
+krill_status krill_ws_cache_create(krill_ctx *ctx)
+{
+    krill_status st = KRILL_OK;
+    KRILL_CALLOC(ctx->ws_cache, 1);
+    atomic_flag_clear(&ctx->ws_cache->lock);
+cleanup:
+    return st;
+}
+
+krill_status krill_ws_alloc(krill_ctx *ctx, void **p, size_t bytes, const char *what)
+{
+    krill_status st = KRILL_OK;
+    struct krill_ws_cache *c = ctx->ws_cache;
+    int best = -1;
+    size_t size = bytes;
+    *p = NULL;
+    if (!c) return krill_mem_alloc(ctx, p, bytes, what);
+    ws_lock(c);
+    for (int k = 0; k < c->n_kept; k++)      /* the smallest kept block that fits */
+        if (c->kept[k].bytes >= bytes && c->kept[k].bytes / 2 < (bytes > 0 ? bytes : 1) &&
+            (best < 0 || c->kept[k].bytes < c->kept[best].bytes))
+            best = k;
+    if (best >= 0 && !krill_fault_check()) {
+        *p = c->kept[best].p;
+        size = c->kept[best].bytes;
+        c->kept[best] = c->kept[--c->n_kept];
+    }
+    ws_unlock(c);
+    if (best >= 0 && !*p)
+        return krill_error(ON_GPU(ctx) ? KRILL_ERR_DEVICE_ALLOC : KRILL_ERR_ALLOC,
+                           "out of memory allocating %zu bytes for %s (injected fault)", bytes,
+                           what);
+    if (!*p) KRILL_TRY(krill_mem_alloc(ctx, p, bytes, what));
+    ws_lock(c);
+    if (c->n_taken < WS_TAKEN) c->taken[c->n_taken++] = (ws_block){*p, size, 0};
+    ws_unlock(c);
+cleanup:
+    return st;
+}
+
+void krill_ws_free(krill_ctx *ctx, void *p)
+{
+    struct krill_ws_cache *c = ctx->ws_cache;
+    int kept = 0;
+    if (!p) return;
+    if (c) {
+        ws_lock(c);
+        for (int k = 0; k < c->n_taken; k++)
+            if (c->taken[k].p == p) {
+                ws_block b = c->taken[k];
+                c->taken[k] = c->taken[--c->n_taken];
+                if (c->n_kept < WS_KEPT) {
+                    b.stamp = c->clock;
+                    c->kept[c->n_kept++] = b;
+                    kept = 1;
+                }
+                break;
+            }
+        ws_unlock(c);
+    }
+    if (!kept) krill_mem_free(ctx, p);
+}
+
+unsigned long krill_ws_epoch(krill_ctx *ctx)
+{
+    struct krill_ws_cache *c = ctx->ws_cache;
+    unsigned long e = 0;
+    if (c) {
+        ws_lock(c);
+        e = ++c->clock;
+        ws_unlock(c);
+    }
+    return e;
+}
+
+/* Frees the kept blocks given back before `epoch` (all of them for ULONG_MAX). */
+void krill_ws_trim(krill_ctx *ctx, unsigned long epoch)
+{
+    struct krill_ws_cache *c = ctx->ws_cache;
+    void *drop[WS_KEPT];
+    int n_drop = 0;
+    if (!c) return;
+    ws_lock(c);
+    for (int k = 0; k < c->n_kept;)
+        if (c->kept[k].stamp < epoch) {
+            drop[n_drop++] = c->kept[k].p;
+            c->kept[k] = c->kept[--c->n_kept];
+        } else {
+            k++;
+        }
+    ws_unlock(c);
+    for (int k = 0; k < n_drop; k++) krill_mem_free(ctx, drop[k]);
+}
+
+void krill_ws_cache_destroy(krill_ctx *ctx)
+{
+    if (!ctx->ws_cache) return;
+    krill_ws_trim(ctx, ULONG_MAX);
+    krill_free(ctx->ws_cache);
+    ctx->ws_cache = NULL;
+}
+
+void krill_ctx_release_cache(krill_ctx *ctx)
+{
+    if (ctx) krill_ws_trim(ctx, ULONG_MAX);
 }

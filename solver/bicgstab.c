@@ -122,9 +122,9 @@ typedef struct bicgstab_ws {
 
 static void bicgstab_ws_destroy(krill_ctx *ctx, bicgstab_ws *ws)
 {
-    krill_mem_free(ctx, ws->block);
-    krill_mem_free(ctx, ws->z);
-    krill_mem_free(ctx, ws->dev);
+    krill_ws_free(ctx, ws->block);
+    krill_ws_free(ctx, ws->z);
+    krill_ws_free(ctx, ws->dev);
     krill_free(ws->host);
     krill_reduce_ws_destroy(ctx, &ws->red);
     memset(ws, 0, sizeof *ws);
@@ -135,9 +135,9 @@ static krill_status bicgstab_ws_create(const krill_solve_problem *p, bicgstab_ws
     krill_status st = KRILL_OK;
     krill_ctx *ctx = p->ctx;
     memset(ws, 0, sizeof *ws);
-    KRILL_MEM_ALLOC(ctx, ws->block, (size_t)p->n * COL_COUNT);
-    if (!krill_pc_is_identity(p->pc)) KRILL_MEM_ALLOC(ctx, ws->z, (size_t)p->n * 2);
-    KRILL_MEM_ALLOC(ctx, ws->dev, S_COUNT);
+    KRILL_WS_ALLOC(ctx, ws->block, (size_t)p->n * COL_COUNT);
+    if (!krill_pc_is_identity(p->pc)) KRILL_WS_ALLOC(ctx, ws->z, (size_t)p->n * 2);
+    KRILL_WS_ALLOC(ctx, ws->dev, S_COUNT);
     KRILL_CALLOC(ws->host, S_COUNT);
     /* three sums per pass: the GPU's CGS pass partials are allocated for width > 2 */
     KRILL_TRY(krill_reduce_ws_create(ctx, 3, &ws->red));

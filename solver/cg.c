@@ -75,12 +75,12 @@ typedef struct cg_ws {
 
 static void cg_ws_destroy(krill_ctx *ctx, cg_ws *ws)
 {
-    krill_mem_free(ctx, ws->r);
-    krill_mem_free(ctx, ws->p);
-    krill_mem_free(ctx, ws->q);
-    krill_mem_free(ctx, ws->z);
-    krill_mem_free(ctx, ws->norm);
-    krill_mem_free(ctx, ws->s);
+    krill_ws_free(ctx, ws->r);
+    krill_ws_free(ctx, ws->p);
+    krill_ws_free(ctx, ws->q);
+    krill_ws_free(ctx, ws->z);
+    krill_ws_free(ctx, ws->norm);
+    krill_ws_free(ctx, ws->s);
     krill_reduce_ws_destroy(ctx, &ws->red);
     krill_async_read_destroy(&ws->reader);
     memset(ws, 0, sizeof *ws);
@@ -98,12 +98,12 @@ static krill_status cg_ws_create(const krill_solve_problem *p, cg_ws *ws)
     } else {
         ws->pc_mode = KRILL_CG_PC_GENERAL;
     }
-    KRILL_MEM_ALLOC(ctx, ws->r, p->n);
-    KRILL_MEM_ALLOC(ctx, ws->p, p->n);
-    KRILL_MEM_ALLOC(ctx, ws->q, p->n);
-    if (ws->pc_mode == KRILL_CG_PC_GENERAL) KRILL_MEM_ALLOC(ctx, ws->z, p->n);
-    KRILL_MEM_ALLOC(ctx, ws->norm, 1);
-    KRILL_MEM_ALLOC(ctx, ws->s, 1);
+    KRILL_WS_ALLOC(ctx, ws->r, p->n);
+    KRILL_WS_ALLOC(ctx, ws->p, p->n);
+    KRILL_WS_ALLOC(ctx, ws->q, p->n);
+    if (ws->pc_mode == KRILL_CG_PC_GENERAL) KRILL_WS_ALLOC(ctx, ws->z, p->n);
+    KRILL_WS_ALLOC(ctx, ws->norm, 1);
+    KRILL_WS_ALLOC(ctx, ws->s, 1);
     KRILL_TRY(krill_reduce_ws_create(ctx, 2, &ws->red));
     KRILL_TRY(krill_async_read_create(ctx, sizeof(krill_cg_state), &ws->reader));
 cleanup:

@@ -71,7 +71,7 @@ krill_status krill_dcgs2_create(krill_ctx *ctx, int m, krill_dcgs2 *d)
     krill_status st = KRILL_OK;
     memset(d, 0, sizeof *d);
     d->m = m;
-    KRILL_MEM_ALLOC(ctx, d->coef, 2 * (size_t)m + 1);
+    KRILL_WS_ALLOC(ctx, d->coef, 2 * (size_t)m + 1);
     KRILL_ALLOC(d->hcoef, 2 * (size_t)m + 1);
     KRILL_CALLOC(d->tri, (size_t)m * (size_t)m);
 cleanup:
@@ -81,7 +81,7 @@ cleanup:
 
 void krill_dcgs2_destroy(krill_ctx *ctx, krill_dcgs2 *d)
 {
-    krill_mem_free(ctx, d->coef);
+    krill_ws_free(ctx, d->coef);
     krill_free(d->hcoef);
     krill_free(d->tri);
     memset(d, 0, sizeof *d);

@@ -66,22 +66,20 @@ krill_status krill_reduce_ws_create(krill_ctx *ctx, int width, krill_reduce_ws *
 #ifdef KRILL_HAVE_CUDA
     if (krill_on_gpu(ctx)) {   /* the context's workspace, plus the CGS partials for GMRES */
         if (width > 2)
-            KRILL_MEM_ALLOC(ctx, ws->partial, krill_cuda_cgs_partials(ctx));
+            KRILL_WS_ALLOC(ctx, ws->partial, krill_cuda_cgs_partials(ctx));
         goto cleanup;
     }
 #endif
     ws->slots = cpu_threads(ctx);
     ws->stride = (width + KRILL_REDUCE_PAD - 1) / KRILL_REDUCE_PAD * KRILL_REDUCE_PAD;
-    KRILL_TRY(krill_alloc((void **)&ws->partial,
-                          (size_t)ws->slots * (size_t)ws->stride * sizeof(double),
-                          "fused reduction partials"));
+    KRILL_WS_ALLOC(ctx, ws->partial, (size_t)ws->slots * (size_t)ws->stride);
 cleanup:
     return st;
 }
 
 void krill_reduce_ws_destroy(krill_ctx *ctx, krill_reduce_ws *ws)
 {
-    krill_mem_free(ctx, ws->partial);
+    krill_ws_free(ctx, ws->partial);
     memset(ws, 0, sizeof *ws);
 }
 

@@ -131,9 +131,9 @@ void krill_gmres_set_basis_hook(krill_gmres_basis_fn fn, void *user)
 
 static void gmres_ws_destroy(krill_ctx *ctx, gmres_ws *ws)
 {
-    krill_mem_free(ctx, ws->v);
-    krill_mem_free(ctx, ws->z);
-    krill_mem_free(ctx, ws->dev);
+    krill_ws_free(ctx, ws->v);
+    krill_ws_free(ctx, ws->z);
+    krill_ws_free(ctx, ws->dev);
     krill_free(ws->hread);
     krill_free(ws->hess);
     krill_free(ws->cs);
@@ -160,10 +160,10 @@ static krill_status gmres_ws_create(const krill_solve_problem *p, gmres_ws *ws)
     ws->m = m;
     /* without a preconditioner FGMRES is GMRES: Z would be V */
     ws->flexible = p->opts.solver == KRILL_SOLVER_FGMRES && !krill_pc_is_identity(p->pc);
-    KRILL_MEM_ALLOC(ctx, ws->v, (size_t)p->n * (size_t)(m + 1));
+    KRILL_WS_ALLOC(ctx, ws->v, (size_t)p->n * (size_t)(m + 1));
     if (!krill_pc_is_identity(p->pc))
-        KRILL_MEM_ALLOC(ctx, ws->z, (size_t)p->n * (size_t)(ws->flexible ? m : 1));
-    KRILL_MEM_ALLOC(ctx, ws->dev, 3 * (size_t)m + 3);
+        KRILL_WS_ALLOC(ctx, ws->z, (size_t)p->n * (size_t)(ws->flexible ? m : 1));
+    KRILL_WS_ALLOC(ctx, ws->dev, 3 * (size_t)m + 3);
     KRILL_ALLOC(ws->hread, 2 * (size_t)m + 3);
     KRILL_CALLOC(ws->hess, (size_t)(m + 1) * (size_t)m);
     KRILL_ALLOC(ws->cs, m);

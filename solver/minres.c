@@ -103,10 +103,10 @@ typedef struct minres_ws {
 
 static void minres_ws_destroy(krill_ctx *ctx, minres_ws *ws)
 {
-    for (int i = 0; i < 3; i++) krill_mem_free(ctx, ws->buf[i]);
-    krill_mem_free(ctx, ws->block);
-    krill_mem_free(ctx, ws->z);
-    krill_mem_free(ctx, ws->dev);
+    for (int i = 0; i < 3; i++) krill_ws_free(ctx, ws->buf[i]);
+    krill_ws_free(ctx, ws->block);
+    krill_ws_free(ctx, ws->z);
+    krill_ws_free(ctx, ws->dev);
     krill_reduce_ws_destroy(ctx, &ws->red);
     memset(ws, 0, sizeof *ws);
 }
@@ -116,10 +116,10 @@ static krill_status minres_ws_create(const krill_solve_problem *p, minres_ws *ws
     krill_status st = KRILL_OK;
     krill_ctx *ctx = p->ctx;
     memset(ws, 0, sizeof *ws);
-    for (int i = 0; i < 3; i++) KRILL_MEM_ALLOC(ctx, ws->buf[i], p->n);
-    KRILL_MEM_ALLOC(ctx, ws->block, (size_t)p->n * 3);
-    if (!krill_pc_is_identity(p->pc)) KRILL_MEM_ALLOC(ctx, ws->z, p->n);
-    KRILL_MEM_ALLOC(ctx, ws->dev, S_COUNT);
+    for (int i = 0; i < 3; i++) KRILL_WS_ALLOC(ctx, ws->buf[i], p->n);
+    KRILL_WS_ALLOC(ctx, ws->block, (size_t)p->n * 3);
+    if (!krill_pc_is_identity(p->pc)) KRILL_WS_ALLOC(ctx, ws->z, p->n);
+    KRILL_WS_ALLOC(ctx, ws->dev, S_COUNT);
     KRILL_TRY(krill_reduce_ws_create(ctx, 1, &ws->red));
     ws->i_r1 = 0;
     ws->i_r2 = 1;

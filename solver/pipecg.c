@@ -85,13 +85,13 @@ typedef struct pipecg_ws {
 static void pipecg_ws_destroy(krill_ctx *ctx, pipecg_ws *ws)
 {
     double **own[] = {&ws->r, &ws->w, &ws->n, &ws->z, &ws->s, &ws->p};
-    for (size_t k = 0; k < sizeof own / sizeof *own; k++) krill_mem_free(ctx, *own[k]);
+    for (size_t k = 0; k < sizeof own / sizeof *own; k++) krill_ws_free(ctx, *own[k]);
     if (ws->pc_mode != PC_NONE) {
-        krill_mem_free(ctx, ws->u);
-        krill_mem_free(ctx, ws->m);
-        krill_mem_free(ctx, ws->q);
+        krill_ws_free(ctx, ws->u);
+        krill_ws_free(ctx, ws->m);
+        krill_ws_free(ctx, ws->q);
     }
-    krill_mem_free(ctx, ws->sums_dev);
+    krill_ws_free(ctx, ws->sums_dev);
     krill_reduce_ws_destroy(ctx, &ws->red);
     memset(ws, 0, sizeof *ws);
 }
@@ -105,22 +105,22 @@ static krill_status pipecg_ws_create(const krill_solve_problem *p, pipecg_ws *ws
     else if ((ws->dinv = krill_pc_inverse_diagonal(p->pc)) != NULL) ws->pc_mode = PC_DIAGONAL;
     else ws->pc_mode = PC_GENERAL;
     ws->merged = !krill_on_gpu(ctx) && ctx->repro == KRILL_REPRO_OFF;
-    KRILL_MEM_ALLOC(ctx, ws->r, p->n);
-    KRILL_MEM_ALLOC(ctx, ws->w, p->n);
-    KRILL_MEM_ALLOC(ctx, ws->n, p->n);
-    KRILL_MEM_ALLOC(ctx, ws->z, p->n);
-    KRILL_MEM_ALLOC(ctx, ws->s, p->n);
-    KRILL_MEM_ALLOC(ctx, ws->p, p->n);
+    KRILL_WS_ALLOC(ctx, ws->r, p->n);
+    KRILL_WS_ALLOC(ctx, ws->w, p->n);
+    KRILL_WS_ALLOC(ctx, ws->n, p->n);
+    KRILL_WS_ALLOC(ctx, ws->z, p->n);
+    KRILL_WS_ALLOC(ctx, ws->s, p->n);
+    KRILL_WS_ALLOC(ctx, ws->p, p->n);
     if (ws->pc_mode != PC_NONE) {
-        KRILL_MEM_ALLOC(ctx, ws->u, p->n);
-        KRILL_MEM_ALLOC(ctx, ws->m, p->n);
-        KRILL_MEM_ALLOC(ctx, ws->q, p->n);
+        KRILL_WS_ALLOC(ctx, ws->u, p->n);
+        KRILL_WS_ALLOC(ctx, ws->m, p->n);
+        KRILL_WS_ALLOC(ctx, ws->q, p->n);
     } else {
         ws->u = ws->r;
         ws->m = ws->w;
         ws->q = ws->s;
     }
-    KRILL_MEM_ALLOC(ctx, ws->sums_dev, SUM_COUNT + 2);
+    KRILL_WS_ALLOC(ctx, ws->sums_dev, SUM_COUNT + 2);
     ws->ascale = 1.0;
     if (ws->merged) KRILL_TRY(krill_reduce_ws_create(ctx, SUM_COUNT, &ws->red));
 cleanup:

@@ -274,6 +274,8 @@ krill_status krill_solve(const krill_mat *a, const krill_pc *pc, const krill_vec
     krill_phase_timer timer;
     double *bnorm_dev = NULL;
     int timer_started = 0;
+    unsigned long ws_epoch = 0;  /* kept workspace this solve does not take back is freed at
+                                    its end (krill_ws_trim) */
 
     memset(&p, 0, sizeof p);
     KRILL_REQUIRE(info != NULL, "krill_solve: info is NULL");
@@ -290,14 +292,15 @@ krill_status krill_solve(const krill_mat *a, const krill_pc *pc, const krill_vec
     p.x = krill_vec_data(x);
     p.n = a->n_rows;
     p.timer = &timer;
+    ws_epoch = krill_ws_epoch(p.ctx);
 
     krill_timer_init(&timer, p.ctx);
     timer_started = 1;
     KRILL_TRY(krill_ctx_agree(p.ctx, krill_alloc_n((void **)&info->history,
                                                    (size_t)p.opts.maxit + 1, sizeof(double), 0,
                                                    "info->history")));
-    KRILL_TRY(krill_ctx_agree(p.ctx, krill_mem_alloc(p.ctx, (void **)&bnorm_dev,
-                                                     sizeof *bnorm_dev, "bnorm_dev")));
+    KRILL_TRY(krill_ctx_agree(p.ctx, krill_ws_alloc(p.ctx, (void **)&bnorm_dev,
+                                                    sizeof *bnorm_dev, "bnorm_dev")));
     {   /* the dimension over the ranks (exact in a double below 2^53 rows) */
         double n_all = (double)p.n;
         KRILL_TRY(krill_ctx_allreduce(p.ctx, &n_all, 1, KRILL_REDUCE_SUM));
@@ -323,7 +326,10 @@ krill_status krill_solve(const krill_mat *a, const krill_pc *pc, const krill_vec
     }
     KRILL_TRY(run_equilibrated(&p, info));
 cleanup:
-    if (p.ctx) krill_mem_free(p.ctx, bnorm_dev);
+    if (p.ctx) {
+        krill_ws_free(p.ctx, bnorm_dev);
+        krill_ws_trim(p.ctx, ws_epoch);
+    }
     if (timer_started) krill_timer_destroy(&timer);
     if (st != KRILL_OK && info) krill_solve_info_free(info);
     return st;

@@ -3,6 +3,8 @@
 # numbers, a host BiCGStab), the preconditioners, and the same systems on the GPU compared
 # with the CPU.
 krill_test(test_cg test_cg.c LABELS unit)
+# the workspace kept between solves: reuse after NaN, sizes, release, the bookkeeping
+krill_test(test_ws_cache test_ws_cache.c LABELS unit)
 # CG on -A x = -b: the iterations (and bits) of A x = b, plain and reproducible
 krill_test(test_cg_sign test_cg_sign.c LABELS unit)
 krill_test(test_gpu_cg_sign test_cg_sign.c LABELS gpu)

@@ -83,6 +83,14 @@ typedef struct krill_ctx_alloc_stats {
 } krill_ctx_alloc_stats;
 void krill_ctx_alloc_stats_get(const krill_ctx *ctx, krill_ctx_alloc_stats *stats);
 
+/* krill_solve keeps its workspace (the Krylov vectors, in the context's memory) on the
+ * context when it returns, and the next solve takes it back instead of allocating: a solve
+ * repeated on one context (time steps, Newton steps) allocates nothing on the device after
+ * the first. At most the last solve's workspace is kept (a solve frees what the one before
+ * kept and it did not take). This frees it now, e.g. before other work needs the GPU's
+ * memory; krill_ctx_destroy does too. Not while a solve runs on the context. NULL-safe. */
+void krill_ctx_release_cache(krill_ctx *ctx);
+
 /* Reproducible reductions (doc/reproducible.md). In a reproducible mode every dot product
  * and norm of the context (krill_vec_dot, krill_vec_nrm2 and every solver's reductions) is
  * computed with the Ozaki scheme: the values are split into slices whose products and sums
