@@ -13,6 +13,7 @@
 static atomic_long alloc_calls;   /* allocations so far (host and device) */
 static atomic_long fail_at;       /* fail the allocation whose number is this; 0 = never */
 static atomic_size_t mem_limit;   /* krill_host_mem_limit's bytes; 0 = none */
+static atomic_int last_injected;  /* the latest krill_fault_check said fail */
 
 void krill_fault_alloc_after(long k)
 {
@@ -25,8 +26,12 @@ int krill_fault_check(void)
 {
     long call = atomic_fetch_add(&alloc_calls, 1) + 1;
     long target = atomic_load(&fail_at);
-    return target != 0 && call == target;
+    int fail = target != 0 && call == target;
+    atomic_store(&last_injected, fail);
+    return fail;
 }
+
+int krill_fault_injected(void) { return atomic_load(&last_injected); }
 
 static krill_status host_alloc(void **p, size_t bytes, const char *what, int zero)
 {

@@ -77,6 +77,7 @@ krill_status krill_host_mem_check(size_t bytes, const char *what);
 void krill_fault_alloc_after(long k);
 long krill_alloc_calls(void);
 int krill_fault_check(void);          /* 1 if this allocation must fail (used by allocators) */
+int krill_fault_injected(void);       /* 1 if the latest krill_fault_check failed it */
 
 /* ---- context --------------------------------------------------------------------------
  * CUDA objects are kept as void * so that C files need no CUDA headers. */
@@ -123,8 +124,9 @@ typedef struct krill_comm_ops {
     krill_status (*allreduce_i64)(const krill_comm *c, int64_t *buf, int count,
                                   krill_reduce_op op);
     /* The nonblocking form of allreduce (MPI_Iallreduce in place): start returns at once,
-     * buf must not be touched until wait returns, and then holds the result. At most one
-     * is in flight per communicator (the request lives in the handle). */
+     * buf must not be touched until wait returns, and then holds the result. One is in
+     * flight per communicator (the request lives in the handle): a start while one is
+     * completes that one first (nested solves), and its wait then returns at once. */
     krill_status (*iallreduce_start)(krill_comm *c, double *buf, int count, krill_reduce_op op);
     krill_status (*iallreduce_wait)(krill_comm *c);
     /* all[r * bytes ..] = rank r's `bytes` bytes at mine, in rank order, on every rank */
@@ -174,7 +176,8 @@ struct krill_ctx {
  * after its local sum and before anything that reads the result. */
 krill_status krill_ctx_allreduce(krill_ctx *ctx, double *buf, int count, krill_reduce_op op);
 /* The nonblocking allreduce: start, work that does not read buf, then wait; buf (host) holds
- * the result after wait. One in flight per context. Without a communicator both return
+ * the result after wait. One in flight per context (a nested start completes the one in
+ * flight: comm_ops above). Without a communicator both return
  * KRILL_OK at once (buf is already the result). The time inside both calls counts as
  * communication; what the work in between hid does not. */
 krill_status krill_ctx_iallreduce_start(krill_ctx *ctx, double *buf, int count,

@@ -163,7 +163,17 @@ krill_status krill_ws_alloc(krill_ctx *ctx, void **p, size_t bytes, const char *
         return krill_error(ON_GPU(ctx) ? KRILL_ERR_DEVICE_ALLOC : KRILL_ERR_ALLOC,
                            "out of memory allocating %zu bytes for %s (injected fault)", bytes,
                            what);
-    if (!*p) KRILL_TRY(krill_mem_alloc(ctx, p, bytes, what));
+    if (!*p) {
+        st = krill_mem_alloc(ctx, p, bytes, what);
+        /* a real out-of-memory while blocks are kept: give them back, try once more */
+        if ((st == KRILL_ERR_ALLOC || st == KRILL_ERR_DEVICE_ALLOC) && !krill_fault_injected() &&
+            c->n_kept > 0) {
+            krill_ws_trim(ctx, ULONG_MAX);
+            krill_clear_error();
+            st = krill_mem_alloc(ctx, p, bytes, what);
+        }
+        KRILL_TRY(st);
+    }
     ws_lock(c);
     if (c->n_taken < WS_TAKEN) c->taken[c->n_taken++] = (ws_block){*p, size, 0};
     ws_unlock(c);

@@ -64,16 +64,15 @@ static krill_status comm_allreduce_i64(const krill_comm *c, int64_t *buf, int co
 }
 
 /* MPI_Iallreduce in place; the wait completes it (MPI progresses it inside MPI calls made
- * meanwhile, e.g. the halo exchange's, and inside the wait). A second start while one is in
- * flight is a caller's bug: refused on this rank (the ranks all run the same code, so all
- * refuse). */
+ * meanwhile, e.g. the halo exchange's, and inside the wait). One is in flight at a time: a
+ * start while one is (a pipelined solve inside a shell preconditioner of another, on the
+ * same context) completes that one first, so its later wait returns at once. Every rank runs
+ * the same sequence, so every rank completes the same reduction. */
 static krill_status comm_iallreduce_start(krill_comm *c, double *buf, int count,
                                           krill_reduce_op op)
 {
     comm_impl *impl = c->impl;
-    if (impl->pending != MPI_REQUEST_NULL)
-        return krill_error(KRILL_ERR_INTERNAL, "nonblocking allreduce started while another "
-                           "is in flight");
+    if (impl->pending != MPI_REQUEST_NULL) MPI_Wait(&impl->pending, MPI_STATUS_IGNORE);
     if (count <= 0) return KRILL_OK;
     MPI_Iallreduce(MPI_IN_PLACE, buf, count, MPI_DOUBLE,
                    op == KRILL_REDUCE_MAX ? MPI_MAX : MPI_SUM, impl->comm, &impl->pending);

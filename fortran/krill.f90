@@ -144,7 +144,7 @@ module krill
   ! ---- bind(C) interfaces used as they are (public, the C names) ----------------------
   public :: krill_ctx_create, krill_ctx_destroy, krill_ctx_device, krill_ctx_threads, &
             krill_ctx_sync, krill_ctx_set_repro, krill_cuda_device_count, krill_have_cuda, &
-            krill_ctx_alloc_stats_get
+            krill_ctx_alloc_stats_get, krill_ctx_release_cache
   public :: krill_csr_create, krill_csr_destroy, krill_csr_from_triplets, &
             krill_csr_is_symmetric
   public :: krill_vec_create, krill_vec_wrap, krill_vec_destroy, krill_vec_size, &
@@ -202,6 +202,11 @@ module krill
       type(c_ptr), value :: ctx
       type(krill_ctx_alloc_stats), intent(out) :: stats
     end subroutine krill_ctx_alloc_stats_get
+    ! frees the solver workspace krill_solve keeps on the context for the next solve
+    subroutine krill_ctx_release_cache(ctx) bind(C, name='krill_ctx_release_cache')
+      import :: c_ptr
+      type(c_ptr), value :: ctx
+    end subroutine krill_ctx_release_cache
     function krill_cuda_device_count() bind(C, name='krill_cuda_device_count') result(n)
       import :: c_int
       integer(c_int) :: n

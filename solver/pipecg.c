@@ -40,8 +40,9 @@
  * that (many ranks, or a noisy network where one late rank stalls every allreduce).
  *
  * On a GPU context, and in reproducible mode on either device, the same iteration runs on the
- * context's BLAS-1 operations (axpby, axpy, xmy, dot: 8 update passes and 3 dots, each its
- * own kernel or loop) with blocking reductions: no communicator on a GPU yet, and the Ozaki
+ * context's BLAS-1 operations (axpby, axpy, xmy, dot: 6 update passes without M, 9 with
+ * Jacobi, 8 with another M, and 3 dots, each its own kernel or loop) with blocking
+ * reductions: no communicator on a GPU yet, and the Ozaki
  * sums of reproducible mode are several collectives of their own. Those operations round
  * every product and sum alone on both devices, so the reproducible iterates are the same
  * bits on any thread count, rank count and device.
@@ -63,8 +64,12 @@
 
 enum { PC_NONE, PC_DIAGONAL, PC_GENERAL };
 enum { SUM_GAMMA, SUM_DELTA, SUM_RR, SUM_COUNT };
-/* Operator scaling: used when ||M^{-1} A u|| / ||u|| is outside [2^-BAND, 2^BAND]. */
+/* Operator scaling: used when ||M^{-1} A u|| / ||u|| is outside [2^-BAND, 2^BAND] and
+ * within [2^-MAX, 2^MAX] (c and 1 / c normal numbers), and x / c stays in range. */
 #define ASCALE_BAND 64
+#define ASCALE_MAX 1000
+/* A sign lost after the first step is taken for drift below sqrt(eps) ||b|| only. */
+#define DRIFT_FLOOR 1.4901161193847656e-08
 
 typedef struct pipecg_ws {
     double *r, *w, *n, *z, *s, *p;   /* context memory, n each */
@@ -241,7 +246,7 @@ static krill_status choose_scale(const krill_solve_problem *p, pipecg_ws *ws)
     krill_status st = KRILL_OK;
     krill_ctx *ctx = p->ctx;
     const int64_t n = p->n;
-    double norms[2];
+    double norms[3];
     int e;
     if (ws->pc_mode == PC_DIAGONAL) KRILL_TRY(krill_blas_xmy(ctx, n, ws->w, ws->dinv, ws->m));
     if (ws->pc_mode == PC_GENERAL) KRILL_TRY(krill_pc_apply_raw(p->pc, ws->w, ws->m));
@@ -253,10 +258,18 @@ static krill_status choose_scale(const krill_solve_problem *p, pipecg_ws *ws)
         goto cleanup;                /* a zero or non-finite norm: the step will say so */
     e = ilogb(norms[1]) - ilogb(norms[0]);
     if (e >= -ASCALE_BAND && e <= ASCALE_BAND) goto cleanup;
+    /* c = 2^-e must cancel the ratio exactly: A (c A u) is formed as c (A (c A u)) by the
+     * SpMV, whose inner product only stays in range with the full c. Past +-ASCALE_MAX c or
+     * 1 / c is not normal: unscaled, as for an x that would leave the range. */
+    if (e > ASCALE_MAX || e < -ASCALE_MAX) goto cleanup;
+    KRILL_TRY(krill_blas_nrm2(ctx, n, p->x, ws->sums_dev + SUM_COUNT));
+    KRILL_TRY(krill_scalars_read(ctx, ws->sums_dev + SUM_COUNT, norms + 2, 1));
+    if (norms[2] > 0.0 && (ilogb(norms[2]) + e > 1000 || ilogb(norms[2]) + e < -1000))
+        goto cleanup;                /* x / c would leave the range: unscaled */
     ws->ascale = ldexp(1.0, -e);
     KRILL_TRY(krill_blas_scal(ctx, n, ws->ascale, ws->w));
+    ws->x_scaled = 1;                /* from here x is x / c, also if the next call fails */
     KRILL_TRY(krill_blas_scal(ctx, n, ldexp(1.0, e), p->x));
-    ws->x_scaled = 1;
 cleanup:
     return st;
 }
@@ -369,6 +382,7 @@ krill_status krill_pipecg_run(const krill_solve_problem *p, krill_solve_info *in
     const int maxit = p->opts.maxit;
     int seen = 0, first = 1, resnorm_current = 0, stop_requested = 0;
     double resnorm = 0.0, gamma_prev = 0.0, pap_prev = 0.0, alpha_prev = 0.0;
+    double drift_resnorm = 0.0;  /* ||b - A x|| at the last restart for a lost sign */
 
     memset(&ws, 0, sizeof ws);
     KRILL_TRY(krill_timer_setup(p->timer));
@@ -381,10 +395,14 @@ krill_status krill_pipecg_run(const krill_solve_problem *p, krill_solve_info *in
     while (reason == KRILL_REASON_NONE) {
         double alpha = 0.0, beta = 0.0, rnorm;
         int check_true = 0;  /* b - A x decides, and the iteration restarts from it */
+        int drift = 0;       /* ... because a sign was lost after the first step */
         /* the sums of r_seen travel while m and n are made for step seen + 1 */
         KRILL_TRY(pipecg_overlap(p, &ws, seen < maxit && !stop_requested));
         KRILL_TRY(krill_timer_poll(p->timer));
         rnorm = sqrt(ws.sums[SUM_RR]);
+        if (!first && !krill_ss_in_range(ws.sums[SUM_RR]))   /* r'r over- or underflowed */
+            KRILL_TRY(krill_norm_from_ss(p, ws.r, ws.sums[SUM_RR], ws.sums_dev + SUM_COUNT,
+                                         &rnorm));
         if (!first) {        /* r_seen came from the recurrences: its estimate */
             info->history[seen] = rnorm;
             if (p->opts.monitor)
@@ -401,12 +419,12 @@ krill_status krill_pipecg_run(const krill_solve_problem *p, krill_solve_info *in
         }
         if (!check_true) {
             reason = pipecg_step(&ws, first, &gamma_prev, &pap_prev, &alpha_prev, &alpha, &beta);
-            /* A sign lost after the first step of a (re)start is the recurrences' drift (u is
-             * updated, not M^{-1} r: near the attainable accuracy r'u can change sign on an
-             * SPD system): a fresh start decides. Only there is it the matrix's verdict. */
+            /* A sign lost after the first step of a (re)start may be the recurrences' drift
+             * (u is updated, not M^{-1} r: near the attainable accuracy r'u can change sign on
+             * an SPD system): b - A x decides below. */
             if (reason == KRILL_DIVERGED_INDEFINITE && !first) {
                 reason = KRILL_REASON_NONE;
-                check_true = 1;
+                check_true = drift = 1;
             }
             if (reason != KRILL_REASON_NONE) break;
         }
@@ -416,7 +434,15 @@ krill_status krill_pipecg_run(const krill_solve_problem *p, krill_solve_info *in
             resnorm_current = 1;
             if (reason == KRILL_REASON_NONE && !krill_is_finite(resnorm))
                 reason = KRILL_DIVERGED_NAN;
+            /* Drift only near the attainable accuracy, and only while restarts make progress:
+             * a sign lost with ||b - A x|| above sqrt(eps) ||b||, or not below half of where
+             * the previous such restart was, is the matrix's (or M's): INDEFINITE, as CG. */
+            if (reason == KRILL_REASON_NONE && drift &&
+                (resnorm > DRIFT_FLOOR * p->bnorm ||
+                 (drift_resnorm > 0.0 && resnorm > 0.5 * drift_resnorm)))
+                reason = KRILL_DIVERGED_INDEFINITE;
             if (reason != KRILL_REASON_NONE) break;
+            if (drift) drift_resnorm = resnorm;
             KRILL_TRY(pipecg_start(p, &ws, 0));      /* restart from the true residual */
             resnorm_current = 0;
             first = 1;

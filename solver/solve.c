@@ -329,6 +329,12 @@ cleanup:
     if (p.ctx) {
         krill_ws_free(p.ctx, bnorm_dev);
         krill_ws_trim(p.ctx, ws_epoch);
+        /* x is final when krill_solve returns: the workspace's cudaFree used to wait for the
+         * device here, and the kept workspace frees nothing, so wait for x's last updates */
+        if (krill_on_gpu(p.ctx)) {
+            krill_status done = krill_ctx_sync(p.ctx);
+            if (st == KRILL_OK) st = done;
+        }
     }
     if (timer_started) krill_timer_destroy(&timer);
     if (st != KRILL_OK && info) krill_solve_info_free(info);

@@ -234,6 +234,18 @@ program test_fortran
   st = krill_vec_fill(vy, 0d0)
   st = krill_solve(mat, pc, vy, vx, opts, info)
   call expect(st == KRILL_OK .and. info%reason == KRILL_CONVERGED_ZERO_RHS, 'b = 0')
+  ! a repeated solve takes the kept workspace back; after the release it allocates again
+  st = krill_vec_upload(vy, b)
+  st = krill_solve(mat, pc, vy, vx, opts, info)
+  call krill_ctx_alloc_stats_get(ctx, stats0)
+  st = krill_solve(mat, pc, vy, vx, opts, info)
+  call krill_ctx_alloc_stats_get(ctx, stats1)
+  call expect(stats1%allocations == stats0%allocations, 'a repeated solve allocates nothing')
+  call krill_ctx_release_cache(ctx)
+  st = krill_solve(mat, pc, vy, vx, opts, info)
+  call krill_ctx_alloc_stats_get(ctx, stats0)
+  call expect(st == KRILL_OK .and. stats0%allocations > stats1%allocations, &
+              'after krill_ctx_release_cache a solve allocates')
   call krill_solve_info_free(info)
 
   call krill_vec_destroy(vy)

@@ -113,6 +113,45 @@ static void test_against_cg(krill_ctx *ctx)
     }
 }
 
+/* diag(1, 2, ..., 39, -0.5) with b = 1: the first steps see positive curvature, a later one
+ * the negative eigenvalue. CG and pipelined CG both stop as INDEFINITE (pipelined CG must not
+ * take the lost sign for drift and restart until maxit). */
+static void test_indefinite_later(krill_ctx *ctx)
+{
+    enum { N = 40 };
+    int32_t idx[N];
+    double vals[N], ones[N];
+    krill_csr *csr = NULL;
+    krill_mat *a = NULL;
+    krill_vec *b = NULL, *x = NULL;
+    for (int i = 0; i < N; i++) {
+        idx[i] = i;
+        vals[i] = i < N - 1 ? i + 1.0 : -0.5;
+        ones[i] = 1.0;
+    }
+    CHECK_OK(krill_csr_from_triplets(N, N, N, idx, idx, vals, &csr));
+    CHECK_OK(krill_mat_create(ctx, csr, NULL, &a));
+    CHECK_OK(krill_vec_create(ctx, N, &b));
+    CHECK_OK(krill_vec_create(ctx, N, &x));
+    CHECK_OK(krill_vec_upload(b, ones));
+    for (int s = 0; s < 2; s++) {
+        krill_solver_opts o = opts(s ? KRILL_SOLVER_PIPECG : KRILL_SOLVER_CG, 1e-10);
+        krill_solve_info info;
+        o.maxit = 1000;
+        CHECK_OK(krill_vec_fill(x, 0.0));
+        CHECK_OK(krill_solve(a, NULL, b, x, &o, &info));
+        CHECK(info.reason == KRILL_DIVERGED_INDEFINITE);
+        CHECK(info.iterations >= 1 && info.iterations < 60);
+        printf("diag(1..39, -0.5): %s %s after %d iterations\n",
+               krill_solver_name(o.solver), krill_reason_string(info.reason), info.iterations);
+        krill_solve_info_free(&info);
+    }
+    krill_vec_destroy(&b);
+    krill_vec_destroy(&x);
+    krill_mat_destroy(&a);
+    krill_csr_destroy(&csr);
+}
+
 /* diag(1, -1, 1, -1, ...) with b = 1: u'Au = 0 at the first step: INDEFINITE, x unspoiled. */
 static void test_indefinite(krill_ctx *ctx)
 {
@@ -263,6 +302,7 @@ int main(void)
     krill_ctx *ctx = tu_cpu_ctx(2);
     test_against_cg(ctx);
     test_indefinite(ctx);
+    test_indefinite_later(ctx);
     test_edge_cases(ctx);
     test_attainable_accuracy(ctx);
     test_threads_and_repro();
