@@ -14,7 +14,8 @@ krill_dist_mat_scatter's default partition, balanced by nonzeros), one thread ea
 across ranks.) b = A*1, x0 = 0, ||b - A x|| <= rtol ||b|| on both sides. The issue's target:
 iteration counts within 15% where PETSc converges. Time per iteration beside it, both the
 median of 3 solves after a warm-up solve (krill: `krill solve --runs 3`, times.median_total
-over the iterations, its workspace setup inside; PETSc: bench_petsc's KSPSolve, KSPSetUp
+over the iterations; the first solve allocates the workspace, the later ones take the kept
+one back; PETSc: bench_petsc's KSPSolve, KSPSetUp
 outside); on small matrices both are mostly latency. Prints a Markdown table and a summary; every command is in --json FILE.
 Reuses compare_petsc.py's helpers (the system list, the dump, the symmetry test).
 """
