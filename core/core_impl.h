@@ -211,16 +211,18 @@ krill_status krill_mem_download(krill_ctx *ctx, void *host_dst, const void *src,
 krill_status krill_mem_copy(krill_ctx *ctx, void *dst, const void *src, size_t bytes);
 krill_status krill_mem_zero(krill_ctx *ctx, void *p, size_t bytes);
 
-#define KRILL_MEM_ALLOC(ctx, ptr, count)                                                 \
+/* An allocation of `count` elements of *ptr by fn (krill_mem_alloc, krill_ws_alloc), the byte
+ * count checked for wrap-around, named after the pointer; on failure to cleanup. */
+#define KRILL_CTX_ALLOC_WITH(fn, ctx, ptr, count)                                        \
     do {                                                                                 \
         if ((size_t)(count) > SIZE_MAX / sizeof *(ptr)) {  /* the byte count would wrap */ \
             st = krill_error(KRILL_ERR_ALLOC, "allocation of %zu x %zu bytes for %s "     \
                              "overflows", (size_t)(count), sizeof *(ptr), #ptr);         \
             goto cleanup;                                                                \
         }                                                                                \
-        KRILL_TRY(krill_mem_alloc((ctx), (void **)&(ptr), (size_t)(count) * sizeof *(ptr), \
-                                  #ptr));                                                \
+        KRILL_TRY(fn((ctx), (void **)&(ptr), (size_t)(count) * sizeof *(ptr), #ptr));     \
     } while (0)
+#define KRILL_MEM_ALLOC(ctx, ptr, count) KRILL_CTX_ALLOC_WITH(krill_mem_alloc, ctx, ptr, count)
 
 /* ---- solver workspace, kept between solves ---------------------------------------------
  * The solvers take their workspace (context memory) with krill_ws_alloc and give it back with
@@ -241,16 +243,7 @@ void krill_ws_trim(krill_ctx *ctx, unsigned long epoch);
 krill_status krill_ws_cache_create(krill_ctx *ctx);                       /* ctx.c */
 void krill_ws_cache_destroy(krill_ctx *ctx);                              /* frees the kept */
 
-#define KRILL_WS_ALLOC(ctx, ptr, count)                                                  \
-    do {                                                                                 \
-        if ((size_t)(count) > SIZE_MAX / sizeof *(ptr)) {  /* the byte count would wrap */ \
-            st = krill_error(KRILL_ERR_ALLOC, "allocation of %zu x %zu bytes for %s "     \
-                             "overflows", (size_t)(count), sizeof *(ptr), #ptr);         \
-            goto cleanup;                                                                \
-        }                                                                                \
-        KRILL_TRY(krill_ws_alloc((ctx), (void **)&(ptr), (size_t)(count) * sizeof *(ptr), \
-                                 #ptr));                                                 \
-    } while (0)
+#define KRILL_WS_ALLOC(ctx, ptr, count) KRILL_CTX_ALLOC_WITH(krill_ws_alloc, ctx, ptr, count)
 
 /* ---- BLAS-1 on raw pointers in context memory ----------------------------------------
  * Asynchronous on CUDA (queued on the context's stream). Reductions write their result to

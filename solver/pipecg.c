@@ -457,18 +457,7 @@ krill_status krill_pipecg_run(const krill_solve_problem *p, krill_solve_info *in
     }
 
     if (!resnorm_current) KRILL_TRY(pipecg_true_residual(p, &ws, &resnorm));
-    if (!krill_is_finite(resnorm)) {
-        reason = KRILL_DIVERGED_NAN;
-    } else if (reason == KRILL_REASON_NONE || reason == KRILL_DIVERGED_MAXIT) {
-        krill_reason conv = krill_converged_reason(p, resnorm);
-        reason = conv != KRILL_REASON_NONE ? conv : KRILL_DIVERGED_MAXIT;
-    }
-    info->reason = reason;
-    info->iterations = seen;
-    info->history_len = seen + 1;
-    info->resnorm = resnorm;
-    info->relres = resnorm / p->bnorm;
-    KRILL_TRY(krill_timer_finish(p->timer, &info->times));
+    KRILL_TRY(krill_solve_finish(p, reason, seen, resnorm, info));
 cleanup:
     if (ws.in_flight) (void)krill_ctx_iallreduce_wait(p->ctx);   /* never leave one open */
     if (ws.x_scaled) {           /* x = c x', whatever happened */

@@ -56,7 +56,7 @@ krill_status krill_pipecg_run(const krill_solve_problem *p, krill_solve_info *in
 /* Reason for a true residual norm that meets the tolerance (RTOL before ATOL), or
  * KRILL_REASON_NONE when it does not. */
 krill_reason krill_converged_reason(const krill_solve_problem *p, double resnorm);
-/* The end of a solve (BiCGStab, MINRES): the final reason from the true residual resnorm
+/* The end of a solve (CG, pipelined CG, BiCGStab, MINRES): the final reason from the true residual resnorm
  * (NaN or Inf: diverged; a solve that ended without a reason, at maxit or at a breakdown
  * converged when resnorm meets the tolerance, else maxit when it had no reason), info's
  * counts and norms, and the timer's breakdown. */
