@@ -83,23 +83,128 @@ static void usage(FILE *f)
             "solve\ntime passes S), peak 0.5 s per weight type\n");
 }
 
-static int parse_seconds(const char *option, const char *v, double *out)
+/* bench_parse_options' usage: the help alone (on stdout), as main prints the usage after
+ * every error. */
+static void help(FILE *f)
 {
+    if (f == stdout) usage(f);
+}
+
+/* The message for a value an option refuses; returns -1. */
+static int bad_value(const char *name, const char *v)
+{
+    fprintf(stderr, "bench_apsp: bad value for %s: '%s'\n", name, v);
+    return -1;
+}
+
+/* One integer in [lo, hi] into *out; -1 after bad_value. */
+static int parse_one(const char *name, const char *v, int *out, int lo, int hi)
+{
+    int one[1], count = 0;
+    const int rc = bench_parse_ints(v, one, 1, &count, lo, hi) == 0 ? 0 : bad_value(name, v);
+    if (rc == 0) *out = one[0];
+    return rc;
+}
+
+/* --threads (0..4096), --runs (1..1000), --warmup (0..1000) into the int *field. */
+static int parse_threads(const char *name, const char *v, void *field)
+{
+    return parse_one(name, v, field, 0, 4096);
+}
+
+static int parse_runs(const char *name, const char *v, void *field)
+{
+    return parse_one(name, v, field, 1, 1000);
+}
+
+static int parse_warmup(const char *name, const char *v, void *field)
+{
+    return parse_one(name, v, field, 0, 1000);
+}
+
+/* --sizes: a list of n in 1..2^20 into the sizes of the apsp_opts_b *field. */
+static int parse_sizes(const char *name, const char *v, void *field)
+{
+    apsp_opts_b *o = field;
+    return bench_parse_ints(v, o->sizes, MAX_SIZES, &o->n_sizes, 1, 1 << 20) == 0
+               ? 0 : bad_value(name, v);
+}
+
+/* --methods: a list of names into the methods of the apsp_opts_b *field (an empty list
+ * leaves none, which parse_args refuses). */
+static int parse_methods(const char *name, const char *v, void *field)
+{
+    apsp_opts_b *o = field;
+    const char *p = v;
+    int rc = 0;
+    o->n_methods = 0;
+    while (rc == 0 && *p)
+        rc = o->n_methods < MAX_METHODS
+                 ? bench_list_next(&p, o->methods[o->n_methods++], sizeof o->methods[0])
+                 : -1;
+    return rc == 0 ? 0 : bad_value(name, v);
+}
+
+/* --weights: a list of int32, float, double into the weights of the apsp_opts_b *field (an
+ * empty list leaves none, which parse_args refuses). */
+static int parse_weights(const char *name, const char *v, void *field)
+{
+    apsp_opts_b *o = field;
+    const char *p = v;
+    char item[16];
+    int rc = 0;
+    o->n_weights = 0;
+    while (rc == 0 && *p)
+        rc = o->n_weights < MAX_WEIGHTS && bench_list_next(&p, item, sizeof item) == 0
+                 ? (krill_apsp_weight_parse(item, &o->weights[o->n_weights++]) == KRILL_OK
+                        ? 0 : -1)
+                 : -1;
+    return rc == 0 ? 0 : bad_value(name, v);
+}
+
+/* --max-seconds, --peak-seconds: seconds in [0, 1e6] into the double *field. */
+static int parse_seconds(const char *name, const char *v, void *field)
+{
+    double *out = field;
     char *end = NULL;
     int rc = 0;
     *out = strtod(v, &end);
     if (end == v || *end != '\0' || !(*out >= 0.0 && *out <= 1e6)) {
-        fprintf(stderr, "bench_apsp: %s expects seconds >= 0, got '%s'\n", option, v);
-        rc = -1;
+        fprintf(stderr, "bench_apsp: %s expects seconds >= 0, got '%s'\n", name, v);
+        rc = bad_value(name, v);
     }
     return rc;
 }
 
+/* The options into o (bench_parse_options; there are no positional arguments), then the
+ * defaults of those not given and the check that the device has the methods. */
 static int parse_args(int argc, char **argv, apsp_opts_b *o)
 {
-    int rc = 0, sizes_given = 0, methods_given = 0;
+    const bench_opt opts[] = {
+        {.name = "--device", .kind = BENCH_OPT_DEVICE, .field = &o->device},
+        {.name = "--threads", .kind = BENCH_OPT_PARSE, .field = &o->threads,
+         .parse = parse_threads},
+        {.name = "--sizes", .kind = BENCH_OPT_PARSE, .field = o, .parse = parse_sizes},
+        {.name = "--runs", .kind = BENCH_OPT_PARSE, .field = &o->runs, .parse = parse_runs},
+        {.name = "--warmup", .kind = BENCH_OPT_PARSE, .field = &o->warmup,
+         .parse = parse_warmup},
+        {.name = "--methods", .kind = BENCH_OPT_PARSE, .field = o, .parse = parse_methods},
+        {.name = "--weights", .kind = BENCH_OPT_PARSE, .field = o, .parse = parse_weights},
+        {.name = "--paths", .kind = BENCH_OPT_FLAG, .field = &o->paths},
+        {.name = "--max-seconds", .kind = BENCH_OPT_PARSE, .field = &o->max_seconds,
+         .parse = parse_seconds},
+        {.name = "--peak-seconds", .kind = BENCH_OPT_PARSE, .field = &o->peak_seconds,
+         .parse = parse_seconds},
+        {.name = "--write-graph", .kind = BENCH_OPT_STRING, .field = &o->graph_dir},
+        {.name = "--write-dist", .kind = BENCH_OPT_STRING, .field = &o->dist_dir},
+        {.name = "--csv", .kind = BENCH_OPT_STRING, .field = &o->csv_path},
+        {.name = "--json", .kind = BENCH_OPT_STRING, .field = &o->json_path},
+        {.name = NULL},
+    };
+    int rc;
     memset(o, 0, sizeof *o);
     o->device = krill_cuda_device_count() > 0 ? KRILL_DEVICE_CUDA : KRILL_DEVICE_CPU;
+    o->n_methods = -1;           /* until --methods: every method of the device */
     o->n_weights = 2;
     o->weights[0] = KRILL_APSP_INT32;
     o->weights[1] = KRILL_APSP_FLOAT;
@@ -107,84 +212,18 @@ static int parse_args(int argc, char **argv, apsp_opts_b *o)
     o->warmup = 1;
     o->max_seconds = 20.0;
     o->peak_seconds = 0.5;
-    for (int i = 1; rc == 0 && i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        int one[1], count = 0;
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            usage(stdout);
-            exit(0);
-        }
-        if (strcmp(a, "--paths") == 0) {
-            o->paths = 1;
-            continue;
-        }
-        if (!v) {
-            fprintf(stderr, "bench_apsp: %s needs a value\n", a);
-            rc = -1;
-        } else if (strcmp(a, "--device") == 0) {
-            if (bench_parse_device(v, &o->device) != 0) {
-                fprintf(stderr, "bench_apsp: --device cpu|gpu, got '%s'\n", v);
-                rc = -1;
-            }
-        } else if (strcmp(a, "--threads") == 0) {
-            rc = bench_parse_ints(v, one, 1, &count, 0, 4096);
-            o->threads = one[0];
-        } else if (strcmp(a, "--sizes") == 0) {
-            rc = bench_parse_ints(v, o->sizes, MAX_SIZES, &o->n_sizes, 1, 1 << 20);
-            sizes_given = 1;
-        } else if (strcmp(a, "--runs") == 0) {
-            rc = bench_parse_ints(v, one, 1, &count, 1, 1000);
-            o->runs = one[0];
-        } else if (strcmp(a, "--warmup") == 0) {
-            rc = bench_parse_ints(v, one, 1, &count, 0, 1000);
-            o->warmup = one[0];
-        } else if (strcmp(a, "--methods") == 0) {
-            const char *p = v;
-            o->n_methods = 0;
-            while (rc == 0 && *p)
-                rc = o->n_methods < MAX_METHODS
-                         ? bench_list_next(&p, o->methods[o->n_methods++], sizeof o->methods[0])
-                         : -1;
-            methods_given = 1;
-        } else if (strcmp(a, "--weights") == 0) {
-            const char *p = v;
-            char item[16];
-            o->n_weights = 0;
-            while (rc == 0 && *p)
-                rc = o->n_weights < MAX_WEIGHTS && bench_list_next(&p, item, sizeof item) == 0
-                         ? (krill_apsp_weight_parse(item, &o->weights[o->n_weights++]) == KRILL_OK
-                                ? 0 : -1)
-                         : -1;
-        } else if (strcmp(a, "--max-seconds") == 0) {
-            rc = parse_seconds(a, v, &o->max_seconds);
-        } else if (strcmp(a, "--peak-seconds") == 0) {
-            rc = parse_seconds(a, v, &o->peak_seconds);
-        } else if (strcmp(a, "--write-graph") == 0) {
-            o->graph_dir = v;
-        } else if (strcmp(a, "--write-dist") == 0) {
-            o->dist_dir = v;
-        } else if (strcmp(a, "--csv") == 0) {
-            o->csv_path = v;
-        } else if (strcmp(a, "--json") == 0) {
-            o->json_path = v;
-        } else {
-            fprintf(stderr, "bench_apsp: unknown option %s\n", a);
-            rc = -2;
-        }
-        if (rc == -1 && v) fprintf(stderr, "bench_apsp: bad value for %s: '%s'\n", a, v);
-        i++;
-    }
-    if (rc == 0 && (o->n_methods == 0 && methods_given)) rc = -1;
-    if (rc == 0 && o->n_weights == 0) rc = -1;
-    if (rc == 0 && !sizes_given) {
+    rc = bench_parse_options(argc, argv, "bench_apsp", opts, NULL, help, NULL);
+    if (rc == 0 && (o->n_methods == 0 || o->n_weights == 0)) rc = -1;   /* an empty list */
+    if (rc == 0 && o->n_sizes == 0) {   /* no --sizes (a list given has one at least) */
         static const int cpu[] = {256, 512, 1024, 2048}, gpu[] = {512, 1024, 2048, 4096, 8192,
                                                                    16384};
         const int on_gpu = o->device == KRILL_DEVICE_CUDA;
         o->n_sizes = on_gpu ? 6 : 4;
         memcpy(o->sizes, on_gpu ? gpu : cpu, (size_t)o->n_sizes * sizeof(int));
     }
-    if (rc == 0 && !methods_given) {
+    if (rc == 0 && o->n_methods < 0) {
         const char *const *names = krill_apsp_methods();
+        o->n_methods = 0;
         for (int k = 0; names[k] && o->n_methods < MAX_METHODS; k++)
             if (krill_apsp_method_on(names[k], o->device))
                 snprintf(o->methods[o->n_methods++], sizeof o->methods[0], "%s", names[k]);

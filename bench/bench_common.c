@@ -265,6 +265,9 @@ static int set_opt(const char *prog, const bench_opt *opt, const char *value)
             rc = -1;
         }
         break;
+    case BENCH_OPT_PARSE:
+        rc = opt->parse(opt->name, value, opt->field);
+        break;
     }
     return rc;
 }
@@ -302,7 +305,7 @@ int bench_parse_options(int argc, char **argv, const char *prog, const bench_opt
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         bench_opt opt;
         const int known = lookup(opts, run, a, &opt);
-        if (a[0] != '-' || a[1] == '\0') {   /* a positional argument: keep it, in order */
+        if (n_positional && (a[0] != '-' || a[1] == '\0')) {   /* positional: keep, in order */
             argv[n_pos++] = argv[i];
         } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             usage(stdout);
@@ -321,7 +324,7 @@ int bench_parse_options(int argc, char **argv, const char *prog, const bench_opt
             i++;
         }
     }
-    *n_positional = n_pos - 1;
+    if (n_positional) *n_positional = n_pos - 1;
     return rc;
 }
 int bench_names(char **argv, int n, const char *const *defaults, const char *const **names)

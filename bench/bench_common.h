@@ -71,17 +71,24 @@ typedef enum bench_opt_kind {
     BENCH_OPT_DOUBLE,    /* double field, by atof */
     BENCH_OPT_STRING,    /* const char * field: the argument itself (argv's, writable) */
     BENCH_OPT_DEVICE,    /* krill_device field, by bench_parse_device */
-    BENCH_OPT_CHOICE     /* int field: the index of the value in choices */
+    BENCH_OPT_CHOICE,    /* int field: the index of the value in choices */
+    BENCH_OPT_PARSE      /* any field, by the entry's parse function */
 } bench_opt_kind;
 
+/* The parser of a BENCH_OPT_PARSE value: sets *field from value and returns 0, or returns
+ * -1 after printing on stderr why value is refused. name is the option's ("--threads"). */
+typedef int (*bench_opt_parse_fn)(const char *name, const char *value, void *field);
+
 /* One option of a benchmark's command line: its name ("--threads"), the kind of its value,
- * the field it sets, and for BENCH_OPT_CHOICE the names allowed (NULL-terminated). A table
- * of them ends with an entry whose name is NULL. */
+ * the field it sets, for BENCH_OPT_CHOICE the names allowed (NULL-terminated) and for
+ * BENCH_OPT_PARSE the function that reads the value. A table of them ends with an entry
+ * whose name is NULL. */
 typedef struct bench_opt {
     const char *name;
     bench_opt_kind kind;
     void *field;
     const char *const *choices;
+    bench_opt_parse_fn parse;
 } bench_opt;
 
 /* The options the device benchmarks share (bench_parse_options reads them when given one):
@@ -94,12 +101,14 @@ typedef struct bench_run_opts {
 } bench_run_opts;
 
 /* The command-line loop of the benchmarks. Options may come anywhere; the positional
- * arguments are moved, in order, to argv[1..] and counted in *n_positional. -h / --help
+ * arguments are moved, in order, to argv[1..] and counted in *n_positional; with
+ * n_positional NULL there are none: every argument is read as an option. -h / --help
  * prints usage to stdout and exits 0. An option of opts, or of run (may be NULL: then they
  * are unknown), sets its field: run is filled with its defaults first; opts' fields keep
  * theirs when absent; the last one given wins. Returns 0, or -1 after printing on stderr
  * "PROG: OPT needs a value", "PROG: unknown option OPT" and the usage, or
- * "PROG: OPT: 'VALUE' is not cpu or gpu" (a device) / "... is not a, b or c" (a choice). */
+ * "PROG: OPT: 'VALUE' is not cpu or gpu" (a device) / "... is not a, b or c" (a choice),
+ * or after the parse function of a BENCH_OPT_PARSE option refused its value. */
 int bench_parse_options(int argc, char **argv, const char *prog, const bench_opt *opts,
                         bench_run_opts *run, void (*usage)(FILE *f), int *n_positional);
 

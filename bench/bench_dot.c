@@ -179,9 +179,94 @@ static int bad(const char *option, const char *value, const char *expected)
     return -1;
 }
 
+/* --threads and --k: an integer in [1, 4096] into the int *field. */
+static int parse_1_4096(const char *name, const char *v, void *field)
+{
+    return parse_int(v, field, 1, 4096) ? bad(name, v, "an integer in [1, 4096]") : 0;
+}
+
+/* --n and --trials: an integer >= 1 into the int *field. */
+static int parse_positive(const char *name, const char *v, void *field)
+{
+    return parse_int(v, field, 1, INT_MAX) ? bad(name, v, "an integer >= 1") : 0;
+}
+
+/* --reps: an integer in [1, 100000] into the int *field. */
+static int parse_reps(const char *name, const char *v, void *field)
+{
+    return parse_int(v, field, 1, 100000) ? bad(name, v, "an integer >= 1") : 0;
+}
+
+/* --warmup: an integer in [0, 100000] into the int *field. */
+static int parse_warmup(const char *name, const char *v, void *field)
+{
+    return parse_int(v, field, 0, 100000) ? bad(name, v, "an integer >= 0") : 0;
+}
+
+/* --phis: a list of phi in [0, 20] into the phis of the dot_opts *field. */
+static int parse_phis(const char *name, const char *v, void *field)
+{
+    dot_opts *o = field;
+    int rc = parse_list(v, o->phis, &o->n_phis) ? bad(name, v, "a list of numbers") : 0;
+    for (int k = 0; k < o->n_phis && rc == 0; k++)
+        if (!(o->phis[k] >= 0 && o->phis[k] <= KRILL_GEN_PHI_MAX))
+            rc = bad(name, v, "values in [0, 20]");
+    return rc;
+}
+
+/* --slices: a list of slice counts in [1, 64] into the slices of the dot_opts *field. */
+static int parse_slices(const char *name, const char *v, void *field)
+{
+    dot_opts *o = field;
+    return parse_int_list(v, o->slices, &o->n_slices, 1, 64)
+               ? bad(name, v, "a list of integers in [1, 64]") : 0;
+}
+
+/* --sizes: a list of log2 n in [0, 30] into the log2_sizes of the dot_opts *field. */
+static int parse_sizes(const char *name, const char *v, void *field)
+{
+    dot_opts *o = field;
+    return parse_int_list(v, o->log2_sizes, &o->n_sizes, 0, 30)
+               ? bad(name, v, "a list of log2 sizes in [0, 30]") : 0;
+}
+
+/* --phi: a number in [0, 20] into the double *field. */
+static int parse_phi(const char *name, const char *v, void *field)
+{
+    double *phi = field;
+    char *end = NULL;
+    *phi = strtod(v, &end);
+    return end == v || *end || !(*phi >= 0 && *phi <= KRILL_GEN_PHI_MAX)
+               ? bad(name, v, "a number in [0, 20]") : 0;
+}
+
+/* The part (argv[1]: accuracy, gemv or speed), then its options into o
+ * (bench_parse_options; there are no other positional arguments). */
 static int parse_args(int argc, char **argv, dot_opts *o)
 {
-    int rc = 0;
+    int no_check = 0, rc = 0;    /* no_check: --no-check was given */
+    const bench_opt opts[] = {
+        {.name = "--device", .kind = BENCH_OPT_DEVICE, .field = &o->device},
+        {.name = "--threads", .kind = BENCH_OPT_PARSE, .field = &o->threads,
+         .parse = parse_1_4096},
+        {.name = "--n", .kind = BENCH_OPT_PARSE, .field = &o->n, .parse = parse_positive},
+        {.name = "--k", .kind = BENCH_OPT_PARSE, .field = &o->k, .parse = parse_1_4096},
+        {.name = "--trials", .kind = BENCH_OPT_PARSE, .field = &o->trials,
+         .parse = parse_positive},
+        {.name = "--phis", .kind = BENCH_OPT_PARSE, .field = o, .parse = parse_phis},
+        {.name = "--slices", .kind = BENCH_OPT_PARSE, .field = o, .parse = parse_slices},
+        {.name = "--sizes", .kind = BENCH_OPT_PARSE, .field = o, .parse = parse_sizes},
+        {.name = "--phi", .kind = BENCH_OPT_PARSE, .field = &o->phi, .parse = parse_phi},
+        {.name = "--reps", .kind = BENCH_OPT_PARSE, .field = &o->reps, .parse = parse_reps},
+        {.name = "--warmup", .kind = BENCH_OPT_PARSE, .field = &o->warmup,
+         .parse = parse_warmup},
+        {.name = "--no-check", .kind = BENCH_OPT_FLAG, .field = &no_check},
+        {.name = "--md", .kind = BENCH_OPT_STRING, .field = &o->md_path},
+        {.name = "--csv", .kind = BENCH_OPT_STRING, .field = &o->csv_path},
+        {.name = "--write-gpu", .kind = BENCH_OPT_STRING, .field = &o->write_gpu_path},
+        {.name = "--read-gpu", .kind = BENCH_OPT_STRING, .field = &o->read_gpu_path},
+        {.name = NULL},
+    };
     memset(o, 0, sizeof *o);
     o->device = KRILL_DEVICE_CUDA;
     o->n = 1000;
@@ -195,78 +280,22 @@ static int parse_args(int argc, char **argv, dot_opts *o)
     o->phi = 4.0;
     o->reps = 11;
     o->warmup = 5;
-    o->check = 1;
     o->k = 64;
+    if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+        usage(stdout);
+        exit(0);
+    }
     if (argc < 2 || (strcmp(argv[1], "accuracy") != 0 && strcmp(argv[1], "speed") != 0 &&
                      strcmp(argv[1], "gemv") != 0)) {
-        if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-            usage(stdout);
-            exit(0);
-        }
         usage(stderr);
-        return -1;
+        rc = -1;
+    } else {
+        o->speed = strcmp(argv[1], "speed") == 0;
+        o->gemv = strcmp(argv[1], "gemv") == 0;
+        if (o->gemv) o->trials = 16;
+        rc = bench_parse_options(argc - 1, argv + 1, "bench_dot", opts, NULL, usage, NULL);
     }
-    o->speed = strcmp(argv[1], "speed") == 0;
-    o->gemv = strcmp(argv[1], "gemv") == 0;
-    if (o->gemv) o->trials = 16;
-    for (int i = 2; i < argc && rc == 0; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage(stdout);
-            exit(0);
-        } else if (!strcmp(a, "--no-check")) {
-            o->check = 0;
-            continue;
-        } else if (!v) {
-            fprintf(stderr, "bench_dot: %s needs a value\n", a);
-            rc = -1;
-            break;
-        }
-        if (!strcmp(a, "--device")) {
-            if (bench_parse_device(v, &o->device) != 0) rc = bad(a, v, "gpu or cpu");
-        } else if (!strcmp(a, "--threads")) {
-            if (parse_int(v, &o->threads, 1, 4096)) rc = bad(a, v, "an integer in [1, 4096]");
-        } else if (!strcmp(a, "--n")) {
-            if (parse_int(v, &o->n, 1, INT_MAX)) rc = bad(a, v, "an integer >= 1");
-        } else if (!strcmp(a, "--k")) {
-            if (parse_int(v, &o->k, 1, 4096)) rc = bad(a, v, "an integer in [1, 4096]");
-        } else if (!strcmp(a, "--trials")) {
-            if (parse_int(v, &o->trials, 1, INT_MAX)) rc = bad(a, v, "an integer >= 1");
-        } else if (!strcmp(a, "--phis")) {
-            if (parse_list(v, o->phis, &o->n_phis)) rc = bad(a, v, "a list of numbers");
-            for (int k = 0; k < o->n_phis && rc == 0; k++)
-                if (!(o->phis[k] >= 0 && o->phis[k] <= KRILL_GEN_PHI_MAX))
-                    rc = bad(a, v, "values in [0, 20]");
-        } else if (!strcmp(a, "--slices")) {
-            if (parse_int_list(v, o->slices, &o->n_slices, 1, 64))
-                rc = bad(a, v, "a list of integers in [1, 64]");
-        } else if (!strcmp(a, "--sizes")) {
-            if (parse_int_list(v, o->log2_sizes, &o->n_sizes, 0, 30))
-                rc = bad(a, v, "a list of log2 sizes in [0, 30]");
-        } else if (!strcmp(a, "--phi")) {
-            char *end = NULL;
-            o->phi = strtod(v, &end);
-            if (end == v || *end || !(o->phi >= 0 && o->phi <= KRILL_GEN_PHI_MAX))
-                rc = bad(a, v, "a number in [0, 20]");
-        } else if (!strcmp(a, "--reps")) {
-            if (parse_int(v, &o->reps, 1, 100000)) rc = bad(a, v, "an integer >= 1");
-        } else if (!strcmp(a, "--warmup")) {
-            if (parse_int(v, &o->warmup, 0, 100000)) rc = bad(a, v, "an integer >= 0");
-        } else if (!strcmp(a, "--md")) {
-            o->md_path = v;
-        } else if (!strcmp(a, "--csv")) {
-            o->csv_path = v;
-        } else if (!strcmp(a, "--write-gpu")) {
-            o->write_gpu_path = v;
-        } else if (!strcmp(a, "--read-gpu")) {
-            o->read_gpu_path = v;
-        } else {
-            fprintf(stderr, "bench_dot: unknown option %s\n", a);
-            usage(stderr);
-            rc = -1;
-        }
-        i++;
-    }
+    o->check = !no_check;
     if (rc == 0 && o->write_gpu_path && o->read_gpu_path) {
         fprintf(stderr, "bench_dot: --write-gpu and --read-gpu exclude each other\n");
         rc = -1;

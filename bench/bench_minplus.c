@@ -62,9 +62,72 @@ static void usage(FILE *f)
                "there is one,\nweights int32,float,double, S = 0.5 s per weight type\n");
 }
 
+/* --threads: 0..4096 into the int *field. */
+static int parse_threads(const char *name, const char *v, void *field)
+{
+    int t[1], count = 0, rc = 0;
+    if (bench_parse_ints(v, t, 1, &count, 0, 4096) != 0) {
+        fprintf(stderr, "bench_minplus: %s expects 0..4096, got '%s'\n", name, v);
+        rc = -1;
+    } else {
+        *(int *)field = t[0];
+    }
+    return rc;
+}
+
+/* --weights: a list of int32, float, double into the weights of the minplus_opts *field. */
+static int parse_weights(const char *name, const char *v, void *field)
+{
+    minplus_opts *o = field;
+    const char *p = v;
+    char item[16];
+    int rc = 0;
+    o->n_weights = 0;
+    while (rc == 0 && *p) {
+        if (o->n_weights >= MAX_WEIGHTS || bench_list_next(&p, item, sizeof item) != 0 ||
+            krill_apsp_weight_parse(item, &o->weights[o->n_weights]) != 0) {
+            fprintf(stderr, "bench_minplus: %s: a list of int32, float, double; got '%s'\n",
+                    name, v);
+            rc = -1;
+        } else {
+            o->n_weights++;
+        }
+    }
+    if (rc == 0 && o->n_weights == 0) {
+        fprintf(stderr, "bench_minplus: %s: empty\n", name);
+        rc = -1;
+    }
+    return rc;
+}
+
+/* --seconds: a time in (0, 600] into the double *field. */
+static int parse_seconds(const char *name, const char *v, void *field)
+{
+    double *seconds = field;
+    char *end = NULL;
+    int rc = 0;
+    *seconds = strtod(v, &end);
+    if (end == v || *end != '\0' || !(*seconds > 0.0 && *seconds <= 600.0)) {
+        fprintf(stderr, "bench_minplus: %s expects a time in (0, 600], got '%s'\n", name, v);
+        rc = -1;
+    }
+    return rc;
+}
+
+/* The options into o (bench_parse_options); there are no positional arguments. */
 static int parse_args(int argc, char **argv, minplus_opts *o)
 {
-    int rc = 0;
+    const bench_opt opts[] = {
+        {.name = "--device", .kind = BENCH_OPT_DEVICE, .field = &o->device},
+        {.name = "--threads", .kind = BENCH_OPT_PARSE, .field = &o->threads,
+         .parse = parse_threads},
+        {.name = "--weights", .kind = BENCH_OPT_PARSE, .field = o, .parse = parse_weights},
+        {.name = "--seconds", .kind = BENCH_OPT_PARSE, .field = &o->seconds,
+         .parse = parse_seconds},
+        {.name = "--csv", .kind = BENCH_OPT_STRING, .field = &o->csv_path},
+        {.name = "--json", .kind = BENCH_OPT_STRING, .field = &o->json_path},
+        {.name = NULL},
+    };
     memset(o, 0, sizeof *o);
     o->device = krill_cuda_device_count() > 0 ? KRILL_DEVICE_CUDA : KRILL_DEVICE_CPU;
     o->n_weights = 3;
@@ -72,66 +135,7 @@ static int parse_args(int argc, char **argv, minplus_opts *o)
     o->weights[1] = KRILL_APSP_FLOAT;
     o->weights[2] = KRILL_APSP_DOUBLE;
     o->seconds = 0.5;
-    for (int i = 1; rc == 0 && i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            usage(stdout);
-            exit(0);
-        }
-        if (!v) {
-            fprintf(stderr, "bench_minplus: %s needs a value\n", a);
-            rc = -1;
-        } else if (strcmp(a, "--device") == 0) {
-            if (bench_parse_device(v, &o->device) != 0) {
-                fprintf(stderr, "bench_minplus: --device cpu|gpu, got '%s'\n", v);
-                rc = -1;
-            }
-        } else if (strcmp(a, "--threads") == 0) {
-            int t[1], count = 0;
-            if (bench_parse_ints(v, t, 1, &count, 0, 4096) != 0) {
-                fprintf(stderr, "bench_minplus: --threads expects 0..4096, got '%s'\n", v);
-                rc = -1;
-            } else {
-                o->threads = t[0];
-            }
-        } else if (strcmp(a, "--weights") == 0) {
-            const char *p = v;
-            char item[16];
-            o->n_weights = 0;
-            while (rc == 0 && *p) {
-                if (o->n_weights >= MAX_WEIGHTS || bench_list_next(&p, item, sizeof item) != 0 ||
-                    krill_apsp_weight_parse(item, &o->weights[o->n_weights]) != 0) {
-                    fprintf(stderr, "bench_minplus: --weights: a list of int32, float, double; "
-                            "got '%s'\n", v);
-                    rc = -1;
-                } else {
-                    o->n_weights++;
-                }
-            }
-            if (rc == 0 && o->n_weights == 0) {
-                fprintf(stderr, "bench_minplus: --weights: empty\n");
-                rc = -1;
-            }
-        } else if (strcmp(a, "--seconds") == 0) {
-            char *end = NULL;
-            o->seconds = strtod(v, &end);
-            if (end == v || *end != '\0' || !(o->seconds > 0.0 && o->seconds <= 600.0)) {
-                fprintf(stderr, "bench_minplus: --seconds expects a time in (0, 600], got '%s'\n",
-                        v);
-                rc = -1;
-            }
-        } else if (strcmp(a, "--csv") == 0) {
-            o->csv_path = v;
-        } else if (strcmp(a, "--json") == 0) {
-            o->json_path = v;
-        } else {
-            fprintf(stderr, "bench_minplus: unknown option %s\n", a);
-            usage(stderr);
-            rc = -1;
-        }
-        i++;
-    }
-    return rc;
+    return bench_parse_options(argc, argv, "bench_minplus", opts, NULL, usage, NULL);
 }
 
 /* SMs and the nominal SM clock of a GPU context; threads of a CPU one. */
