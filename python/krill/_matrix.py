@@ -135,6 +135,13 @@ class Matrix:
         what it allocated). krill_ctx_alloc_stats_get."""
         return dict(self._core.alloc_stats())
 
+    def release_cache(self):
+        """Free the solver workspace (the Krylov vectors, in the context's memory: GPU
+        memory on a GPU) that a solve keeps for the next one, which takes it back instead of
+        allocating (krill_ctx_release_cache). The Matrix stays usable; its next solve
+        allocates again."""
+        self._core.release_cache()
+
     def __repr__(self):
         return (f"krill.Matrix(shape={self.shape}, nnz={self.nnz}, format={self.format!r}, "
                 f"nbytes={self.nbytes})")

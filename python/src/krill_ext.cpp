@@ -493,6 +493,12 @@ class Matrix {
         return alloc_stats_dict(s);
     }
     nb::dict build_alloc_stats() const { return alloc_stats_dict(build_allocs_); }
+    // krill_ctx_release_cache: the solver workspace kept for the next solve, freed now
+    void release_cache()
+    {
+        busy_guard guard(this);
+        krill_ctx_release_cache(ctx_.p);
+    }
     nb::list kept_preconditioners() const
     {
         nb::list out;
@@ -655,6 +661,7 @@ NB_MODULE(_core, m)
         .def("update_values_in_place", &Matrix::update_values_in_place)
         .def("alloc_stats", &Matrix::alloc_stats)
         .def("build_alloc_stats", &Matrix::build_alloc_stats)
+        .def("release_cache", &Matrix::release_cache)
         .def_prop_ro("on_gpu", &Matrix::on_gpu)
         .def("spmv", &Matrix::spmv, "x"_a, "y"_a)
         .def("time_spmv", &Matrix::time_spmv, "warmup"_a, "reps"_a)

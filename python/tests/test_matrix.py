@@ -24,6 +24,26 @@ def test_repeated_solves_equal_krill_solve():
     assert sorted(m.preconditioners) == ["ilu0", "jacobi"]   # built once, kept
 
 
+def test_kept_workspace_and_release_cache():
+    # a repeated solve takes the kept workspace back (allocates only its x and b vectors);
+    # after release_cache it allocates the workspace again; the answers do not change
+    a = poisson2d(20)
+    b = rhs(a)
+    m = krill.Matrix(a, format="csr")
+    first = m.solve(b, solver="gmres", rtol=1e-10)
+    s0 = m.device_alloc_stats()
+    again = m.solve(b, solver="gmres", rtol=1e-10)
+    s1 = m.device_alloc_stats()
+    m.release_cache()
+    fresh = m.solve(b, solver="gmres", rtol=1e-10)
+    s2 = m.device_alloc_stats()
+    repeat_allocs = s1["allocations"] - s0["allocations"]
+    assert s2["allocations"] - s1["allocations"] > repeat_allocs
+    for r in (again, fresh):
+        assert r.iterations == first.iterations
+        np.testing.assert_array_equal(r.x, first.x)
+
+
 def test_properties():
     a = poisson2d(10)
     m = krill.Matrix(a)
