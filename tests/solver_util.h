@@ -153,6 +153,39 @@ static inline krill_status su_solve(su_system *s, const krill_pc *pc,
     return krill_solve(s->a, pc, s->b, s->x, o, info);
 }
 
+/* diag(d) x = 1 (n entries) on ctx from x = 0, without a preconditioner: the status of
+ * krill_solve; info filled (the caller frees its history). The indefinite tests' system. */
+static inline krill_status su_diagonal_solve(krill_ctx *ctx, int32_t n, const double *d,
+                                             const krill_solver_opts *o, krill_solve_info *info)
+{
+    int32_t *idx = malloc(((size_t)n + 1) * sizeof *idx);
+    double *ones = malloc(((size_t)n + 1) * sizeof *ones);
+    krill_csr *csr = NULL;
+    krill_mat *a = NULL;
+    krill_vec *b = NULL, *x = NULL;
+    krill_status st;
+    if (!idx || !ones) exit(1);
+    for (int32_t i = 0; i < n; i++) {
+        idx[i] = i;
+        ones[i] = 1.0;
+    }
+    if (krill_csr_from_triplets(n, n, n, idx, idx, d, &csr) != KRILL_OK ||
+        krill_mat_create(ctx, csr, NULL, &a) != KRILL_OK ||
+        krill_vec_create(ctx, n, &b) != KRILL_OK || krill_vec_create(ctx, n, &x) != KRILL_OK ||
+        krill_vec_upload(b, ones) != KRILL_OK || krill_vec_fill(x, 0.0) != KRILL_OK) {
+        fprintf(stderr, "setting up diag(d) x = 1 failed: %s\n", krill_last_error());
+        exit(1);
+    }
+    st = krill_solve(a, NULL, b, x, o, info);
+    krill_vec_destroy(&b);
+    krill_vec_destroy(&x);
+    krill_mat_destroy(&a);
+    krill_csr_destroy(&csr);
+    free(idx);
+    free(ones);
+    return st;
+}
+
 /* ---- condition number of an SPD matrix --------------------------------------------------
  * lambda_max by power iteration, lambda_min by inverse iteration with a banded Cholesky
  * factor (dense within the band: fine for the small test matrices). */
