@@ -88,7 +88,8 @@ krill_status krill_initial_residual(const krill_solve_problem *p, double *r, dou
  * when the host polls at a point where it already waits for the device (the scalar reads
  * the algorithm needs). Timing thus adds no host synchronization to the loop; only a ring
  * that fills up (64 events without a poll, which the solvers never do) waits for its
- * oldest interval. `setup` and `total` are host wall clock; `other` is what the rest does
+ * oldest interval. `setup` and `total` are host wall clock (setup ends with one wait for
+ * the device, so that its queued work is not timed again by the loop's events); `other` is what the rest does
  * not account for (vector updates, host least squares, synchronization, cleanup). */
 typedef enum krill_phase {
     KRILL_PHASE_SPMV = 0,

@@ -35,16 +35,23 @@ krill_status krill_timer_phase(krill_phase_timer *t, krill_phase phase)
     return KRILL_OK;
 }
 
+/* The setup ends when its GPU work has: without the wait, work still queued (kept workspace
+ * blocks need no cudaMalloc, whose implicit synchronization used to do it) would be timed
+ * twice, in setup's wall time and by the loop's first event. */
 krill_status krill_timer_loop(krill_phase_timer *t, krill_phase phase)
 {
-    double now = krill_wtime();
+    krill_status st = KRILL_OK;
+    double now;
+    if (t->ring) KRILL_TRY(krill_ctx_sync(t->ctx));
+    now = krill_wtime();
     t->setup = now - t->t_start;
     t->current = phase;
     t->t_switch = now;
 #ifdef KRILL_HAVE_CUDA
-    if (t->ring) return krill_cuda_timer_record(t->ring, (int)phase, t->acc);
+    if (t->ring) st = krill_cuda_timer_record(t->ring, (int)phase, t->acc);
 #endif
-    return KRILL_OK;
+cleanup:
+    return st;
 }
 
 krill_status krill_timer_poll(krill_phase_timer *t)
