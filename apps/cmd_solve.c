@@ -78,7 +78,9 @@ static void solve_usage(FILE *out)
             "                      or METIS's parts of the graph of A + A^T, rows renumbered\n"
             "                      (x and b stay in A's numbering; rank 0 reads A; needs a\n"
             "                      build with METIS; one process: nothing to partition)\n"
-            "  --device auto|cpu|gpu   default auto: the GPU when one is present\n"
+            "  --device auto|cpu|gpu   default auto: the GPU when one is present (under\n"
+            "                      mpirun the CPU; gpu: rank r of a node takes its GPU\n"
+            "                      r mod the node's GPU count)\n"
             "  --threads N         OpenMP threads (default: OpenMP's)\n"
             "  --repro[=S]         reproducible mode: every reduction by the Ozaki scheme, so\n"
             "                      the same input gives the same bits on any thread count,\n"
@@ -247,6 +249,7 @@ static int solve_run(int argc, char **argv)
 
     ctx_opts.device = device_types[args.device];
     ctx_opts.threads = args.threads;
+    if (ranks.on) ctx_opts.device_id = KRILL_DEVICE_ID_LOCAL_RANK;   /* one GPU per rank */
     CLI_TRY(cli_ranks_ctx(&ranks, &ctx_opts, &ctx));
     report.device = krill_ctx_describe(ctx);
     if (args.repro) CLI_TRY(krill_ctx_set_repro(ctx, KRILL_REPRO_OZAKI, args.repro_slices));

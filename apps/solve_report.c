@@ -108,8 +108,12 @@ void cli_report_human(FILE *out, const cli_solve_report *r)
     cli_print_time(out, 8, "ortho", t->ortho, t->total);
     cli_print_time(out, 8, "other", t->other, t->total);
     cli_print_time(out, 8, "total", t->total, 0.0);
-    if (r->ranks > 1)
+    if (r->ranks > 1) {
         cli_print_time(out, 8, "comm", t->comm, t->total);   /* within the phases above */
+        if (t->halo > 0.0)
+            fprintf(out, "          halo exchange in flight %.3f ms, %.1f%% of it hidden behind "
+                    "the local product\n", 1e3 * t->halo, 100.0 * t->halo_hidden / t->halo);
+    }
     if (r->info.iterations > 0)
         fprintf(out, "          %.3f ms per iteration\n",
                 1e3 * t->total / (double)r->info.iterations);
@@ -145,6 +149,8 @@ void cli_report_json(FILE *out, const cli_solve_report *r)
     cli_json_number(&json, "other", t->other);
     cli_json_number(&json, "total", t->total);
     cli_json_number(&json, "comm", t->comm);
+    cli_json_number(&json, "halo", t->halo);
+    cli_json_number(&json, "halo_hidden", t->halo_hidden);
     if (r->runs > 0) {   /* --runs: the median whole-solve time of the repeats */
         cli_json_int(&json, "runs", r->runs);
         cli_json_number(&json, "median_total", r->median_total);

@@ -5,7 +5,9 @@
  * thread sums its chunk in index order, and the partial sums are added in thread order:
  * a given thread count always gives the same bits (OpenMP's reduction clause combines in
  * arrival order, which does not). On a context with a communicator each rank's sum is then
- * added over the ranks (krill_ctx_allreduce: one MPI_Allreduce of 8 bytes). */
+ * added over the ranks (krill_ctx_allreduce: one MPI_Allreduce of 8 bytes). On a CUDA
+ * context the result is in device memory; on a communicator it is brought to the host,
+ * summed over the ranks and put back (krill_ctx_allreduce_device: 8 bytes each way). */
 #include <math.h>
 #include <omp.h>
 #include <string.h>
@@ -120,7 +122,12 @@ krill_status krill_blas_dot(krill_ctx *ctx, int64_t n, const double *x, const do
 {
     /* reproducible mode: the Ozaki scheme (ozaki/), on the CPU or the GPU */
     if (ctx->repro != KRILL_REPRO_OFF) return ctx->repro_ops->dot(ctx, n, x, y, result);
-    GPU(ctx, krill_cuda_dot(ctx, n, x, y, result));
+#ifdef KRILL_HAVE_CUDA
+    if (krill_on_gpu(ctx)) {   /* *result in device memory; with a communicator summed there */
+        krill_status st = krill_cuda_dot(ctx, n, x, y, result);
+        return st == KRILL_OK ? krill_ctx_allreduce_device(ctx, result, 1, NULL, 0) : st;
+    }
+#endif
     *result = dot_cpu(ctx, n, x, y);
     return krill_ctx_allreduce(ctx, result, 1, KRILL_REDUCE_SUM);
 }
@@ -134,7 +141,13 @@ krill_status krill_blas_nrm2(krill_ctx *ctx, int64_t n, const double *x, double 
     krill_status st = KRILL_OK;
     double ss, amax = 0.0, s = 0.0;
     if (ctx->repro != KRILL_REPRO_OFF) return ctx->repro_ops->nrm2(ctx, n, x, result);
-    GPU(ctx, krill_cuda_nrm2(ctx, n, x, result));
+#ifdef KRILL_HAVE_CUDA
+    if (krill_on_gpu(ctx)) {   /* the local norm, then (communicator) the global one */
+        KRILL_TRY(krill_cuda_nrm2(ctx, n, x, result));
+        st = krill_ctx_nrm2_allreduce_device(ctx, result);
+        goto cleanup;
+    }
+#endif
     ss = dot_cpu(ctx, n, x, x);
     KRILL_TRY(krill_ctx_allreduce(ctx, &ss, 1, KRILL_REDUCE_SUM));
     if (isnan(ss) || (isfinite(ss) && ss > 1e-290)) {

@@ -134,6 +134,8 @@ typedef struct krill_comm_ops {
     /* Every rank passes its status; every rank gets KRILL_OK when all were OK, else the
      * status of the lowest failing rank with its message ("rank R: ...") */
     krill_status (*agree)(const krill_comm *c, krill_status st);
+    /* this rank's number among the ranks of its node (MPI_COMM_TYPE_SHARED), 0-based */
+    krill_status (*local_rank)(const krill_comm *c, int *local);
 } krill_comm_ops;
 
 struct krill_comm {
@@ -166,6 +168,8 @@ struct krill_ctx {
     krill_comm *comm;        /* NULL, or the context's own duplicate of the caller's */
     double comm_seconds;     /* wall time inside the communicator's calls so far (the
                                 solvers report the difference: krill_solve_times.comm) */
+    double halo_seconds;     /* dist/'s halo exchanges: seconds in flight, and of those the */
+    double halo_hidden_seconds;  /* seconds the local block's product ran (krill_solve_times) */
     krill_ctx_alloc_stats allocated;   /* krill_mem_alloc's successful calls and bytes */
     struct krill_ws_cache *ws_cache;   /* solver workspace kept between solves (mem.c) */
 };
@@ -189,6 +193,21 @@ krill_status krill_ctx_allreduce_i64(krill_ctx *ctx, int64_t *buf, int count,
 krill_status krill_ctx_allgather(krill_ctx *ctx, const void *mine, size_t bytes, void *all);
 /* Time spent in communication outside these calls (dist/'s halo exchange) is added here. */
 void krill_ctx_add_comm_time(krill_ctx *ctx, double seconds);
+/* A halo exchange: `flight` seconds from its first message posted to its last ghost
+ * received, `hidden` of them while the local product ran. */
+void krill_ctx_add_halo_time(krill_ctx *ctx, double flight, double hidden);
+/* The reductions of a CUDA context on a communicator, whose results live in device memory
+ * (every GPU reduction writes there, so the solvers read them without a host round trip):
+ * the local sums at dev (count doubles; a second run dev2/count2 may be given, else NULL/0)
+ * go to pinned host memory (the stream is waited for), are summed over the ranks in one
+ * allreduce and are written back on the context's stream. KRILL_OK at once without a
+ * communicator or on the CPU. Traffic: 8 (count + count2) bytes each way per rank. */
+krill_status krill_ctx_allreduce_device(krill_ctx *ctx, double *dev, int count, double *dev2,
+                                        int count2);
+/* The same for a 2-norm: *dev holds this rank's ||x_local||; it becomes ||x|| over the
+ * ranks, without overflow (scaled by the largest local norm when the sum of squares leaves
+ * the range, as krill_blas_nrm2 does on the CPU). */
+krill_status krill_ctx_nrm2_allreduce_device(krill_ctx *ctx, double *dev);
 /* Collective steps that can fail on one rank (allocation, a bad local argument) end with
  * this: st where every rank agrees, so no rank goes on into a collective the others left.
  * Without a communicator it returns st. */

@@ -1,4 +1,5 @@
 /* core/ctx.c - execution contexts: CPU (OpenMP) or one CUDA device. */
+#include <math.h>
 #include <omp.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -114,8 +115,18 @@ cleanup:
     return st;
 }
 
-/* Everything a context needs that is local to this process. */
-static krill_status ctx_create_local(const krill_ctx_opts *o, krill_ctx **out)
+/* The GPU of a rank: device_id as given, or KRILL_DEVICE_ID_LOCAL_RANK: the rank's number
+ * on its node modulo the node's GPUs (one GPU per rank when there are as many). */
+static int rank_device(const krill_ctx_opts *o, int local_rank)
+{
+    int count = krill_cuda_device_count();
+    if (o->device_id != KRILL_DEVICE_ID_LOCAL_RANK) return o->device_id;
+    return count > 0 ? local_rank % count : 0;
+}
+
+/* Everything a context needs that is local to this process (local_rank: the rank's number
+ * on its node, 0 without a communicator). */
+static krill_status ctx_create_local(const krill_ctx_opts *o, int local_rank, krill_ctx **out)
 {
     krill_status st = KRILL_OK;
     krill_ctx *ctx = NULL;
@@ -124,12 +135,10 @@ static krill_status ctx_create_local(const krill_ctx_opts *o, krill_ctx **out)
     KRILL_REQUIRE(o->device == KRILL_DEVICE_AUTO || o->device == KRILL_DEVICE_CPU ||
                   o->device == KRILL_DEVICE_CUDA, "krill_ctx_create: unknown device %d",
                   (int)o->device);
-    if (o->comm && o->device == KRILL_DEVICE_CUDA) {
-        st = krill_error(KRILL_ERR_UNSUPPORTED, "krill_ctx_create: a CUDA context on an MPI "
-                         "communicator is not built yet (distributed solves run on the CPU in "
-                         "this version: doc/mpi.md)");
-        goto cleanup;
-    }
+    KRILL_REQUIRE(o->device == KRILL_DEVICE_CPU || o->device_id >= 0 ||
+                      (o->device_id == KRILL_DEVICE_ID_LOCAL_RANK && o->comm),
+                  "krill_ctx_create: device_id = %d (a device ordinal >= 0, or "
+                  "KRILL_DEVICE_ID_LOCAL_RANK on a communicator)", o->device_id);
     KRILL_REQUIRE(o->threads >= 0 && o->threads <= KRILL_MAX_THREADS,
                   "krill_ctx_create: threads = %d must be in 0..%d (KRILL_MAX_THREADS; 0 = "
                   "OpenMP's default)", o->threads, KRILL_MAX_THREADS);
@@ -143,9 +152,14 @@ static krill_status ctx_create_local(const krill_ctx_opts *o, krill_ctx **out)
     ctx->threads = threads;
     ctx->device = KRILL_DEVICE_CPU;
     if (o->device == KRILL_DEVICE_CUDA ||
-        (o->device == KRILL_DEVICE_AUTO && !o->comm && krill_cuda_device_count() > 0))
-        KRILL_TRY(init_cuda(ctx, o->device_id));
-    else if (o->comm)
+        (o->device == KRILL_DEVICE_AUTO && !o->comm && krill_cuda_device_count() > 0)) {
+        KRILL_TRY(init_cuda(ctx, rank_device(o, local_rank)));
+        if (o->comm) {
+            size_t len = strlen(ctx->describe);
+            snprintf(ctx->describe + len, sizeof ctx->describe - len, ", MPI rank %d of %d",
+                     o->comm->rank, o->comm->size);
+        }
+    } else if (o->comm)
         snprintf(ctx->describe, sizeof ctx->describe, "cpu: %d OpenMP thread%s, MPI rank %d of "
                  "%d", ctx->threads, ctx->threads == 1 ? "" : "s", o->comm->rank, o->comm->size);
     else
@@ -158,20 +172,41 @@ cleanup:
     return st;
 }
 
-/* With a communicator the ranks first agree on the local part (a rank that failed must not
- * leave the others waiting in MPI_Comm_dup), then duplicate it together. */
+/* Every rank's device, as one int64 allreduce of (gpu, -gpu) by MAX: the ranks run on one
+ * kind of device (a CPU rank would hand its host vectors to a GPU rank's kernels' MPI
+ * peers in the same collective calls; mixing is refused rather than half supported). */
+static krill_status agree_device(const krill_comm *c, const krill_ctx *ctx)
+{
+    krill_status st = KRILL_OK;
+    int64_t v[2];
+    v[0] = krill_on_gpu(ctx);
+    v[1] = -v[0];
+    KRILL_TRY(c->ops->allreduce_i64(c, v, 2, KRILL_REDUCE_MAX));
+    if (v[0] != -v[1])
+        st = krill_error(KRILL_ERR_ARG, "krill_ctx_create: the ranks asked for different devices "
+                         "(some CPU, some CUDA): every rank of a communicator must use the same");
+cleanup:
+    return st;
+}
+
+/* With a communicator the ranks first find their number on their node (collective), agree
+ * on the local part (a rank that failed must not leave the others waiting in
+ * MPI_Comm_dup) and on the kind of device, then duplicate it together. */
 krill_status krill_ctx_create(const krill_ctx_opts *opts, krill_ctx **out)
 {
     krill_status st = KRILL_OK;
     krill_ctx_opts o = KRILL_CTX_OPTS_INIT;
     krill_ctx *ctx = NULL;
+    int local_rank = 0;
 
     KRILL_REQUIRE(out != NULL, "krill_ctx_create: ctx must not be NULL");
     *out = NULL;
     if (opts) o = *opts;
-    st = ctx_create_local(&o, &ctx);
+    if (o.comm) KRILL_TRY(o.comm->ops->local_rank(o.comm, &local_rank));
+    st = ctx_create_local(&o, local_rank, &ctx);
     if (o.comm) {
         KRILL_TRY(o.comm->ops->agree(o.comm, st));
+        KRILL_TRY(agree_device(o.comm, ctx));
         KRILL_TRY(o.comm->ops->agree(o.comm, o.comm->ops->dup(o.comm, &ctx->comm)));
     }
     KRILL_TRY(st);
@@ -237,6 +272,98 @@ krill_status krill_ctx_iallreduce_wait(krill_ctx *ctx)
 }
 
 void krill_ctx_add_comm_time(krill_ctx *ctx, double seconds) { ctx->comm_seconds += seconds; }
+
+void krill_ctx_add_halo_time(krill_ctx *ctx, double flight, double hidden)
+{
+    ctx->halo_seconds += flight;
+    ctx->halo_hidden_seconds += hidden;
+}
+
+#ifdef KRILL_HAVE_CUDA
+/* Host room for n doubles of a device reduction: the context's pinned buffer below the
+ * solvers' asynchronous reads (a copy back from it is queued, and the next use waits for
+ * the stream first, so it is free again), or, for a rare long run, an allocation. */
+#define ALLREDUCE_PINNED (KRILL_CUDA_PINNED_DOUBLES - 64)
+
+static krill_status device_sums_down(krill_ctx *ctx, double *host, double *dev, int count,
+                                     double *dev2, int count2)
+{
+    krill_status st = KRILL_OK;
+    if (count) KRILL_TRY(krill_cuda_memcpy(ctx, host, dev, (size_t)count * 8, 1));
+    if (count2) KRILL_TRY(krill_cuda_memcpy(ctx, host + count, dev2, (size_t)count2 * 8, 1));
+cleanup:
+    return st;
+}
+
+static krill_status device_sums_up(krill_ctx *ctx, double *dev, int count, double *dev2,
+                                   int count2, const double *host)
+{
+    krill_status st = KRILL_OK;
+    if (count) KRILL_TRY(krill_cuda_memcpy(ctx, dev, host, (size_t)count * 8, 0));
+    if (count2) KRILL_TRY(krill_cuda_memcpy(ctx, dev2, host + count, (size_t)count2 * 8, 0));
+cleanup:
+    return st;
+}
+#endif
+
+krill_status krill_ctx_allreduce_device(krill_ctx *ctx, double *dev, int count, double *dev2,
+                                        int count2)
+{
+    krill_status st = KRILL_OK;
+#ifdef KRILL_HAVE_CUDA
+    double *host = NULL, *owned = NULL;
+    if (!ctx->comm || !krill_on_gpu(ctx) || count + count2 == 0) goto cleanup;
+    host = ctx->cuda->pinned;
+    if (count + count2 > ALLREDUCE_PINNED) {
+        KRILL_ALLOC(owned, count + count2);
+        host = owned;
+    }
+    /* a local failure must not leave the other ranks in the allreduce */
+    KRILL_TRY(krill_ctx_agree(ctx, device_sums_down(ctx, host, dev, count, dev2, count2)));
+    KRILL_TRY(krill_ctx_allreduce(ctx, host, count + count2, KRILL_REDUCE_SUM));
+    KRILL_TRY(device_sums_up(ctx, dev, count, dev2, count2, host));
+    if (owned) KRILL_TRY(krill_cuda_sync(ctx));   /* the copy has read it before it goes */
+cleanup:
+    krill_free(owned);
+#else
+    (void)ctx; (void)dev; (void)count; (void)dev2; (void)count2;
+#endif
+    return st;
+}
+
+/* ||x|| from the ranks' ||x_r||: sqrt(sum ||x_r||^2), one allreduce; only when that sum
+ * leaves the range (some ||x_r|| beyond ~1e154, or all below ~1e-145) two more: the largest
+ * ||x_r|| = m and m sqrt(sum (||x_r|| / m)^2). */
+krill_status krill_ctx_nrm2_allreduce_device(krill_ctx *ctx, double *dev)
+{
+    krill_status st = KRILL_OK;
+#ifdef KRILL_HAVE_CUDA
+    double *h = NULL, local, m;
+    if (!ctx->comm || !krill_on_gpu(ctx)) goto cleanup;
+    h = ctx->cuda->pinned;
+    KRILL_TRY(krill_ctx_agree(ctx, krill_cuda_memcpy(ctx, h, dev, 8, 1)));
+    local = h[0];
+    h[0] = local * local;
+    KRILL_TRY(krill_ctx_allreduce(ctx, h, 1, KRILL_REDUCE_SUM));
+    if (isnan(h[0]) || (isfinite(h[0]) && h[0] > 1e-290)) {
+        h[0] = sqrt(h[0]);
+    } else {
+        h[0] = local;
+        KRILL_TRY(krill_ctx_allreduce(ctx, h, 1, KRILL_REDUCE_MAX));
+        m = h[0];
+        if (m > 0.0 && isfinite(m)) {
+            h[0] = (local / m) * (local / m);
+            KRILL_TRY(krill_ctx_allreduce(ctx, h, 1, KRILL_REDUCE_SUM));
+            h[0] = m * sqrt(h[0]);
+        }
+    }
+    KRILL_TRY(krill_cuda_memcpy(ctx, dev, h, 8, 0));
+cleanup:
+#else
+    (void)ctx; (void)dev;
+#endif
+    return st;
+}
 
 krill_status krill_ctx_allreduce_i64(krill_ctx *ctx, int64_t *buf, int count,
                                      krill_reduce_op op)

@@ -122,6 +122,17 @@ static krill_status comm_agree(const krill_comm *c, krill_status st)
     return agree_on(mpi_of(c), st);
 }
 
+/* The rank's number on its node: MPI_Comm_split_type(MPI_COMM_TYPE_SHARED), kept only for
+ * its rank (collective; once per context). */
+static krill_status comm_local_rank(const krill_comm *c, int *local)
+{
+    MPI_Comm node = MPI_COMM_NULL;
+    MPI_Comm_split_type(mpi_of(c), MPI_COMM_TYPE_SHARED, c->rank, MPI_INFO_NULL, &node);
+    MPI_Comm_rank(node, local);
+    MPI_Comm_free(&node);
+    return KRILL_OK;
+}
+
 static const krill_comm_ops mpi_comm_ops = {
     .dup = comm_dup,
     .destroy = comm_free,
@@ -131,6 +142,7 @@ static const krill_comm_ops mpi_comm_ops = {
     .iallreduce_wait = comm_iallreduce_wait,
     .allgather = comm_allgather,
     .agree = comm_agree,
+    .local_rank = comm_local_rank,
 };
 
 static krill_status comm_new(MPI_Comm mc, int owns, krill_comm **out)

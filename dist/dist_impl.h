@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "core/core_impl.h"
+#include "dist/halo_gpu.h"
 #include "formats/formats_impl.h"
 #include "krill/mpi.h"
 
@@ -37,6 +38,8 @@ typedef struct krill_halo {
     double *recv_buf;        /* n_halo doubles: the ghost values of x */
     double *send_buf;        /* send_off[n_send] doubles: the packed outgoing values */
     MPI_Request *req;        /* n_recv + n_send */
+    krill_halo_gpu *gpu;     /* a CUDA context: the device side (halo_gpu.h); recv_buf and
+                                send_buf are then page-locked, made by it */
 } krill_halo;
 
 /* Build the plan for this rank's rows (global columns) given every rank's row range
@@ -44,8 +47,13 @@ typedef struct krill_halo {
 krill_status krill_halo_build(krill_ctx *ctx, const krill_csr *rows, const int64_t *offsets,
                               krill_halo *h);
 void krill_halo_free(krill_halo *h);
-/* Post the receives, pack x's outgoing entries and send them (nonblocking). */
+/* Post the receives, pack x's outgoing entries (host) and send them (nonblocking). */
 krill_status krill_halo_start(const krill_halo *h, MPI_Comm comm, const double *x);
+/* The two halves of start around a packing done elsewhere (the GPU's, into send_buf). */
+void krill_halo_post_recvs(const krill_halo *h, MPI_Comm comm);
+void krill_halo_post_sends(const krill_halo *h, MPI_Comm comm);
+/* 1 when every message of the exchange has completed (MPI_Testall), else 0 (nothing done) */
+int krill_halo_test(const krill_halo *h);
 /* Wait for every message: recv_buf then holds the ghosts. */
 krill_status krill_halo_finish(const krill_halo *h);
 

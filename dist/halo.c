@@ -96,10 +96,10 @@ krill_status krill_halo_build(krill_ctx *ctx, const krill_csr *rows, const int64
             local = neighbours(give, size, &h->n_send, &h->send_rank, &h->send_off);
         if (local == KRILL_OK)
             local = krill_alloc_n((void **)&asked, (size_t)n_give, sizeof *asked, 0, "asked");
-        if (local == KRILL_OK)
+        if (local == KRILL_OK && !krill_on_gpu(ctx))   /* GPU: page-locked, below */
             local = krill_alloc_n((void **)&h->recv_buf, (size_t)h->n_halo, sizeof(double), 0,
                                   "halo receive buffer");
-        if (local == KRILL_OK)
+        if (local == KRILL_OK && !krill_on_gpu(ctx))
             local = krill_alloc_n((void **)&h->send_buf, (size_t)n_give, sizeof(double), 0,
                                   "halo send buffer");
         if (local == KRILL_OK)
@@ -113,6 +113,12 @@ krill_status krill_halo_build(krill_ctx *ctx, const krill_csr *rows, const int64
     for (int64_t k = 0; k < n_give; k++) asked[k] -= (int32_t)lo;   /* local rows */
     h->send_idx = asked;
     asked = NULL;
+#ifdef KRILL_HAVE_CUDA
+    if (krill_on_gpu(ctx))
+        KRILL_TRY(krill_ctx_agree(ctx, krill_halo_gpu_create(ctx, h->send_idx, n_give, h->n_halo,
+                                                             &h->send_buf, &h->recv_buf,
+                                                             &h->gpu)));
+#endif
 cleanup:
     krill_free(asked);
     krill_free(want);
@@ -128,6 +134,12 @@ void krill_halo_free(krill_halo *h)
     krill_free(h->send_rank);
     krill_free(h->send_off);
     krill_free(h->send_idx);
+#ifdef KRILL_HAVE_CUDA
+    if (h->gpu) {   /* its page-locked buffers too */
+        krill_halo_gpu_free(h->gpu, h->send_buf, h->recv_buf);
+        h->send_buf = h->recv_buf = NULL;
+    }
+#endif
     krill_free(h->recv_buf);
     krill_free(h->send_buf);
     krill_free(h->req);
@@ -138,20 +150,34 @@ void krill_halo_free(krill_halo *h)
  * point-to-point). */
 #define HALO_TAG 19
 
-krill_status krill_halo_start(const krill_halo *h, MPI_Comm comm, const double *x)
+void krill_halo_post_recvs(const krill_halo *h, MPI_Comm comm)
 {
     for (int k = 0; k < h->n_recv; k++)
         MPI_Irecv(h->recv_buf + h->recv_off[k], (int)(h->recv_off[k + 1] - h->recv_off[k]),
                   MPI_DOUBLE, h->recv_rank[k], HALO_TAG, comm, &h->req[k]);
-    for (int k = 0; k < h->n_send; k++) {
-        double *buf = h->send_buf + h->send_off[k];
-        int64_t len = h->send_off[k + 1] - h->send_off[k];
-        const int32_t *idx = h->send_idx + h->send_off[k];
-        for (int64_t i = 0; i < len; i++) buf[i] = x[idx[i]];
-        MPI_Isend(buf, (int)len, MPI_DOUBLE, h->send_rank[k], HALO_TAG, comm,
-                  &h->req[h->n_recv + k]);
-    }
+}
+
+void krill_halo_post_sends(const krill_halo *h, MPI_Comm comm)
+{
+    for (int k = 0; k < h->n_send; k++)
+        MPI_Isend(h->send_buf + h->send_off[k], (int)(h->send_off[k + 1] - h->send_off[k]),
+                  MPI_DOUBLE, h->send_rank[k], HALO_TAG, comm, &h->req[h->n_recv + k]);
+}
+
+krill_status krill_halo_start(const krill_halo *h, MPI_Comm comm, const double *x)
+{
+    const int64_t n_sent = h->send_off[h->n_send];
+    krill_halo_post_recvs(h, comm);
+    for (int64_t i = 0; i < n_sent; i++) h->send_buf[i] = x[h->send_idx[i]];
+    krill_halo_post_sends(h, comm);
     return KRILL_OK;
+}
+
+int krill_halo_test(const krill_halo *h)
+{
+    int done = 0;
+    MPI_Testall(h->n_recv + h->n_send, h->req, &done, MPI_STATUSES_IGNORE);
+    return done;
 }
 
 krill_status krill_halo_finish(const krill_halo *h)

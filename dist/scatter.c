@@ -197,7 +197,8 @@ cleanup:
     return st;
 }
 
-/* One MPI_Scatterv (or Gatherv) of n doubles over the ranks. vec functions: the vector's
+/* One MPI_Scatterv (or Gatherv) of n doubles over the ranks (a GPU rank's part goes through
+ * host memory: one copy of 8 n_local bytes). vec functions: the vector's
  * length is checked on each rank, then the ranks agree before moving data. A METIS matrix
  * (d->perm on rank 0) moves the vector through a copy in its numbering there: y[new] =
  * x[perm[new]] before the scatter, x[perm[new]] = y[new] after the gather (8 n bytes and
@@ -209,6 +210,8 @@ static krill_status vec_move(const krill_mat *a, krill_vec *v, double *global, i
     const krill_dist_mat *d = krill_dist_of(a, fn);
     int *counts = NULL, *displs = NULL;
     double *moved = NULL;        /* rank 0 of a permuted matrix: the vector in its numbering */
+    double *stage = NULL;        /* a GPU rank: its part in host memory, for MPI */
+    double *part = NULL;         /* where MPI reads or writes the rank's part */
     if (!d) return KRILL_ERR_ARG;
     if (!v || krill_vec_ctx(v) != d->ctx || krill_vec_size(v) != d->n_local)
         local = krill_error(KRILL_ERR_ARG, "%s: the local vector must have the rank's %lld rows "
@@ -219,16 +222,23 @@ static krill_status vec_move(const krill_mat *a, krill_vec *v, double *global, i
     if (local == KRILL_OK && d->perm)
         local = krill_alloc_n((void **)&moved, (size_t)(d->n_global > 0 ? d->n_global : 1),
                               sizeof *moved, 0, "permuted global vector");
+    if (local == KRILL_OK && krill_on_gpu(d->ctx))
+        local = krill_alloc_n((void **)&stage, (size_t)(d->n_local > 0 ? d->n_local : 1),
+                              sizeof *stage, 0, "the rank's part in host memory");
+    if (local == KRILL_OK && stage && gather) local = krill_vec_download(v, stage);
     KRILL_TRY(krill_ctx_agree(d->ctx, local));
+    part = stage ? stage : krill_vec_data(v);
     if (moved && !gather) krill_vec_permute_host((int32_t)d->n_global, d->perm, global, moved);
     if (gather)
-        MPI_Gatherv(krill_vec_data(v), (int)d->n_local, MPI_DOUBLE, moved ? moved : global,
-                    counts, displs, MPI_DOUBLE, 0, krill_dist_comm(d->ctx));
+        MPI_Gatherv(part, (int)d->n_local, MPI_DOUBLE, moved ? moved : global, counts, displs,
+                    MPI_DOUBLE, 0, krill_dist_comm(d->ctx));
     else
-        MPI_Scatterv(moved ? moved : global, counts, displs, MPI_DOUBLE, krill_vec_data(v),
-                     (int)d->n_local, MPI_DOUBLE, 0, krill_dist_comm(d->ctx));
+        MPI_Scatterv(moved ? moved : global, counts, displs, MPI_DOUBLE, part, (int)d->n_local,
+                     MPI_DOUBLE, 0, krill_dist_comm(d->ctx));
     if (moved && gather) krill_vec_unpermute_host((int32_t)d->n_global, d->perm, moved, global);
+    if (stage && !gather) KRILL_TRY(krill_ctx_agree(d->ctx, krill_vec_upload(v, stage)));
 cleanup:
+    krill_free(stage);
     krill_free(moved);
     krill_free(counts);
     krill_free(displs);

@@ -112,6 +112,7 @@ module krill
   type, bind(C), public :: krill_solve_times
     real(c_double) :: setup = 0, spmv = 0, precond = 0, ortho = 0, other = 0, total = 0
     real(c_double) :: comm = 0                  ! of the above, inside MPI
+    real(c_double) :: halo = 0, halo_hidden = 0 ! halo exchanges in flight, of them hidden
   end type krill_solve_times
 
   ! krill_solve_info: filled by krill_solve. history points to history_len doubles that

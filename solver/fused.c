@@ -212,12 +212,16 @@ krill_status krill_fused_cgs_pass(krill_ctx *ctx, const krill_reduce_ws *ws, int
     int used = 1;
     if (repro(ctx)) return cgs_pass_repro(ctx, n, k, v, ldv, h_sub, w, h_out, ss_out);
 #ifdef KRILL_HAVE_CUDA
-    if (krill_on_gpu(ctx)) {
+    if (krill_on_gpu(ctx)) {   /* results in device memory, summed there over the ranks */
         krill_status st = KRILL_OK;
-        if (k <= KRILL_CGS_MAX_COLS)
-            return krill_cuda_cgs_pass(ctx, ws->partial, n, k, v, ldv, h_sub, w, h_out, ss_out);
+        if (k <= KRILL_CGS_MAX_COLS) {
+            KRILL_TRY(krill_cuda_cgs_pass(ctx, ws->partial, n, k, v, ldv, h_sub, w, h_out, ss_out));
+            KRILL_TRY(krill_ctx_allreduce_device(ctx, h_out, h_out ? k : 0, ss_out, ss_out ? 1 : 0));
+            goto cleanup;
+        }
         if (h_sub) KRILL_TRY(krill_cuda_gemv_n(ctx, n, k, -1.0, v, ldv, h_sub, 1.0, w));
         if (h_out) KRILL_TRY(krill_cuda_gemv_t(ctx, n, k, v, ldv, w, h_out));
+        if (h_out) KRILL_TRY(krill_ctx_allreduce_device(ctx, h_out, k, NULL, 0));
         if (ss_out) KRILL_TRY(krill_blas_dot(ctx, n, w, w, ss_out));
     cleanup:
         return st;
@@ -282,7 +286,10 @@ krill_status krill_fused_axpy_dot(krill_ctx *ctx, const krill_reduce_ws *ws, int
     int used = 1;
     if (repro(ctx)) return axpy_dot_repro(ctx, n, coeff, v, w, u, result);
 #ifdef KRILL_HAVE_CUDA
-    if (krill_on_gpu(ctx)) return krill_cuda_axpy_dot(ctx, n, coeff, v, w, u, result);
+    if (krill_on_gpu(ctx)) {
+        krill_status st = krill_cuda_axpy_dot(ctx, n, coeff, v, w, u, result);
+        return st == KRILL_OK ? krill_ctx_allreduce_device(ctx, result, 1, NULL, 0) : st;
+    }
 #endif
     const double c = coeff[0];   /* host memory: this is the CPU path */
 #pragma omp parallel num_threads(cpu_threads(ctx)) if (n >= FUSED_PARALLEL_MIN)
@@ -377,10 +384,13 @@ krill_status krill_fused_dcgs2_dots(krill_ctx *ctx, const krill_reduce_ws *ws, i
         goto cleanup;
     }
 #ifdef KRILL_HAVE_CUDA
-    if (krill_on_gpu(ctx)) {
+    if (krill_on_gpu(ctx)) {   /* the 2k + 4 sums in device memory, then over the ranks */
         if (k <= KRILL_DCGS2_MAX_COLS)
-            return krill_cuda_dcgs2_dots(ctx, ws->partial, n, k, v, ldv, out);
-        return krill_cuda_dcgs2_gemm(ctx, n, k, v, ldv, out);
+            KRILL_TRY(krill_cuda_dcgs2_dots(ctx, ws->partial, n, k, v, ldv, out));
+        else
+            KRILL_TRY(krill_cuda_dcgs2_gemm(ctx, n, k, v, ldv, out));
+        KRILL_TRY(krill_ctx_allreduce_device(ctx, out, 2 * k + 4, NULL, 0));
+        goto cleanup;
     }
 #endif
     if (2 * k + 3 > ws->stride)
@@ -504,10 +514,13 @@ static krill_status cg_residual_repro(krill_ctx *ctx, int64_t n, int k, int pc_m
     double alpha = 0.0;
     int code;
 #ifdef KRILL_HAVE_CUDA
-    if (krill_on_gpu(ctx)) {
+    if (krill_on_gpu(ctx)) {   /* also the plain mode on a communicator: krill_blas_dot then */
         KRILL_TRY(krill_cuda_cg_residual_repro(ctx, n, s, q, r, dinv));
-        KRILL_TRY(krill_ozaki_dot(ctx, n, r, r, &s->rr_next));
-        if (dinv) KRILL_TRY(krill_ozaki_dot(ctx, n, r, q, &s->rz_next));
+        KRILL_TRY(repro(ctx) ? krill_ozaki_dot(ctx, n, r, r, &s->rr_next)
+                             : krill_blas_dot(ctx, n, r, r, &s->rr_next));
+        if (dinv)
+            KRILL_TRY(repro(ctx) ? krill_ozaki_dot(ctx, n, r, q, &s->rz_next)
+                                 : krill_blas_dot(ctx, n, r, q, &s->rz_next));
         KRILL_TRY(krill_cuda_cg_finish_repro(ctx, k, pc_mode, s));
         goto cleanup;
     }
@@ -543,6 +556,9 @@ krill_status krill_fused_cg_residual(krill_ctx *ctx, const krill_reduce_ws *ws, 
     double alpha = 0.0;
     if (repro(ctx)) return cg_residual_repro(ctx, n, k, pc_mode, s, q, r, dinv);
 #ifdef KRILL_HAVE_CUDA
+    /* on a communicator the sums must leave the device between the update and the state
+     * step: the composed path of the reproducible mode, with plain (summed) dots */
+    if (krill_on_gpu(ctx) && ctx->comm) return cg_residual_repro(ctx, n, k, pc_mode, s, q, r, dinv);
     if (krill_on_gpu(ctx)) return krill_cuda_cg_residual(ctx, n, k, pc_mode, s, q, r, dinv);
 #endif
     if (s->stop != KRILL_CG_RUNNING) return KRILL_OK;

@@ -103,6 +103,7 @@ typedef struct krill_phase_timer {
     krill_ctx *ctx;
     double t_start;              /* wall clock at krill_timer_init */
     double comm_start;           /* ctx->comm_seconds at krill_timer_init */
+    double halo_start, halo_hidden_start;   /* ctx->halo_seconds, _hidden_seconds then */
     double setup;                /* seconds, set by krill_timer_loop */
     double acc[KRILL_PHASE_COUNT];
     krill_phase current;

@@ -12,6 +12,8 @@ void krill_timer_init(krill_phase_timer *t, krill_ctx *ctx)
     t->t_start = krill_wtime();
     t->t_switch = t->t_start;
     t->comm_start = ctx->comm_seconds;
+    t->halo_start = ctx->halo_seconds;
+    t->halo_hidden_start = ctx->halo_hidden_seconds;
 }
 
 krill_status krill_timer_setup(krill_phase_timer *t)
@@ -77,6 +79,8 @@ krill_status krill_timer_finish(krill_phase_timer *t, krill_solve_times *times)
     times->ortho = t->acc[KRILL_PHASE_ORTHO];
     times->total = krill_wtime() - t->t_start;
     times->comm = t->ctx->comm_seconds - t->comm_start;
+    times->halo = t->ctx->halo_seconds - t->halo_start;
+    times->halo_hidden = t->ctx->halo_hidden_seconds - t->halo_hidden_start;
     accounted = times->setup + times->spmv + times->precond + times->ortho;
     times->other = times->total > accounted ? times->total - accounted : 0.0;
 cleanup:

@@ -55,7 +55,8 @@ int main(void)
     OFFSET(krill_solve_times, setup); OFFSET(krill_solve_times, spmv);
     OFFSET(krill_solve_times, precond); OFFSET(krill_solve_times, ortho);
     OFFSET(krill_solve_times, other); OFFSET(krill_solve_times, total);
-    OFFSET(krill_solve_times, comm);
+    OFFSET(krill_solve_times, comm); OFFSET(krill_solve_times, halo);
+    OFFSET(krill_solve_times, halo_hidden);
     SIZE(krill_solve_info);
     OFFSET(krill_solve_info, reason); OFFSET(krill_solve_info, iterations);
     OFFSET(krill_solve_info, relres); OFFSET(krill_solve_info, resnorm);

@@ -95,6 +95,9 @@ program fortran_abi
   call field('krill_solve_times other', c_loc(times), c_loc(times%other), c_sizeof(times%other))
   call field('krill_solve_times total', c_loc(times), c_loc(times%total), c_sizeof(times%total))
   call field('krill_solve_times comm', c_loc(times), c_loc(times%comm), c_sizeof(times%comm))
+  call field('krill_solve_times halo', c_loc(times), c_loc(times%halo), c_sizeof(times%halo))
+  call field('krill_solve_times halo_hidden', c_loc(times), c_loc(times%halo_hidden), &
+    c_sizeof(times%halo_hidden))
   call size_of('krill_solve_info', c_sizeof(info))
   call field('krill_solve_info reason', c_loc(info), c_loc(info%reason), c_sizeof(info%reason))
   call field('krill_solve_info iterations', c_loc(info), &

@@ -38,11 +38,26 @@ function(krill_mpi_test name source)
   endforeach()
 endfunction()
 
+# krill_mpi_gpu_test(NAME): NAME's executable again on 1 and 2 ranks with one GPU per rank
+# (KRILL_TEST_MPI_DEVICE=gpu, mpi_testutil.h), labels mpi and gpu; 77 (skipped) without GPUs.
+function(krill_mpi_gpu_test name)
+  foreach(np 1 2)
+    add_test(NAME ${name}_gpu_np${np} COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG}
+             ${np} ${mpiexec_flags} ${MPIEXEC_PREFLAGS} $<TARGET_FILE:${name}>
+             ${MPIEXEC_POSTFLAGS})
+    set_tests_properties(${name}_gpu_np${np} PROPERTIES LABELS "mpi;gpu" TIMEOUT 300
+      PROCESSORS ${np} SKIP_RETURN_CODE 77 ENVIRONMENT
+      "KRILL_TEST_MPI_DEVICE=gpu;KRILL_TESTDATA=${KRILL_TESTDATA_DIR};KRILL_TESTDATA_LOCAL=${KRILL_TESTDATA_LOCAL_DIR};${mpi_test_env}")
+  endforeach()
+endfunction()
+
 # the distributed SpMV against the serial reference: generated matrices in every CPU
 # format, partitions with a rank of zero rows or all rows on one rank, no halo, testdata
 krill_mpi_test(test_mpi_spmv test_mpi_spmv.c)
+krill_mpi_gpu_test(test_mpi_spmv)   # the same on GPU ranks (every format, cusparse too)
 # every solver (none, Jacobi) against the serial solve; ILU(0)/IC(0) of the diagonal blocks
 krill_mpi_test(test_mpi_solve test_mpi_solve.c)
+krill_mpi_gpu_test(test_mpi_solve)  # GPU ranks against the serial CPU solves; GPU refusals
 # the reproducible mode across rank counts: sums and every solver bit for bit against one
 # process, on 1, 2, 3, 4 and 7 ranks
 krill_mpi_test(test_mpi_repro test_mpi_repro.c)

@@ -9,9 +9,23 @@ krill_ctx *mtu_init(int *argc, char ***argv)
 {
     krill_ctx *ctx = NULL;
     krill_ctx_opts o = KRILL_CTX_OPTS_INIT;
+    const char *device = getenv("KRILL_TEST_MPI_DEVICE");
     if (MPI_Init(argc, argv) != MPI_SUCCESS) exit(1);
     o.device = KRILL_DEVICE_CPU;
     o.threads = 1;
+    if (device && strcmp(device, "gpu") == 0) {   /* one GPU per rank; none: skipped */
+        int count = krill_cuda_device_count(), fewest = 0;
+        MPI_Allreduce(&count, &fewest, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+        if (fewest == 0) {
+            int rank = 0;
+            MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+            if (rank == 0) printf("SKIPPED: KRILL_TEST_MPI_DEVICE=gpu, but no CUDA device here\n");
+            MPI_Finalize();
+            exit(77);
+        }
+        o.device = KRILL_DEVICE_CUDA;
+        o.device_id = KRILL_DEVICE_ID_LOCAL_RANK;
+    }
     if (krill_mpi_ctx_create(MPI_COMM_WORLD, &o, &ctx) != KRILL_OK) {
         fprintf(stderr, "krill_mpi_ctx_create: %s\n", krill_last_error());
         MPI_Abort(MPI_COMM_WORLD, 1);

@@ -7,7 +7,9 @@
 #include "krill/mpi.h"
 #include "testutil.h"
 
-/* MPI_Init and a one-thread CPU context on MPI_COMM_WORLD (exits 1 when either fails). */
+/* MPI_Init and a one-thread CPU context on MPI_COMM_WORLD (exits 1 when either fails); with
+ * KRILL_TEST_MPI_DEVICE=gpu a CUDA context, one GPU per rank (KRILL_DEVICE_ID_LOCAL_RANK),
+ * and exit code 77 (skipped) on every rank where a rank sees no GPU. */
 krill_ctx *mtu_init(int *argc, char ***argv);
 /* The summary (rank 0) of every rank's checks; destroys ctx, MPI_Finalize; the exit code. */
 int mtu_finish(const char *name, krill_ctx **ctx);

@@ -4,8 +4,10 @@
  * with a rank of zero rows: the same reason, the iteration count within one (rounding: the
  * ranks add their sums in another order; what was seen is printed), the solution within
  * rounding of the serial one. ILU(0) / IC(0) of each rank's diagonal block converge (on one
- * rank: the serial iteration count exactly). A GPU on a communicator is refused on every
- * rank (the reproducible mode across ranks: test_mpi_repro). */
+ * rank: the serial iteration count exactly). With KRILL_TEST_MPI_DEVICE=gpu (mpi_testutil.h)
+ * the distributed solves run on one GPU per rank against the same serial CPU solves.
+ * Refusals: bad device ordinals, GPUs where there are none, mixed devices, the reproducible
+ * mode on GPU ranks (the reproducible mode across ranks: test_mpi_repro). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,6 +92,13 @@ static void compare(const solve_case *c, mtu_partition p, int exact_pc)
     /* the time inside MPI: some, within the solve's; none without a communicator */
     CHECK(di.times.comm > 0.0 && di.times.comm <= di.times.total);
     CHECK(rank != 0 || si.times.comm == 0.0);
+    /* the halo exchanges: in flight some time on more ranks than one (a balanced partition
+     * of these matrices has ghosts on every rank), hidden at most all of it; none alone */
+    CHECK(di.times.halo_hidden >= 0.0 && di.times.halo_hidden <= di.times.halo + 1e-12);
+    CHECK(di.times.halo <= di.times.total);
+    CHECK(size == 1 || p != MTU_BALANCED || di.times.halo > 0.0);
+    CHECK(size > 1 || di.times.halo == 0.0);
+    CHECK(rank != 0 || (si.times.halo == 0.0 && si.times.halo_hidden == 0.0));
     if (rank == 0) {
         int diff = abs(di.iterations - si.iterations);
         double err = tu_max_rel_diff(xd, xs, g->n_rows);
@@ -150,14 +159,36 @@ static void test_block_pc(void)
         compare(&cases[k], MTU_BALANCED, 0);
 }
 
-/* Refused, with the same status on every rank. */
+/* Refused, with the same status on every rank: a device ordinal that is not one; a GPU where
+ * there is none; ranks on different kinds of device; the reproducible mode on GPU ranks. */
 static void test_refusals(void)
 {
-    krill_ctx *gpu = NULL;
+    krill_ctx *other = NULL;
     krill_ctx_opts o = KRILL_CTX_OPTS_INIT;
+    int gpus = krill_cuda_device_count(), fewest = 0;
+    MPI_Allreduce(&gpus, &fewest, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     o.device = KRILL_DEVICE_CUDA;
-    CHECK_STATUS(krill_mpi_ctx_create(MPI_COMM_WORLD, &o, &gpu), KRILL_ERR_UNSUPPORTED);
-    CHECK(gpu == NULL);
+    o.device_id = -7;
+    CHECK_STATUS(krill_mpi_ctx_create(MPI_COMM_WORLD, &o, &other), KRILL_ERR_ARG);
+    CHECK(other == NULL);
+    o.device_id = KRILL_DEVICE_ID_LOCAL_RANK;
+    if (fewest == 0) {
+        CHECK_STATUS(krill_mpi_ctx_create(MPI_COMM_WORLD, &o, &other), KRILL_ERR_NO_DEVICE);
+        CHECK(other == NULL);
+    } else {
+        CHECK_OK(krill_mpi_ctx_create(MPI_COMM_WORLD, &o, &other));
+        CHECK(other && krill_ctx_device(other) == KRILL_DEVICE_CUDA);
+        CHECK(other && strstr(krill_ctx_describe(other), "MPI rank") != NULL);
+        if (other)
+            CHECK_STATUS(krill_ctx_set_repro(other, KRILL_REPRO_OZAKI, 0),
+                         KRILL_ERR_UNSUPPORTED);
+        krill_ctx_destroy(&other);
+        if (size > 1) {   /* rank 0 on the CPU, the others on GPUs */
+            o.device = rank == 0 ? KRILL_DEVICE_CPU : KRILL_DEVICE_CUDA;
+            CHECK_STATUS(krill_mpi_ctx_create(MPI_COMM_WORLD, &o, &other), KRILL_ERR_ARG);
+            CHECK(other == NULL);
+        }
+    }
     CHECK(krill_ctx_size(ctx) == size && krill_ctx_rank(ctx) == rank);
     CHECK(strstr(krill_ctx_describe(ctx), "MPI rank") != NULL);
 }

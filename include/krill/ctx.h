@@ -29,15 +29,22 @@ typedef struct krill_ctx_opts {
     krill_device device;     /* AUTO, CPU or CUDA */
     int threads;             /* CPU: OpenMP threads, 1..KRILL_MAX_THREADS; 0 = OpenMP's default
                                 (the host-side loops of a CUDA context use them too) */
-    int device_id;           /* CUDA: device ordinal */
+    int device_id;           /* CUDA: device ordinal; on a communicator also
+                                KRILL_DEVICE_ID_LOCAL_RANK */
     const krill_comm *comm;  /* NULL: this process alone. Else the ranks of the communicator
                                 solve together: every reduction of the context (dot products,
                                 norms, the solvers' fused sums) is summed over them, and
                                 krill_ctx_create is collective. The context keeps its own
                                 duplicate (MPI_Comm_dup), so krill's messages never mix with
-                                the caller's. CPU only in this version: CUDA is refused
-                                (KRILL_ERR_UNSUPPORTED) and AUTO means the CPU */
+                                the caller's. CPU or CUDA (one GPU per rank; every rank the
+                                same kind, else KRILL_ERR_ARG on all); AUTO means the CPU
+                                there (a GPU must be asked for) */
 } krill_ctx_opts;
+
+/* device_id on a communicator: the rank's number among the ranks of its node
+ * (MPI_COMM_TYPE_SHARED) modulo the node's GPU count, so that ranks started one per GPU
+ * take one GPU each (`mpirun -n 4` on a four-GPU node). */
+#define KRILL_DEVICE_ID_LOCAL_RANK (-1)
 
 /* The most OpenMP threads a context may have (doc/decisions.md, "Core"): more than any
  * shared-memory machine has, and far below the count at which starting the team overflows

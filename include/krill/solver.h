@@ -83,6 +83,11 @@ typedef struct krill_solve_times {    /* seconds */
     double comm;             /* of the above, the time inside MPI (reductions, agreement,
                                 halo exchange including the wait for it); 0 without a
                                 communicator */
+    double halo;             /* distributed SpMVs: seconds their halo exchanges were in
+                                flight (first message posted to last ghost received; the
+                                exposed part is in comm) */
+    double halo_hidden;      /* of halo, the seconds the rank's diagonal block's product ran
+                                meanwhile: halo_hidden / halo is the hidden fraction */
 } krill_solve_times;
 
 typedef struct krill_solve_info {

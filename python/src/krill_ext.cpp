@@ -360,6 +360,8 @@ class Matrix {
         times["ortho"] = in.times.ortho;
         times["other"] = in.times.other;
         times["comm"] = in.times.comm;   // inside MPI (0 without a communicator)
+        times["halo"] = in.times.halo;   // halo exchanges in flight (distributed SpMVs)
+        times["halo_hidden"] = in.times.halo_hidden;   // of them, behind the local product
         times["total"] = in.times.total;
 
         nb::dict out;

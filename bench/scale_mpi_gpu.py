@@ -1,0 +1,106 @@
+#!/usr/bin/env python3
+"""bench/scale_mpi_gpu.py - distributed solves on GPU ranks: strong and weak scaling and the
+hidden fraction of the halo exchange (issue 19).
+
+    scale_mpi_gpu.py --krill BIN --mpiexec CMD [--ranks "1 2"] [--strong SPEC]
+                     [--weak SPEC,SPEC,...] [--methods cg:jacobi,gmres:none]
+                     [--maxit 200] [--timeout 300] [--json FILE]
+
+Every run is `mpiexec -n P krill solve --device gpu --gen SPEC --solver S --precond M
+--maxit N --rtol 1e-30 --runs 3 --json` (one GPU per rank: rank r of a node takes GPU r mod
+the node's count): N iterations, none converged, so every run does the same work; time per
+iteration = the median of the 3 repeated solves (times.median_total) / N. Strong scaling:
+one matrix (--strong) on each rank count; efficiency = t(1) / (P t(P)). Weak scaling: the
+k-th spec of --weak on the k-th rank count (rows per rank about constant); efficiency =
+t(1) / t(P) per row held. The peer is krill on one GPU without MPI (`krill solve --device
+gpu`, same options): the cost of the distributed path itself at P = 1. Each row reports the
+exchange's time in flight and the part of it hidden behind the diagonal block's product
+(times.halo, times.halo_hidden: rank 0's). Prints a Markdown table.
+"""
+import argparse
+import json
+import os
+import shlex
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import compare_petsc as cp  # noqa: E402
+
+
+def solve(a, spec, method, ranks):
+    solver, precond = method.split(":")
+    cmd = ([] if ranks == 0 else a.mpiexec + ["-n", str(ranks)]) + [
+        a.krill, "solve", "--device", a.device, "--gen", spec, "--solver", solver,
+        "--precond", precond, "--maxit", str(a.maxit), "--rtol", "1e-30", "--runs", "3",
+        "--json"]
+    rc, out, err, _ = cp.run(cmd, a.timeout)
+    res = {"cmd": " ".join(cmd), "spec": spec, "method": method, "ranks": ranks, "rc": rc}
+    try:
+        doc = json.loads(out[out.index("{"):out.rindex("}") + 1])   # exit 1: not converged
+        t = doc["times"]
+        its = doc["iterations"]
+        res.update(iterations=its, per_iter=t["median_total"] / its, comm=t.get("comm", 0.0),
+                   total=t["total"], halo=t.get("halo", 0.0),
+                   halo_hidden=t.get("halo_hidden", 0.0), rows=doc.get("n"))
+    except (ValueError, KeyError, TypeError, ZeroDivisionError):
+        res["error"] = cp.last_line(err) or cp.last_line(out) or f"exit {rc}"
+    return res
+
+
+def row(r, base, kind, p):
+    if "error" in r:
+        return f"| {kind} | {r['spec']} | {r['method']} | {p} | - | - | - | - | - | {r['error']} |"
+    eff = "-"
+    if base and "per_iter" in base and p > 0:
+        eff = f"{base['per_iter'] / (r['per_iter'] * (p if kind == 'strong' else 1)):.2f}"
+    hidden = f"{100 * r['halo_hidden'] / r['halo']:.0f}%" if r["halo"] > 0 else "-"
+    comm = f"{100 * r['comm'] / r['total']:.1f}%" if r["total"] > 0 else "-"
+    return (f"| {kind} | {r['spec']} | {r['method']} | {p if p else '1 (no MPI)'} | "
+            f"{r['iterations']} | {1e3 * r['per_iter']:.3f} | {eff} | {comm} | "
+            f"{1e3 * r['halo']:.1f} | {hidden} |")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--krill", required=True)
+    ap.add_argument("--mpiexec", required=True, help="e.g. 'mpiexec --oversubscribe'")
+    ap.add_argument("--ranks", default="1 2")
+    ap.add_argument("--strong", default="poisson3d:160")
+    ap.add_argument("--weak", default="poisson3d:128,poisson3d:161")
+    ap.add_argument("--methods", default="cg:jacobi,gmres:none")
+    ap.add_argument("--maxit", type=int, default=200)
+    ap.add_argument("--timeout", type=float, default=300)
+    ap.add_argument("--device", default="gpu", help="cpu: a dry run of the script")
+    ap.add_argument("--json")
+    a = ap.parse_args()
+    a.mpiexec = shlex.split(a.mpiexec)
+    ranks = [int(r) for r in a.ranks.split()]
+    weak = a.weak.split(",")
+    results = []
+    print("| scaling | matrix | solver:pc | ranks | its | ms/iter | efficiency | comm | "
+          "halo in flight ms | hidden |")
+    print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    for method in a.methods.split(","):
+        peer = solve(a, a.strong, method, 0)
+        results.append(peer)
+        print(row(peer, None, "strong", 0), flush=True)
+        base = None
+        for p in ranks:
+            r = solve(a, a.strong, method, p)
+            results.append(r)
+            base = base or r
+            print(row(r, base, "strong", p), flush=True)
+        base = None
+        for p, spec in zip(ranks, weak):
+            r = solve(a, spec, method, p)
+            results.append(r)
+            base = base or r
+            print(row(r, base, "weak", p), flush=True)
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(results, f, indent=1)
+    return 0 if all("error" not in r for r in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,168 @@
+/* dist/halo_cuda.cu - the CUDA half of the halo exchange (halo_gpu.h says the order of
+ * events). The side stream lets the gather and the two copies run beside the diagonal
+ * block's product on the context's stream; events, not host waits, order the streams, and
+ * the host waits only for the packed entries (before MPI may send them). */
+#include <cuda_runtime.h>
+
+#include "dist/halo_gpu.h"
+#include "kernels/kernels_impl.cuh"
+
+struct krill_halo_gpu {
+    cudaStream_t side;
+    cudaEvent_t x_ready, packed, local_done, ghosts_in;
+    int32_t *send_idx;       /* device, n_sent */
+    double *send_dev;        /* device, n_sent: the gathered entries */
+    double *recv_dev;        /* device, n_halo: the ghosts */
+    int64_t n_sent, n_halo;
+};
+
+/* send[k] = x[idx[k]]: 12 bytes read (the index and a scattered x entry) and 8 written per
+ * entry. */
+__global__ void halo_gather_kernel(int64_t n, const int32_t *__restrict__ idx,
+                                   const double *__restrict__ x, double *__restrict__ send)
+{
+    const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t k = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; k < n; k += stride)
+        send[k] = x[idx[k]];
+}
+
+static krill_status host_pinned(double **p, int64_t count, const char *what)
+{
+    const size_t bytes = (size_t)(count > 0 ? count : 1) * sizeof(double);
+    cudaError_t err;
+    *p = NULL;
+    if (krill_fault_check())
+        return krill_error(KRILL_ERR_ALLOC, "out of page-locked host memory allocating %zu bytes "
+                           "for %s (injected fault)", bytes, what);
+    err = cudaMallocHost((void **)p, bytes);
+    if (err == cudaSuccess) return KRILL_OK;
+    *p = NULL;
+    (void)cudaGetLastError();
+    return krill_error(KRILL_ERR_ALLOC, "out of page-locked host memory allocating %zu bytes for "
+                       "%s: %s", bytes, what, cudaGetErrorString(err));
+}
+
+extern "C" void krill_halo_gpu_free(krill_halo_gpu *g, double *send_host, double *recv_host)
+{
+    if (send_host) (void)cudaFreeHost(send_host);
+    if (recv_host) (void)cudaFreeHost(recv_host);
+    if (!g) return;
+    if (g->side) (void)cudaStreamSynchronize(g->side);
+    if (g->x_ready) (void)cudaEventDestroy(g->x_ready);
+    if (g->packed) (void)cudaEventDestroy(g->packed);
+    if (g->local_done) (void)cudaEventDestroy(g->local_done);
+    if (g->ghosts_in) (void)cudaEventDestroy(g->ghosts_in);
+    if (g->side) (void)cudaStreamDestroy(g->side);
+    (void)cudaFree(g->send_idx);
+    (void)cudaFree(g->send_dev);
+    (void)cudaFree(g->recv_dev);
+    krill_free(g);
+}
+
+extern "C" krill_status krill_halo_gpu_create(krill_ctx *ctx, const int32_t *send_idx,
+                                              int64_t n_sent, int64_t n_halo, double **send_host,
+                                              double **recv_host, krill_halo_gpu **out)
+{
+    krill_status st = KRILL_OK;
+    krill_halo_gpu *g = NULL;
+    double *sh = NULL, *rh = NULL;
+    const unsigned flags = cudaEventDisableTiming;
+    *out = NULL;
+    KRILL_TRY(krill_calloc((void **)&g, sizeof *g, "halo exchange (GPU)"));
+    g->n_sent = n_sent;
+    g->n_halo = n_halo;
+    KRILL_CUDA_TRY(cudaStreamCreateWithFlags(&g->side, cudaStreamNonBlocking));
+    KRILL_CUDA_TRY(cudaEventCreateWithFlags(&g->x_ready, flags));
+    KRILL_CUDA_TRY(cudaEventCreateWithFlags(&g->packed, flags));
+    KRILL_CUDA_TRY(cudaEventCreateWithFlags(&g->local_done, flags));
+    KRILL_CUDA_TRY(cudaEventCreateWithFlags(&g->ghosts_in, flags));
+    KRILL_TRY(krill_cuda_alloc(ctx, (void **)&g->send_idx, (size_t)(n_sent ? n_sent : 1) * 4,
+                               "halo send indices"));
+    KRILL_TRY(krill_cuda_alloc(ctx, (void **)&g->send_dev, (size_t)(n_sent ? n_sent : 1) * 8,
+                               "halo send buffer (device)"));
+    KRILL_TRY(krill_cuda_alloc(ctx, (void **)&g->recv_dev, (size_t)(n_halo ? n_halo : 1) * 8,
+                               "halo ghosts (device)"));
+    if (n_sent)
+        KRILL_TRY(krill_cuda_memcpy(ctx, g->send_idx, send_idx, (size_t)n_sent * 4, 0));
+    KRILL_TRY(host_pinned(&sh, n_sent, "halo send buffer (page-locked)"));
+    KRILL_TRY(host_pinned(&rh, n_halo, "halo receive buffer (page-locked)"));
+    KRILL_TRY(krill_cuda_sync(ctx));   /* the indices are on the device before send_idx may go */
+    *send_host = sh;
+    *recv_host = rh;
+    *out = g;
+    g = NULL;
+    sh = rh = NULL;
+cleanup:
+    krill_halo_gpu_free(g, sh, rh);
+    return st;
+}
+
+extern "C" krill_status krill_halo_gpu_ready(krill_halo_gpu *g)
+{
+    krill_status st = KRILL_OK;
+    KRILL_CUDA_TRY(cudaEventSynchronize(g->ghosts_in));   /* never recorded: returns at once */
+cleanup:
+    return st;
+}
+
+extern "C" krill_status krill_halo_gpu_pack(krill_ctx *ctx, krill_halo_gpu *g, const double *x,
+                                            double *send_host)
+{
+    krill_status st = KRILL_OK;
+    if (g->n_sent == 0) goto cleanup;
+    KRILL_CUDA_TRY(cudaEventRecord(g->x_ready, krill_cuda_stream(ctx)));
+    KRILL_CUDA_TRY(cudaStreamWaitEvent(g->side, g->x_ready, 0));
+    halo_gather_kernel<<<krill_cuda_blocks(ctx, g->n_sent), KRILL_CUDA_THREADS, 0, g->side>>>(
+        g->n_sent, g->send_idx, x, g->send_dev);
+    KRILL_TRY(krill_cuda_check_launch("halo_gather_kernel"));
+    KRILL_CUDA_TRY(cudaMemcpyAsync(send_host, g->send_dev, (size_t)g->n_sent * 8,
+                                   cudaMemcpyDeviceToHost, g->side));
+    KRILL_CUDA_TRY(cudaEventRecord(g->packed, g->side));
+cleanup:
+    return st;
+}
+
+extern "C" krill_status krill_halo_gpu_wait_packed(krill_halo_gpu *g)
+{
+    krill_status st = KRILL_OK;
+    if (g->n_sent == 0) goto cleanup;
+    KRILL_CUDA_TRY(cudaEventSynchronize(g->packed));
+cleanup:
+    return st;
+}
+
+extern "C" krill_status krill_halo_gpu_mark_local(krill_ctx *ctx, krill_halo_gpu *g)
+{
+    krill_status st = KRILL_OK;
+    KRILL_CUDA_TRY(cudaEventRecord(g->local_done, krill_cuda_stream(ctx)));
+cleanup:
+    return st;
+}
+
+extern "C" int krill_halo_gpu_local_done(krill_halo_gpu *g)
+{
+    cudaError_t err = cudaEventQuery(g->local_done);
+    if (err == cudaSuccess) return 1;
+    if (err == cudaErrorNotReady) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    (void)cudaGetLastError();
+    return -1;
+}
+
+extern "C" krill_status krill_halo_gpu_unpack(krill_ctx *ctx, krill_halo_gpu *g,
+                                              const double *recv_host, const double **ghosts)
+{
+    krill_status st = KRILL_OK;
+    *ghosts = g->recv_dev;
+    if (g->n_halo)
+        KRILL_CUDA_TRY(cudaMemcpyAsync(g->recv_dev, recv_host, (size_t)g->n_halo * 8,
+                                       cudaMemcpyHostToDevice, g->side));
+    /* also with no ghosts: what follows on the context's stream may overwrite x, which the
+     * gather on the side stream reads */
+    KRILL_CUDA_TRY(cudaEventRecord(g->ghosts_in, g->side));
+    KRILL_CUDA_TRY(cudaStreamWaitEvent(krill_cuda_stream(ctx), g->ghosts_in, 0));
+cleanup:
+    return st;
+}

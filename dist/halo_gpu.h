@@ -1,0 +1,54 @@
+/* dist/halo_gpu.h - the CUDA half of the halo exchange (halo_cuda.cu), declared without
+ * mpi.h so that nvcc never sees MPI's headers; halo.c and mat.c call it for a context on a
+ * GPU (KRILL_HAVE_CUDA builds).
+ *
+ * One exchange with x in device memory: pack (x_ready on the context's stream; on a side
+ * stream the gather send[k] = x[send_idx[k]] and its copy to page-locked host memory, then
+ * the event `packed`), the diagonal block's product queued on the context's stream and
+ * marked (mark_local), MPI on the host between page-locked buffers, then unpack (the ghosts
+ * to the device on the side stream; the context's stream waits for them before the off-rank
+ * block's product). Per SpMV: 8 sent bytes gathered and copied down, 8 n_halo bytes copied
+ * up; the gather, both copies and the messages overlap the diagonal block's product. */
+#ifndef KRILL_DIST_HALO_GPU_H
+#define KRILL_DIST_HALO_GPU_H
+
+#include <stdint.h>
+
+#include "core/core_impl.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct krill_halo_gpu krill_halo_gpu;
+
+/* The device copies of the plan (send_idx: n_sent local rows) and the page-locked host
+ * buffers the messages use (*send_host: n_sent doubles, *recv_host: n_halo), a side stream
+ * and events. Local. */
+krill_status krill_halo_gpu_create(krill_ctx *ctx, const int32_t *send_idx, int64_t n_sent,
+                                   int64_t n_halo, double **send_host, double **recv_host,
+                                   krill_halo_gpu **out);
+/* NULL-safe; frees the page-locked buffers made by create too. */
+void krill_halo_gpu_free(krill_halo_gpu *g, double *send_host, double *recv_host);
+/* Wait (host) until the last exchange's ghosts have left recv_host (its copy up is queued,
+ * not waited for): before new messages may arrive there. */
+krill_status krill_halo_gpu_ready(krill_halo_gpu *g);
+/* Queue the gather of x (device) and its copy into send_host on the side stream, after the
+ * work already on the context's stream. */
+krill_status krill_halo_gpu_pack(krill_ctx *ctx, krill_halo_gpu *g, const double *x,
+                                 double *send_host);
+/* Wait (host) until send_host holds the packed entries. */
+krill_status krill_halo_gpu_wait_packed(krill_halo_gpu *g);
+/* Mark the end of the local work queued so far on the context's stream; local_done then says
+ * whether the device has reached the mark (1), not yet (0), or failed (-1). */
+krill_status krill_halo_gpu_mark_local(krill_ctx *ctx, krill_halo_gpu *g);
+int krill_halo_gpu_local_done(krill_halo_gpu *g);
+/* Queue the copy of recv_host's ghosts to the device; the context's stream waits for it (and
+ * so for the gather). *ghosts: the device copy (n_halo doubles). */
+krill_status krill_halo_gpu_unpack(krill_ctx *ctx, krill_halo_gpu *g, const double *recv_host,
+                                   const double **ghosts);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
