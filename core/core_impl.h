@@ -201,7 +201,9 @@ void krill_ctx_add_halo_time(krill_ctx *ctx, double flight, double hidden);
  * the local sums at dev (count doubles; a second run dev2/count2 may be given, else NULL/0)
  * go to pinned host memory (the stream is waited for), are summed over the ranks in one
  * allreduce and are written back on the context's stream. KRILL_OK at once without a
- * communicator or on the CPU. Traffic: 8 (count + count2) bytes each way per rank. */
+ * communicator, on one rank or on the CPU. Traffic: 8 (count + count2) bytes each way per
+ * rank, and a wait for the stream: the GPU idles for the round trip (MPI here is not
+ * CUDA-aware; NCCL's stream-ordered allreduce would remove the wait). */
 krill_status krill_ctx_allreduce_device(krill_ctx *ctx, double *dev, int count, double *dev2,
                                         int count2);
 /* The same for a 2-norm: *dev holds this rank's ||x_local||; it becomes ||x|| over the

@@ -312,7 +312,9 @@ krill_status krill_ctx_allreduce_device(krill_ctx *ctx, double *dev, int count, 
     krill_status st = KRILL_OK;
 #ifdef KRILL_HAVE_CUDA
     double *host = NULL, *owned = NULL;
-    if (!ctx->comm || !krill_on_gpu(ctx) || count + count2 == 0) goto cleanup;
+    /* one rank: its sums are the sums (no host round trip, no wait for the stream) */
+    if (!ctx->comm || ctx->comm->size == 1 || !krill_on_gpu(ctx) || count + count2 == 0)
+        goto cleanup;
     host = ctx->cuda->pinned;
     if (count + count2 > ALLREDUCE_PINNED) {
         KRILL_ALLOC(owned, count + count2);
@@ -339,7 +341,7 @@ krill_status krill_ctx_nrm2_allreduce_device(krill_ctx *ctx, double *dev)
     krill_status st = KRILL_OK;
 #ifdef KRILL_HAVE_CUDA
     double *h = NULL, local, m;
-    if (!ctx->comm || !krill_on_gpu(ctx)) goto cleanup;
+    if (!ctx->comm || ctx->comm->size == 1 || !krill_on_gpu(ctx)) goto cleanup;
     h = ctx->cuda->pinned;
     KRILL_TRY(krill_ctx_agree(ctx, krill_cuda_memcpy(ctx, h, dev, 8, 1)));
     local = h[0];

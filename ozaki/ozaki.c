@@ -153,10 +153,13 @@ krill_status krill_ctx_set_repro(krill_ctx *ctx, krill_repro_mode mode, int slic
                   "a fixed slice count S >= 1 (exact mode is KRILL_REPRO_OZAKI with 0)", slices);
     /* every rank of a communicator is on the same kind of device (krill_ctx_create), so all
      * refuse together */
-    KRILL_REQUIRE(mode == KRILL_REPRO_OFF || !ctx->comm || !krill_on_gpu(ctx),
-                  "krill_ctx_set_repro: the reproducible mode on GPU ranks of a communicator is "
-                  "not built yet (its sums would need the device's int64 partials on the host: "
-                  "doc/mpi.md); use CPU ranks for a reproducible distributed solve");
+    if (mode != KRILL_REPRO_OFF && ctx->comm && krill_on_gpu(ctx)) {
+        st = krill_error(KRILL_ERR_UNSUPPORTED, "krill_ctx_set_repro: the reproducible mode on "
+                         "GPU ranks of a communicator is not built yet (its sums would need the "
+                         "device's int64 partials on the host: doc/mpi.md); use CPU ranks for a "
+                         "reproducible distributed solve");
+        goto cleanup;
+    }
     if (mode != KRILL_REPRO_OFF) KRILL_TRY(krill_ozaki_ctx_init(ctx));
     ctx->repro = mode;
     ctx->repro_slices = slices;

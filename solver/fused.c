@@ -558,7 +558,8 @@ krill_status krill_fused_cg_residual(krill_ctx *ctx, const krill_reduce_ws *ws, 
 #ifdef KRILL_HAVE_CUDA
     /* on a communicator the sums must leave the device between the update and the state
      * step: the composed path of the reproducible mode, with plain (summed) dots */
-    if (krill_on_gpu(ctx) && ctx->comm) return cg_residual_repro(ctx, n, k, pc_mode, s, q, r, dinv);
+    if (krill_on_gpu(ctx) && ctx->comm && ctx->comm->size > 1)
+        return cg_residual_repro(ctx, n, k, pc_mode, s, q, r, dinv);
     if (krill_on_gpu(ctx)) return krill_cuda_cg_residual(ctx, n, k, pc_mode, s, q, r, dinv);
 #endif
     if (s->stop != KRILL_CG_RUNNING) return KRILL_OK;

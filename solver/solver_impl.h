@@ -128,6 +128,7 @@ void krill_timer_destroy(krill_phase_timer *t);      /* NULL-safe on the ring */
 krill_status krill_cuda_timer_create(krill_ctx *ctx, void **ring);
 krill_status krill_cuda_timer_record(void *ring, int phase, double *acc);
 krill_status krill_cuda_timer_poll(void *ring, double *acc, int wait_all);
+void krill_cuda_timer_reset(void *ring);   /* forget every event (the stream is idle) */
 void krill_cuda_timer_destroy(void *ring);
 #endif
 

@@ -39,12 +39,18 @@ krill_status krill_timer_phase(krill_phase_timer *t, krill_phase phase)
 
 /* The setup ends when its GPU work has: without the wait, work still queued (kept workspace
  * blocks need no cudaMalloc, whose implicit synchronization used to do it) would be timed
- * twice, in setup's wall time and by the loop's first event. */
+ * twice, in setup's wall time and by the loop's first event. Phases switched during the
+ * setup (a first SpMV, pipelined CG's start) belong to it: their times are dropped, on the
+ * GPU with the events recorded so far. */
 krill_status krill_timer_loop(krill_phase_timer *t, krill_phase phase)
 {
     krill_status st = KRILL_OK;
     double now;
     if (t->ring) KRILL_TRY(krill_ctx_sync(t->ctx));
+#ifdef KRILL_HAVE_CUDA
+    if (t->ring) krill_cuda_timer_reset(t->ring);
+#endif
+    memset(t->acc, 0, sizeof t->acc);
     now = krill_wtime();
     t->setup = now - t->t_start;
     t->current = phase;

@@ -104,6 +104,12 @@ cleanup:
     return st;
 }
 
+extern "C" void krill_cuda_timer_reset(void *opaque)
+{
+    EventRing *ring = (EventRing *)opaque;
+    ring->count = 0;   // every event recorded so far is forgotten
+}
+
 extern "C" void krill_cuda_timer_destroy(void *opaque)
 {
     EventRing *ring = (EventRing *)opaque;
