@@ -4,7 +4,7 @@
  * with a rank of zero rows: the same reason, the iteration count within one (rounding: the
  * ranks add their sums in another order; what was seen is printed), the solution within
  * rounding of the serial one. ILU(0) / IC(0) of each rank's diagonal block converge (on one
- * rank: the serial iteration count exactly). With KRILL_TEST_MPI_DEVICE=gpu (mpi_testutil.h)
+ * rank: the serial iteration count exactly; on one GPU rank within one, the GPU's rounding). With KRILL_TEST_MPI_DEVICE=gpu (mpi_testutil.h)
  * the distributed solves run on one GPU per rank against the same serial CPU solves.
  * Refusals: bad device ordinals, GPUs where there are none, mixed devices, the reproducible
  * mode on GPU ranks (the reproducible mode across ranks: test_mpi_repro). */
@@ -111,8 +111,8 @@ static void compare(const solve_case *c, mtu_partition p, int exact_pc)
             CHECK(diff <= 1);
             CHECK(err <= XTOL);
             if (diff > max_it_diff) max_it_diff = diff;
-        } else if (size == 1) {
-            CHECK(diff == 0);
+        } else if (size == 1) {   /* the serial count; on a GPU rank within rounding */
+            CHECK(diff <= (krill_ctx_device(ctx) == KRILL_DEVICE_CUDA ? 1 : 0));
         }
     }
     krill_solve_info_free(&si);
