@@ -25,7 +25,9 @@ def test_result_fields():
     assert r.history[0] == pytest.approx(np.linalg.norm(b))       # x0 = 0: ||r0|| = ||b||
     assert r.relres == pytest.approx(relres(a, r.x, b), rel=1e-6)
     assert r.bnorm == pytest.approx(np.linalg.norm(b))
-    assert set(r.times) == {"setup", "spmv", "precond", "ortho", "other", "comm", "total"}
+    assert set(r.times) == {"setup", "spmv", "precond", "ortho", "other", "comm", "halo",
+                            "halo_hidden", "total"}
+    assert r.times["halo"] == 0.0 and r.times["halo_hidden"] == 0.0   # no communicator
     assert r.times["total"] >= r.times["spmv"] >= 0.0
     assert r.format == "csr" and r.format_choice is None
     assert r.precond_name == "none" and r.precond
