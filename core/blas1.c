@@ -124,8 +124,8 @@ krill_status krill_blas_dot(krill_ctx *ctx, int64_t n, const double *x, const do
     if (ctx->repro != KRILL_REPRO_OFF) return ctx->repro_ops->dot(ctx, n, x, y, result);
 #ifdef KRILL_HAVE_CUDA
     if (krill_on_gpu(ctx)) {   /* *result in device memory; with a communicator summed there */
-        krill_status st = krill_cuda_dot(ctx, n, x, y, result);
-        return st == KRILL_OK ? krill_ctx_allreduce_device(ctx, result, 1, NULL, 0) : st;
+        return krill_ctx_allreduce_device(ctx, krill_cuda_dot(ctx, n, x, y, result), result, 1,
+                                          NULL, 0);
     }
 #endif
     *result = dot_cpu(ctx, n, x, y);
@@ -143,8 +143,7 @@ krill_status krill_blas_nrm2(krill_ctx *ctx, int64_t n, const double *x, double 
     if (ctx->repro != KRILL_REPRO_OFF) return ctx->repro_ops->nrm2(ctx, n, x, result);
 #ifdef KRILL_HAVE_CUDA
     if (krill_on_gpu(ctx)) {   /* the local norm, then (communicator) the global one */
-        KRILL_TRY(krill_cuda_nrm2(ctx, n, x, result));
-        st = krill_ctx_nrm2_allreduce_device(ctx, result);
+        st = krill_ctx_nrm2_allreduce_device(ctx, krill_cuda_nrm2(ctx, n, x, result), result);
         goto cleanup;
     }
 #endif

@@ -199,17 +199,20 @@ void krill_ctx_add_halo_time(krill_ctx *ctx, double flight, double hidden);
 /* The reductions of a CUDA context on a communicator, whose results live in device memory
  * (every GPU reduction writes there, so the solvers read them without a host round trip):
  * the local sums at dev (count doubles; a second run dev2/count2 may be given, else NULL/0)
- * go to pinned host memory (the stream is waited for), are summed over the ranks in one
- * allreduce and are written back on the context's stream. KRILL_OK at once without a
- * communicator, on one rank or on the CPU. Traffic: 8 (count + count2) bytes each way per
- * rank, and a wait for the stream: the GPU idles for the round trip (MPI here is not
- * CUDA-aware; NCCL's stream-ordered allreduce would remove the wait). */
-krill_status krill_ctx_allreduce_device(krill_ctx *ctx, double *dev, int count, double *dev2,
-                                        int count2);
+ * go to pinned host memory (the stream is waited for), are summed over the ranks and are
+ * written back on the context's stream. `local` is the status of the caller's local work
+ * (its kernels): a failure there or in the copy down is agreed on before the sum, so every
+ * rank returns it and none waits in MPI for a rank that left (two collectives: the
+ * agreement and the sum). Without a communicator, on one rank or on the CPU it returns
+ * `local` at once. Traffic: 8 (count + count2) bytes each way per rank, and a wait for the
+ * stream: the GPU idles for the round trip (MPI here is not CUDA-aware; NCCL's
+ * stream-ordered allreduce would remove the wait). */
+krill_status krill_ctx_allreduce_device(krill_ctx *ctx, krill_status local, double *dev,
+                                        int count, double *dev2, int count2);
 /* The same for a 2-norm: *dev holds this rank's ||x_local||; it becomes ||x|| over the
  * ranks, without overflow (scaled by the largest local norm when the sum of squares leaves
  * the range, as krill_blas_nrm2 does on the CPU). */
-krill_status krill_ctx_nrm2_allreduce_device(krill_ctx *ctx, double *dev);
+krill_status krill_ctx_nrm2_allreduce_device(krill_ctx *ctx, krill_status local, double *dev);
 /* Collective steps that can fail on one rank (allocation, a bad local argument) end with
  * this: st where every rank agrees, so no rank goes on into a collective the others left.
  * Without a communicator it returns st. */

@@ -173,8 +173,8 @@ cleanup:
 }
 
 /* Every rank's device, as one int64 allreduce of (gpu, -gpu) by MAX: the ranks run on one
- * kind of device (a CPU rank would hand its host vectors to a GPU rank's kernels' MPI
- * peers in the same collective calls; mixing is refused rather than half supported). */
+ * kind of device. A mix is refused rather than half supported: the distributed matrix, its
+ * halo buffers and the reductions take one path on every rank (host or device memory). */
 static krill_status agree_device(const krill_comm *c, const krill_ctx *ctx)
 {
     krill_status st = KRILL_OK;
@@ -306,29 +306,31 @@ cleanup:
 }
 #endif
 
-krill_status krill_ctx_allreduce_device(krill_ctx *ctx, double *dev, int count, double *dev2,
-                                        int count2)
+krill_status krill_ctx_allreduce_device(krill_ctx *ctx, krill_status local, double *dev,
+                                        int count, double *dev2, int count2)
 {
-    krill_status st = KRILL_OK;
+    krill_status st = local;
 #ifdef KRILL_HAVE_CUDA
     double *host = NULL, *owned = NULL;
     /* one rank: its sums are the sums (no host round trip, no wait for the stream) */
     if (!ctx->comm || ctx->comm->size == 1 || !krill_on_gpu(ctx) || count + count2 == 0)
         goto cleanup;
     host = ctx->cuda->pinned;
-    if (count + count2 > ALLREDUCE_PINNED) {
-        KRILL_ALLOC(owned, count + count2);
+    if (local == KRILL_OK && count + count2 > ALLREDUCE_PINNED) {
+        local = krill_alloc_n((void **)&owned, (size_t)(count + count2), sizeof *owned, 0,
+                              "reduction results (host)");
         host = owned;
     }
+    if (local == KRILL_OK) local = device_sums_down(ctx, host, dev, count, dev2, count2);
     /* a local failure must not leave the other ranks in the allreduce */
-    KRILL_TRY(krill_ctx_agree(ctx, device_sums_down(ctx, host, dev, count, dev2, count2)));
+    KRILL_TRY(krill_ctx_agree(ctx, local));
     KRILL_TRY(krill_ctx_allreduce(ctx, host, count + count2, KRILL_REDUCE_SUM));
     KRILL_TRY(device_sums_up(ctx, dev, count, dev2, count2, host));
     if (owned) KRILL_TRY(krill_cuda_sync(ctx));   /* the copy has read it before it goes */
 cleanup:
     krill_free(owned);
 #else
-    (void)ctx; (void)dev; (void)count; (void)dev2; (void)count2;
+    (void)ctx; (void)dev; (void)count; (void)dev2; (void)count2;   /* st = local */
 #endif
     return st;
 }
@@ -336,25 +338,26 @@ cleanup:
 /* ||x|| from the ranks' ||x_r||: sqrt(sum ||x_r||^2), one allreduce; only when that sum
  * leaves the range (some ||x_r|| beyond ~1e154, or all below ~1e-145) two more: the largest
  * ||x_r|| = m and m sqrt(sum (||x_r|| / m)^2). */
-krill_status krill_ctx_nrm2_allreduce_device(krill_ctx *ctx, double *dev)
+krill_status krill_ctx_nrm2_allreduce_device(krill_ctx *ctx, krill_status local, double *dev)
 {
-    krill_status st = KRILL_OK;
+    krill_status st = local;
 #ifdef KRILL_HAVE_CUDA
-    double *h = NULL, local, m;
+    double *h = NULL, mine, m;
     if (!ctx->comm || ctx->comm->size == 1 || !krill_on_gpu(ctx)) goto cleanup;
     h = ctx->cuda->pinned;
-    KRILL_TRY(krill_ctx_agree(ctx, krill_cuda_memcpy(ctx, h, dev, 8, 1)));
-    local = h[0];
-    h[0] = local * local;
+    if (local == KRILL_OK) local = krill_cuda_memcpy(ctx, h, dev, 8, 1);
+    KRILL_TRY(krill_ctx_agree(ctx, local));   /* as in krill_ctx_allreduce_device */
+    mine = h[0];
+    h[0] = mine * mine;
     KRILL_TRY(krill_ctx_allreduce(ctx, h, 1, KRILL_REDUCE_SUM));
     if (isnan(h[0]) || (isfinite(h[0]) && h[0] > 1e-290)) {
         h[0] = sqrt(h[0]);
     } else {
-        h[0] = local;
+        h[0] = mine;
         KRILL_TRY(krill_ctx_allreduce(ctx, h, 1, KRILL_REDUCE_MAX));
         m = h[0];
         if (m > 0.0 && isfinite(m)) {
-            h[0] = (local / m) * (local / m);
+            h[0] = (mine / m) * (mine / m);
             KRILL_TRY(krill_ctx_allreduce(ctx, h, 1, KRILL_REDUCE_SUM));
             h[0] = m * sqrt(h[0]);
         }
@@ -362,7 +365,7 @@ krill_status krill_ctx_nrm2_allreduce_device(krill_ctx *ctx, double *dev)
     KRILL_TRY(krill_cuda_memcpy(ctx, dev, h, 8, 0));
 cleanup:
 #else
-    (void)ctx; (void)dev;
+    (void)ctx; (void)dev;   /* st = local */
 #endif
     return st;
 }

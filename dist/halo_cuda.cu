@@ -42,20 +42,23 @@ static krill_status host_pinned(double **p, int64_t count, const char *what)
                        "%s: %s", bytes, what, cudaGetErrorString(err));
 }
 
+/* The side stream is drained first: its copies may still read or write the page-locked
+ * buffers and the device ones. */
 extern "C" void krill_halo_gpu_free(krill_halo_gpu *g, double *send_host, double *recv_host)
 {
+    if (g && g->side) (void)cudaStreamSynchronize(g->side);
     if (send_host) (void)cudaFreeHost(send_host);
     if (recv_host) (void)cudaFreeHost(recv_host);
-    if (!g) return;
-    if (g->side) (void)cudaStreamSynchronize(g->side);
-    if (g->x_ready) (void)cudaEventDestroy(g->x_ready);
-    if (g->packed) (void)cudaEventDestroy(g->packed);
-    if (g->local_done) (void)cudaEventDestroy(g->local_done);
-    if (g->ghosts_in) (void)cudaEventDestroy(g->ghosts_in);
-    if (g->side) (void)cudaStreamDestroy(g->side);
-    (void)cudaFree(g->send_idx);
-    (void)cudaFree(g->send_dev);
-    (void)cudaFree(g->recv_dev);
+    if (g) {
+        if (g->x_ready) (void)cudaEventDestroy(g->x_ready);
+        if (g->packed) (void)cudaEventDestroy(g->packed);
+        if (g->local_done) (void)cudaEventDestroy(g->local_done);
+        if (g->ghosts_in) (void)cudaEventDestroy(g->ghosts_in);
+        if (g->side) (void)cudaStreamDestroy(g->side);
+        (void)cudaFree(g->send_idx);
+        (void)cudaFree(g->send_dev);
+        (void)cudaFree(g->recv_dev);
+    }
     krill_free(g);
 }
 
@@ -68,6 +71,7 @@ extern "C" krill_status krill_halo_gpu_create(krill_ctx *ctx, const int32_t *sen
     double *sh = NULL, *rh = NULL;
     const unsigned flags = cudaEventDisableTiming;
     *out = NULL;
+    KRILL_CUDA_TRY(cudaSetDevice(ctx->device_id));   /* the stream and events are the device's */
     KRILL_TRY(krill_calloc((void **)&g, sizeof *g, "halo exchange (GPU)"));
     g->n_sent = n_sent;
     g->n_halo = n_halo;
@@ -109,9 +113,11 @@ extern "C" krill_status krill_halo_gpu_pack(krill_ctx *ctx, krill_halo_gpu *g, c
                                             double *send_host)
 {
     krill_status st = KRILL_OK;
-    if (g->n_sent == 0) goto cleanup;
+    /* also with nothing to send: the ghosts' copy up, next on the side stream, must wait for
+     * the work already queued (the last SpMV's off-rank product reads recv_dev) */
     KRILL_CUDA_TRY(cudaEventRecord(g->x_ready, krill_cuda_stream(ctx)));
     KRILL_CUDA_TRY(cudaStreamWaitEvent(g->side, g->x_ready, 0));
+    if (g->n_sent == 0) goto cleanup;
     halo_gather_kernel<<<krill_cuda_blocks(ctx, g->n_sent), KRILL_CUDA_THREADS, 0, g->side>>>(
         g->n_sent, g->send_idx, x, g->send_dev);
     KRILL_TRY(krill_cuda_check_launch("halo_gather_kernel"));

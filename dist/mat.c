@@ -21,19 +21,22 @@
 
 /* CPU: the exchange is in flight from its first message posted (t0) to the wait's end; the
  * diagonal product [t1, t2) hides it. When the messages have all arrived by t2 the exchange
- * was hidden whole: its flight is counted as t2 - t0 (an upper bound), all of it hidden. */
+ * was hidden whole: its flight is counted as t2 - t0 (an upper bound), all of it hidden. A
+ * failed product still completes the exchange (the other ranks' messages, no request left
+ * open); the failure comes out after it. */
 static krill_status dist_spmv_cpu(krill_ctx *ctx, const krill_dist_mat *d, double alpha,
                                   const double *x, double beta, double *y)
 {
-    krill_status st = KRILL_OK;
+    krill_status st = KRILL_OK, local = KRILL_OK;
     double t0 = krill_wtime(), t1, t2, t3;
     int arrived;
     KRILL_TRY(krill_halo_start(&d->halo, krill_dist_comm(ctx), x));
     t1 = krill_wtime();
-    if (d->diag) KRILL_TRY(krill_mat_spmv_raw(d->diag, alpha, x, beta, y));
+    if (d->diag) local = krill_mat_spmv_raw(d->diag, alpha, x, beta, y);
     t2 = krill_wtime();
     arrived = krill_halo_test(&d->halo);
     KRILL_TRY(krill_halo_finish(&d->halo));
+    KRILL_TRY(local);
     t3 = krill_wtime();
     krill_ctx_add_comm_time(ctx, (t3 - t0) - (t2 - t1));   /* the local work is not comm */
     if (d->halo.n_recv + d->halo.n_send > 0)   /* no messages: no exchange to count */
@@ -47,29 +50,37 @@ cleanup:
 /* GPU (halo_gpu.h): the receives posted, the gather and its copy down queued on the side
  * stream, the diagonal product queued on the context's stream and marked; the host sends once
  * the entries are packed, then polls MPI and the mark together, so it knows when the product
- * ended. In flight from t0 to the last message; hidden while the product ran (all of the
- * flight when the mark is still ahead at the end). The host waits in MPI only. */
+ * ended. In flight from t0 to the last message; hidden until the mark was seen (all of the
+ * flight when it is still ahead at the end; the pack and work queued before the product
+ * count as hidden too). The host waits in MPI only. A local failure (a launch, a copy, the
+ * device) still sends (whatever send_buf holds) and completes the exchange, so no rank
+ * waits for this one's messages and no request stays open; the failure comes out after. */
 static krill_status dist_spmv_gpu(krill_ctx *ctx, const krill_dist_mat *d, double alpha,
                                   const double *x, double beta, double *y)
 {
-    krill_status st = KRILL_OK;
+    krill_status st = KRILL_OK, local = KRILL_OK;
     const krill_halo *h = &d->halo;
     const MPI_Comm comm = krill_dist_comm(ctx);
     const double *ghosts = NULL;
     double t0, t_local = -1.0, t_end;
-    int local = 0;
-    KRILL_TRY(krill_halo_gpu_ready(h->gpu));   /* the last ghosts have left recv_buf */
+    int done = 0;
+    local = krill_halo_gpu_ready(h->gpu);   /* the last ghosts have left recv_buf */
     t0 = krill_wtime();
     krill_halo_post_recvs(h, comm);
-    KRILL_TRY(krill_halo_gpu_pack(ctx, h->gpu, x, h->send_buf));
-    if (d->diag) KRILL_TRY(krill_mat_spmv_raw(d->diag, alpha, x, beta, y));
-    KRILL_TRY(krill_halo_gpu_mark_local(ctx, h->gpu));
-    KRILL_TRY(krill_halo_gpu_wait_packed(h->gpu));
+    if (local == KRILL_OK) local = krill_halo_gpu_pack(ctx, h->gpu, x, h->send_buf);
+    if (local == KRILL_OK && d->diag) local = krill_mat_spmv_raw(d->diag, alpha, x, beta, y);
+    if (local == KRILL_OK) local = krill_halo_gpu_mark_local(ctx, h->gpu);
+    if (local == KRILL_OK) local = krill_halo_gpu_wait_packed(h->gpu);
     krill_halo_post_sends(h, comm);
     while (!krill_halo_test(h)) {
-        if (!local && (local = krill_halo_gpu_local_done(h->gpu)) != 0) t_local = krill_wtime();
+        if (local == KRILL_OK && !done && (done = krill_halo_gpu_local_done(h->gpu)) != 0)
+            t_local = krill_wtime();
     }
     t_end = krill_wtime();
+    if (done < 0)
+        local = krill_error(KRILL_ERR_DEVICE, "distributed SpMV: the diagonal block's product "
+                            "failed on the device (cudaEventQuery)");
+    KRILL_TRY(local);
     if (t_local < 0.0) t_local = t_end;
     krill_ctx_add_comm_time(ctx, t_end - t_local);
     if (h->n_recv + h->n_send > 0) krill_ctx_add_halo_time(ctx, t_end - t0, t_local - t0);

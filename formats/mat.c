@@ -94,9 +94,13 @@ krill_status krill_mat_spmv_dot_raw(const krill_mat *a, const double *x, double 
         KRILL_TRY(krill_mat_spmv_raw(a, 1.0, x, 0.0, y));
         st = krill_ozaki_dot(a->ctx, a->n_rows, x, y, xy);
     } else if (a->ops->spmv_dot) {
+        if (krill_on_gpu(a->ctx)) {   /* xy in device memory; a local failure is agreed on */
+            st = krill_ctx_allreduce_device(a->ctx, a->ops->spmv_dot(a->ctx, a->impl, x, y, xy),
+                                            xy, 1, NULL, 0);
+            goto cleanup;
+        }
         KRILL_TRY(a->ops->spmv_dot(a->ctx, a->impl, x, y, xy));
-        st = krill_on_gpu(a->ctx) ? krill_ctx_allreduce_device(a->ctx, xy, 1, NULL, 0)
-                                  : krill_ctx_allreduce(a->ctx, xy, 1, KRILL_REDUCE_SUM);
+        st = krill_ctx_allreduce(a->ctx, xy, 1, KRILL_REDUCE_SUM);
     } else {
         KRILL_TRY(a->ops->spmv(a->ctx, a->impl, 1.0, x, 0.0, y));
         st = krill_blas_dot(a->ctx, a->n_rows, x, y, xy);

@@ -24,6 +24,9 @@
 
 #include "ozaki/ozaki_impl.h"
 #include "solver/solver_impl.h"
+#ifdef KRILL_HAVE_CUDA
+#include "core/cuda_impl.h"   /* krill_cuda_dot: a local sum, summed over the ranks here */
+#endif
 
 /* Vectors shorter than this run on one thread: starting a parallel region costs more than
  * the loop saves. */
@@ -215,14 +218,15 @@ krill_status krill_fused_cgs_pass(krill_ctx *ctx, const krill_reduce_ws *ws, int
     if (krill_on_gpu(ctx)) {   /* results in device memory, summed there over the ranks */
         krill_status st = KRILL_OK;
         if (k <= KRILL_CGS_MAX_COLS) {
-            KRILL_TRY(krill_cuda_cgs_pass(ctx, ws->partial, n, k, v, ldv, h_sub, w, h_out, ss_out));
-            KRILL_TRY(krill_ctx_allreduce_device(ctx, h_out, h_out ? k : 0, ss_out, ss_out ? 1 : 0));
+            st = krill_cuda_cgs_pass(ctx, ws->partial, n, k, v, ldv, h_sub, w, h_out, ss_out);
+            st = krill_ctx_allreduce_device(ctx, st, h_out, h_out ? k : 0, ss_out, ss_out ? 1 : 0);
             goto cleanup;
         }
-        if (h_sub) KRILL_TRY(krill_cuda_gemv_n(ctx, n, k, -1.0, v, ldv, h_sub, 1.0, w));
-        if (h_out) KRILL_TRY(krill_cuda_gemv_t(ctx, n, k, v, ldv, w, h_out));
-        if (h_out) KRILL_TRY(krill_ctx_allreduce_device(ctx, h_out, k, NULL, 0));
-        if (ss_out) KRILL_TRY(krill_blas_dot(ctx, n, w, w, ss_out));
+        if (h_sub) st = krill_cuda_gemv_n(ctx, n, k, -1.0, v, ldv, h_sub, 1.0, w);
+        if (h_out && st == KRILL_OK) st = krill_cuda_gemv_t(ctx, n, k, v, ldv, w, h_out);
+        if (ss_out && st == KRILL_OK) st = krill_cuda_dot(ctx, n, w, w, ss_out);
+        KRILL_TRY(krill_ctx_allreduce_device(ctx, st, h_out, h_out ? k : 0, ss_out,
+                                             ss_out ? 1 : 0));
     cleanup:
         return st;
     }
@@ -287,8 +291,8 @@ krill_status krill_fused_axpy_dot(krill_ctx *ctx, const krill_reduce_ws *ws, int
     if (repro(ctx)) return axpy_dot_repro(ctx, n, coeff, v, w, u, result);
 #ifdef KRILL_HAVE_CUDA
     if (krill_on_gpu(ctx)) {
-        krill_status st = krill_cuda_axpy_dot(ctx, n, coeff, v, w, u, result);
-        return st == KRILL_OK ? krill_ctx_allreduce_device(ctx, result, 1, NULL, 0) : st;
+        return krill_ctx_allreduce_device(ctx, krill_cuda_axpy_dot(ctx, n, coeff, v, w, u, result),
+                                          result, 1, NULL, 0);
     }
 #endif
     const double c = coeff[0];   /* host memory: this is the CPU path */
@@ -385,11 +389,9 @@ krill_status krill_fused_dcgs2_dots(krill_ctx *ctx, const krill_reduce_ws *ws, i
     }
 #ifdef KRILL_HAVE_CUDA
     if (krill_on_gpu(ctx)) {   /* the 2k + 4 sums in device memory, then over the ranks */
-        if (k <= KRILL_DCGS2_MAX_COLS)
-            KRILL_TRY(krill_cuda_dcgs2_dots(ctx, ws->partial, n, k, v, ldv, out));
-        else
-            KRILL_TRY(krill_cuda_dcgs2_gemm(ctx, n, k, v, ldv, out));
-        KRILL_TRY(krill_ctx_allreduce_device(ctx, out, 2 * k + 4, NULL, 0));
+        st = k <= KRILL_DCGS2_MAX_COLS ? krill_cuda_dcgs2_dots(ctx, ws->partial, n, k, v, ldv, out)
+                                       : krill_cuda_dcgs2_gemm(ctx, n, k, v, ldv, out);
+        st = krill_ctx_allreduce_device(ctx, st, out, 2 * k + 4, NULL, 0);
         goto cleanup;
     }
 #endif

@@ -427,6 +427,12 @@ krill_status krill_cuda_cg_direction(krill_ctx *ctx, int64_t n, int k, const kri
  * uses) with cudaMemcpyAsync and an event; on the CPU start copies at once. */
 #define KRILL_ASYNC_READ_BYTES 128
 #define KRILL_ASYNC_READ_DOUBLES (2 * KRILL_ASYNC_READ_BYTES / 8)
+/* core/ctx.c's device reductions use the pinned buffer below its last 64 doubles */
+#ifdef __cplusplus
+static_assert(KRILL_ASYNC_READ_DOUBLES <= 64, "the asynchronous reads outgrew their room");
+#else
+_Static_assert(KRILL_ASYNC_READ_DOUBLES <= 64, "the asynchronous reads outgrew their room");
+#endif
 
 typedef struct krill_async_read {
     krill_ctx *ctx;

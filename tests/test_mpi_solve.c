@@ -4,7 +4,8 @@
  * with a rank of zero rows: the same reason, the iteration count within one (rounding: the
  * ranks add their sums in another order; what was seen is printed), the solution within
  * rounding of the serial one. ILU(0) / IC(0) of each rank's diagonal block converge (on one
- * rank: the serial iteration count exactly; on one GPU rank within one, the GPU's rounding). With KRILL_TEST_MPI_DEVICE=gpu (mpi_testutil.h)
+ * rank: the serial iteration count exactly; on one GPU rank within one, the GPU's
+ * rounding). With KRILL_TEST_MPI_DEVICE=gpu (mpi_testutil.h)
  * the distributed solves run on one GPU per rank against the same serial CPU solves.
  * Refusals: bad device ordinals, GPUs where there are none, mixed devices, the reproducible
  * mode on GPU ranks (the reproducible mode across ranks: test_mpi_repro). */
