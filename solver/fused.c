@@ -1,6 +1,7 @@
-/* solver/fused.c - the solvers' fused vector operations: OpenMP loops on the CPU, dispatch to
- * the launchers of kernels/krylov.cu on the GPU. Contracts and per-call traffic are in
- * solver_impl.h.
+/* solver/fused.c - the solvers' fused vector operations for GMRES (CGS passes, MGS steps,
+ * DCGS2's sweep; CG's are in fused_cg.c): OpenMP loops on the CPU, dispatch to the launchers
+ * of kernels/krylov.cu and kernels/dcgs2.cu on the GPU. Contracts and per-call traffic are
+ * in solver_impl.h.
  *
  * CPU loops split [0, n) into one contiguous chunk per thread (static), and reductions
  * leave one partial per thread that the calling thread adds in thread order: the same
@@ -28,10 +29,6 @@
 #include "core/cuda_impl.h"   /* krill_cuda_dot: a local sum, summed over the ranks here */
 #endif
 
-/* Vectors shorter than this run on one thread: starting a parallel region costs more than
- * the loop saves. */
-#define FUSED_PARALLEL_MIN 8192
-
 /* GEMV row block: 2048 rows of w (16 KiB) stay in L1 while the columns of V stream past,
  * so V is read once from memory and w once per pass; columns go four at a time (four
  * streams and one load of w per four products: measured 1.4x faster than one at a time). */
@@ -45,18 +42,6 @@
  * (65536: 0.86-0.87 s, within the noise). The CGS passes keep GEMV_ROW_BLOCK: there the
  * block of V itself is read twice (subtraction, then dots) and must stay in cache. */
 #define DCGS2_ROW_BLOCK 32768
-
-static void thread_chunk(int64_t n, int t, int nt, int64_t *lo, int64_t *hi)
-{
-    *lo = n * t / nt;
-    *hi = n * (t + 1) / nt;
-}
-
-static int cpu_threads(const krill_ctx *ctx)
-{
-    int t = krill_ctx_threads(ctx);
-    return t > 0 ? t : 1;
-}
 
 static int repro(const krill_ctx *ctx) { return ctx->repro != KRILL_REPRO_OFF; }
 
@@ -73,7 +58,7 @@ krill_status krill_reduce_ws_create(krill_ctx *ctx, int width, krill_reduce_ws *
         goto cleanup;
     }
 #endif
-    ws->slots = cpu_threads(ctx);
+    ws->slots = krill_fused_threads(ctx);
     ws->stride = (width + KRILL_REDUCE_PAD - 1) / KRILL_REDUCE_PAD * KRILL_REDUCE_PAD;
     KRILL_WS_ALLOC(ctx, ws->partial, (size_t)ws->slots * (size_t)ws->stride);
 cleanup:
@@ -84,14 +69,6 @@ void krill_reduce_ws_destroy(krill_ctx *ctx, krill_reduce_ws *ws)
 {
     krill_ws_free(ctx, ws->partial);
     memset(ws, 0, sizeof *ws);
-}
-
-/* Sum of partial[t * stride + j] over the `used` threads, in thread order. */
-static double partial_sum(const krill_reduce_ws *ws, int used, int j)
-{
-    double s = 0.0;
-    for (int t = 0; t < used; t++) s += ws->partial[(size_t)t * ws->stride + j];
-    return s;
 }
 
 /* ---- GMRES ---------------------------------------------------------------------------------- */
@@ -163,11 +140,11 @@ krill_status krill_fused_gemv_n(krill_ctx *ctx, int64_t n, int k, double alpha,
         return repro(ctx) ? krill_cuda_gemv_n_repro(ctx, n, k, alpha, v, ldv, h, beta, w)
                           : krill_cuda_gemv_n(ctx, n, k, alpha, v, ldv, h, beta, w);
 #endif
-#pragma omp parallel num_threads(cpu_threads(ctx)) if (n >= FUSED_PARALLEL_MIN)
+#pragma omp parallel num_threads(krill_fused_threads(ctx)) if (n >= KRILL_FUSED_PARALLEL_MIN)
     {
         int64_t lo, hi;
         double coef[GEMV_COLUMNS];
-        thread_chunk(n, omp_get_thread_num(), omp_get_num_threads(), &lo, &hi);
+        krill_fused_chunk(n, omp_get_thread_num(), omp_get_num_threads(), &lo, &hi);
         for (int64_t b = lo; b < hi; b += GEMV_ROW_BLOCK) {
             int64_t e = b + GEMV_ROW_BLOCK < hi ? b + GEMV_ROW_BLOCK : hi;
             if (beta == 0.0) {
@@ -234,13 +211,13 @@ krill_status krill_fused_cgs_pass(krill_ctx *ctx, const krill_reduce_ws *ws, int
     if (k + 1 > ws->stride)
         return krill_error(KRILL_ERR_INTERNAL, "cgs_pass: %d columns but room for %d", k,
                            ws->stride - 1);
-#pragma omp parallel num_threads(cpu_threads(ctx)) if (n >= FUSED_PARALLEL_MIN)
+#pragma omp parallel num_threads(krill_fused_threads(ctx)) if (n >= KRILL_FUSED_PARALLEL_MIN)
     {
         int t = omp_get_thread_num(), nt = omp_get_num_threads();
         int64_t lo, hi;
         double *acc = ws->partial + (size_t)t * ws->stride, coef[GEMV_COLUMNS];
         if (t == 0) used = nt;
-        thread_chunk(n, t, nt, &lo, &hi);
+        krill_fused_chunk(n, t, nt, &lo, &hi);
         for (int c = 0; c <= k; c++) acc[c] = 0.0;
         for (int64_t b = lo; b < hi; b += GEMV_ROW_BLOCK) {
             int64_t e = b + GEMV_ROW_BLOCK < hi ? b + GEMV_ROW_BLOCK : hi;
@@ -258,7 +235,7 @@ krill_status krill_fused_cgs_pass(krill_ctx *ctx, const krill_reduce_ws *ws, int
     }
     /* the sums into slot 0 (column c of slot 0 is read only for sum c), then one allreduce
      * of the k + 1 (or only w'w) over the context's ranks */
-    for (int c = 0; c <= k; c++) ws->partial[c] = partial_sum(ws, used, c);
+    for (int c = 0; c <= k; c++) ws->partial[c] = krill_reduce_ws_sum(ws, used, c);
     {
         int first = h_out ? 0 : k;
         krill_status st = krill_ctx_allreduce(ctx, ws->partial + first, k + 1 - first,
@@ -296,13 +273,13 @@ krill_status krill_fused_axpy_dot(krill_ctx *ctx, const krill_reduce_ws *ws, int
     }
 #endif
     const double c = coeff[0];   /* host memory: this is the CPU path */
-#pragma omp parallel num_threads(cpu_threads(ctx)) if (n >= FUSED_PARALLEL_MIN)
+#pragma omp parallel num_threads(krill_fused_threads(ctx)) if (n >= KRILL_FUSED_PARALLEL_MIN)
     {
         int t = omp_get_thread_num(), nt = omp_get_num_threads();
         int64_t lo, hi;
         double s = 0.0;
         if (t == 0) used = nt;
-        thread_chunk(n, t, nt, &lo, &hi);
+        krill_fused_chunk(n, t, nt, &lo, &hi);
         if (u) {
 #pragma omp simd reduction(+ : s)
             for (int64_t i = lo; i < hi; i++) {
@@ -320,7 +297,7 @@ krill_status krill_fused_axpy_dot(krill_ctx *ctx, const krill_reduce_ws *ws, int
         }
         ws->partial[(size_t)t * ws->stride] = s;
     }
-    result[0] = partial_sum(ws, used, 0);
+    result[0] = krill_reduce_ws_sum(ws, used, 0);
     return krill_ctx_allreduce(ctx, result, 1, KRILL_REDUCE_SUM);
 }
 
@@ -398,13 +375,13 @@ krill_status krill_fused_dcgs2_dots(krill_ctx *ctx, const krill_reduce_ws *ws, i
     if (2 * k + 3 > ws->stride)
         return krill_error(KRILL_ERR_INTERNAL, "dcgs2_dots: %d columns but room for %d", k,
                            (ws->stride - 3) / 2);
-#pragma omp parallel num_threads(cpu_threads(ctx)) if (n >= FUSED_PARALLEL_MIN)
+#pragma omp parallel num_threads(krill_fused_threads(ctx)) if (n >= KRILL_FUSED_PARALLEL_MIN)
     {
         int t = omp_get_thread_num(), nt = omp_get_num_threads();
         int64_t lo, hi;
         double *acc = ws->partial + (size_t)t * ws->stride;
         if (t == 0) used = nt;
-        thread_chunk(n, t, nt, &lo, &hi);
+        krill_fused_chunk(n, t, nt, &lo, &hi);
         for (int c = 0; c < 2 * k + 3; c++) acc[c] = 0.0;
         for (int64_t b = lo; b < hi; b += DCGS2_ROW_BLOCK) {
             int64_t e = b + DCGS2_ROW_BLOCK < hi ? b + DCGS2_ROW_BLOCK : hi;
@@ -422,12 +399,12 @@ krill_status krill_fused_dcgs2_dots(krill_ctx *ctx, const krill_reduce_ws *ws, i
         }
     }
     for (int c = 0; c < k; c++) {
-        out[c] = partial_sum(ws, used, c);
-        out[k + 2 + c] = partial_sum(ws, used, k + c);
+        out[c] = krill_reduce_ws_sum(ws, used, c);
+        out[k + 2 + c] = krill_reduce_ws_sum(ws, used, k + c);
     }
-    out[k] = partial_sum(ws, used, 2 * k);
-    out[k + 1] = out[2 * k + 2] = partial_sum(ws, used, 2 * k + 1);
-    out[2 * k + 3] = partial_sum(ws, used, 2 * k + 2);
+    out[k] = krill_reduce_ws_sum(ws, used, 2 * k);
+    out[k + 1] = out[2 * k + 2] = krill_reduce_ws_sum(ws, used, 2 * k + 1);
+    out[2 * k + 3] = krill_reduce_ws_sum(ws, used, 2 * k + 2);
     KRILL_TRY(krill_ctx_allreduce(ctx, out, 2 * k + 4, KRILL_REDUCE_SUM));  /* one message */
 cleanup:
     return st;
@@ -481,10 +458,10 @@ krill_status krill_fused_dcgs2_update(krill_ctx *ctx, int64_t n, int k, double *
     if (krill_on_gpu(ctx)) return krill_cuda_dcgs2_update(ctx, n, k, v, ldv, c);
 #endif
     double *u = v + (size_t)k * (size_t)ldv, *w = u + ldv;
-#pragma omp parallel num_threads(cpu_threads(ctx)) if (n >= FUSED_PARALLEL_MIN)
+#pragma omp parallel num_threads(krill_fused_threads(ctx)) if (n >= KRILL_FUSED_PARALLEL_MIN)
     {
         int64_t lo, hi;
-        thread_chunk(n, omp_get_thread_num(), omp_get_num_threads(), &lo, &hi);
+        krill_fused_chunk(n, omp_get_thread_num(), omp_get_num_threads(), &lo, &hi);
         for (int64_t b = lo; b < hi; b += DCGS2_ROW_BLOCK) {
             int64_t e = b + DCGS2_ROW_BLOCK < hi ? b + DCGS2_ROW_BLOCK : hi;
             const double cu = c[k], cw = c[2 * k + 2], cq = c[2 * k + 1];
@@ -499,195 +476,4 @@ krill_status krill_fused_dcgs2_update(krill_ctx *ctx, int64_t n, int k, double *
         }
     }
     return KRILL_OK;
-}
-
-/* ---- CG ------------------------------------------------------------------------------------- */
-
-/* Reproducible residual step (solver_impl.h): r -= alpha q and, DIAGONAL, z = dinv .* r over
- * q; rr_next = r'r and rz_next = r'z by krill_ozaki_dot; then the state step. On the GPU the
- * state is on the device, so its kernels decide whether to update (the dots then read an
- * unchanged r, and krill_cg_finish_repro ignores them). Traffic: r, q (+ dinv) read, r
- * (+ q) written, then 4 reads per dot. */
-static krill_status cg_residual_repro(krill_ctx *ctx, int64_t n, int k, int pc_mode,
-                                      krill_cg_state *s, double *q, double *r,
-                                      const double *dinv)
-{
-    krill_status st = KRILL_OK;
-    double alpha = 0.0;
-    int code;
-#ifdef KRILL_HAVE_CUDA
-    if (krill_on_gpu(ctx)) {   /* also the plain mode on a communicator: krill_blas_dot then */
-        KRILL_TRY(krill_cuda_cg_residual_repro(ctx, n, s, q, r, dinv));
-        KRILL_TRY(repro(ctx) ? krill_ozaki_dot(ctx, n, r, r, &s->rr_next)
-                             : krill_blas_dot(ctx, n, r, r, &s->rr_next));
-        if (dinv)
-            KRILL_TRY(repro(ctx) ? krill_ozaki_dot(ctx, n, r, q, &s->rz_next)
-                                 : krill_blas_dot(ctx, n, r, q, &s->rz_next));
-        KRILL_TRY(krill_cuda_cg_finish_repro(ctx, k, pc_mode, s));
-        goto cleanup;
-    }
-#endif
-    if (s->stop != KRILL_CG_RUNNING) goto cleanup;
-    code = krill_cg_step(s, &alpha);
-    if (code != KRILL_CG_RUNNING) {
-        s->stop = code;
-        goto cleanup;
-    }
-#pragma omp parallel num_threads(cpu_threads(ctx)) if (n >= FUSED_PARALLEL_MIN)
-    {
-        int64_t lo, hi;
-        thread_chunk(n, omp_get_thread_num(), omp_get_num_threads(), &lo, &hi);
-        for (int64_t i = lo; i < hi; i++) {
-            double ri = r[i] - alpha * q[i];
-            r[i] = ri;
-            if (dinv) q[i] = dinv[i] * ri;
-        }
-    }
-    KRILL_TRY(krill_ozaki_dot(ctx, n, r, r, &s->rr_next));
-    if (dinv) KRILL_TRY(krill_ozaki_dot(ctx, n, r, q, &s->rz_next));
-    krill_cg_finish_repro(s, k, pc_mode);
-cleanup:
-    return st;
-}
-
-krill_status krill_fused_cg_residual(krill_ctx *ctx, const krill_reduce_ws *ws, int64_t n,
-                                     int k, int pc_mode, krill_cg_state *s, double *q,
-                                     double *r, const double *dinv)
-{
-    int used = 1, code;
-    double alpha = 0.0;
-    if (repro(ctx)) return cg_residual_repro(ctx, n, k, pc_mode, s, q, r, dinv);
-#ifdef KRILL_HAVE_CUDA
-    /* on a communicator the sums must leave the device between the update and the state
-     * step: the composed path of the reproducible mode, with plain (summed) dots */
-    if (krill_on_gpu(ctx) && ctx->comm && ctx->comm->size > 1)
-        return cg_residual_repro(ctx, n, k, pc_mode, s, q, r, dinv);
-    if (krill_on_gpu(ctx)) return krill_cuda_cg_residual(ctx, n, k, pc_mode, s, q, r, dinv);
-#endif
-    if (s->stop != KRILL_CG_RUNNING) return KRILL_OK;
-    code = krill_cg_step(s, &alpha);
-    if (code != KRILL_CG_RUNNING) {
-        s->stop = code;
-        return KRILL_OK;
-    }
-#pragma omp parallel num_threads(cpu_threads(ctx)) if (n >= FUSED_PARALLEL_MIN)
-    {
-        int t = omp_get_thread_num(), nt = omp_get_num_threads();
-        int64_t lo, hi;
-        double rr = 0.0, rz = 0.0;
-        if (t == 0) used = nt;
-        thread_chunk(n, t, nt, &lo, &hi);
-        if (dinv) {
-#pragma omp simd reduction(+ : rr, rz)
-            for (int64_t i = lo; i < hi; i++) {
-                double ri = r[i] - alpha * q[i];
-                r[i] = ri;
-                rr += ri * ri;
-                rz += ri * (dinv[i] * ri);
-            }
-        } else {
-#pragma omp simd reduction(+ : rr)
-            for (int64_t i = lo; i < hi; i++) {
-                double ri = r[i] - alpha * q[i];
-                r[i] = ri;
-                rr += ri * ri;
-            }
-        }
-        ws->partial[(size_t)t * ws->stride] = rr;
-        ws->partial[(size_t)t * ws->stride + 1] = rz;
-    }
-    {   /* r'r and r'z summed over the ranks (one allreduce) before the state step reads them */
-        double sums[2] = {partial_sum(ws, used, 0), dinv ? partial_sum(ws, used, 1) : 0.0};
-        krill_status st = krill_ctx_allreduce(ctx, sums, dinv ? 2 : 1, KRILL_REDUCE_SUM);
-        if (st != KRILL_OK) return st;
-        krill_cg_finish_residual(s, k, pc_mode, alpha, sums[0], dinv ? sums[1] : sums[0]);
-    }
-    return KRILL_OK;
-}
-
-krill_status krill_fused_cg_scalars(krill_ctx *ctx, int k, krill_cg_state *s)
-{
-#ifdef KRILL_HAVE_CUDA
-    if (krill_on_gpu(ctx)) return krill_cuda_cg_scalars(ctx, k, s);
-#endif
-    (void)ctx;
-    if (s->stop == KRILL_CG_RUNNING && s->applied == k) krill_cg_next_direction(s, s->rz_next);
-    return KRILL_OK;
-}
-
-krill_status krill_fused_cg_direction(krill_ctx *ctx, int64_t n, int k, const krill_cg_state *s,
-                                      const double *src, const double *dinv, double *x,
-                                      double *p)
-{
-#ifdef KRILL_HAVE_CUDA
-    if (krill_on_gpu(ctx)) return krill_cuda_cg_direction(ctx, n, k, s, src, dinv, x, p);
-#endif
-    if (s->applied != k) return KRILL_OK;
-    const double alpha = s->alpha, beta = s->beta;
-    const int running = s->stop == KRILL_CG_RUNNING;
-#pragma omp parallel num_threads(cpu_threads(ctx)) if (n >= FUSED_PARALLEL_MIN)
-    {
-        int64_t lo, hi;
-        thread_chunk(n, omp_get_thread_num(), omp_get_num_threads(), &lo, &hi);
-        if (!running) {
-            for (int64_t i = lo; i < hi; i++) x[i] += alpha * p[i];
-        } else if (dinv) {
-            for (int64_t i = lo; i < hi; i++) {
-                double pi = p[i];
-                x[i] += alpha * pi;
-                p[i] = dinv[i] * src[i] + beta * pi;
-            }
-        } else {
-            for (int64_t i = lo; i < hi; i++) {
-                double pi = p[i];
-                x[i] += alpha * pi;
-                p[i] = src[i] + beta * pi;
-            }
-        }
-    }
-    return KRILL_OK;
-}
-
-/* ---- asynchronous read ---------------------------------------------------------------------- */
-
-krill_status krill_async_read_create(krill_ctx *ctx, size_t bytes, krill_async_read *r)
-{
-    memset(r, 0, sizeof *r);
-    r->ctx = ctx;
-    r->bytes = bytes;
-    if (bytes > KRILL_ASYNC_READ_BYTES)
-        return krill_error(KRILL_ERR_INTERNAL, "async read of %zu bytes; at most %d", bytes,
-                           KRILL_ASYNC_READ_BYTES);
-#ifdef KRILL_HAVE_CUDA
-    if (krill_on_gpu(ctx)) return krill_cuda_async_read_create(ctx, &r->events);
-#endif
-    return KRILL_OK;
-}
-
-krill_status krill_async_read_start(krill_async_read *r, int slot, const void *src)
-{
-#ifdef KRILL_HAVE_CUDA
-    if (krill_on_gpu(r->ctx))
-        return krill_cuda_async_read_start(r->ctx, r->events, slot, src, r->bytes);
-#endif
-    memcpy(r->stash[slot], src, r->bytes);
-    return KRILL_OK;
-}
-
-krill_status krill_async_read_wait(krill_async_read *r, int slot, void *dst)
-{
-#ifdef KRILL_HAVE_CUDA
-    if (krill_on_gpu(r->ctx))
-        return krill_cuda_async_read_wait(r->ctx, r->events, slot, dst, r->bytes);
-#endif
-    memcpy(dst, r->stash[slot], r->bytes);
-    return KRILL_OK;
-}
-
-void krill_async_read_destroy(krill_async_read *r)
-{
-#ifdef KRILL_HAVE_CUDA
-    if (r->events) krill_cuda_async_read_destroy(r->events);
-#endif
-    r->events = NULL;
 }

@@ -152,6 +152,29 @@ typedef struct krill_reduce_ws {
 krill_status krill_reduce_ws_create(krill_ctx *ctx, int width, krill_reduce_ws *ws);
 void krill_reduce_ws_destroy(krill_ctx *ctx, krill_reduce_ws *ws);
 
+/* The fused CPU loops' shared pieces (fused.c, fused_cg.c). Vectors shorter than
+ * KRILL_FUSED_PARALLEL_MIN run on one thread: starting a parallel region costs more than the
+ * loop saves. Thread t of nt takes rows [n t / nt, n (t + 1) / nt); partial sums are added
+ * in thread order, so a thread count always gives the same bits. */
+#define KRILL_FUSED_PARALLEL_MIN 8192
+static inline void krill_fused_chunk(int64_t n, int t, int nt, int64_t *lo, int64_t *hi)
+{
+    *lo = n * t / nt;
+    *hi = n * (t + 1) / nt;
+}
+static inline int krill_fused_threads(const krill_ctx *ctx)
+{
+    int t = krill_ctx_threads(ctx);
+    return t > 0 ? t : 1;
+}
+/* Sum of partial[t * stride + j] over the `used` threads, in thread order. */
+static inline double krill_reduce_ws_sum(const krill_reduce_ws *ws, int used, int j)
+{
+    double s = 0.0;
+    for (int t = 0; t < used; t++) s += ws->partial[(size_t)t * ws->stride + j];
+    return s;
+}
+
 /* ---- GMRES vector operations (fused.c: CPU loops, or the GPU launchers) -------------------
  * V is column-major, n x k, leading dimension ldv; h and coeff are in context memory.
  *
