@@ -2,7 +2,9 @@
  * count it is started with (tests/mpi.cmake: 1, 2, 3, 4): generated matrices in every CPU
  * format and under every partition shape (balanced, everything on one rank, a rank without
  * rows), a diagonal matrix (no halo at all), each rank assembling its own rows
- * (krill_dist_mat_create), new values, the diagonal, global dot products and norms, and
+ * (krill_dist_mat_create), new values, the diagonal, global dot products and norms, products
+ * back to back on a one-sided pattern (the first rank receives nothing, the last sends
+ * nothing), and
  * every square matrix of testdata/. Results agree with krill_csr_spmv_ref within rounding:
  * the distributed rows are summed in another order (diagonal block, then off-rank block). */
 #include <math.h>
@@ -135,6 +137,57 @@ static void test_reductions(void)
     free(gx);
 }
 
+/* A one-sided pattern, lower bidiagonal (row i: 2 at i, -1 at i - 1): on a row partition rank
+ * r receives from r - 1 and sends to r + 1, so the first rank receives nothing and the last
+ * sends nothing. Eight products back to back, each reading the last one's result, y_k =
+ * A y_{k-1} (nothing in between waits for the device), against the serial products: on GPU
+ * ranks the next ghosts must not land before the last off-rank product has read them. */
+static void test_one_sided(void)
+{
+    const int64_t n = 2000;
+    krill_csr *g = NULL;
+    krill_mat *a = NULL;
+    krill_vec *v[2] = {NULL, NULL};
+    krill_dist_layout l;
+    double *gx = malloc((size_t)n * sizeof *gx), *ref = malloc((size_t)n * sizeof *ref);
+    double *got = malloc((size_t)n * sizeof *got);
+    int k;
+    if (!gx || !ref || !got) exit(1);
+    CHECK_OK(krill_csr_create((int32_t)n, (int32_t)n, 2 * n - 1, &g));
+    for (int64_t i = 0, e = 0; g && i < n; i++) {
+        if (i > 0) {
+            g->col[e] = (int32_t)(i - 1);
+            g->val[e++] = -1.0;
+        }
+        g->col[e] = (int32_t)i;
+        g->val[e++] = 2.0;
+        g->row_ptr[i + 1] = e;
+    }
+    CHECK_OK(krill_dist_mat_scatter(ctx, rank == 0 ? g : NULL, NULL, "csr", &a));
+    CHECK_OK(krill_dist_mat_layout(a, &l));
+    CHECK(size == 1 || l.halo > 0 || l.sent > 0);
+    mtu_vector(n, gx);
+    CHECK_OK(krill_vec_create(ctx, l.n_local, &v[0]));
+    CHECK_OK(krill_vec_create(ctx, l.n_local, &v[1]));
+    CHECK_OK(krill_dist_vec_scatter(a, gx, v[0]));
+    for (k = 0; k < 8; k++) CHECK_OK(krill_mat_spmv(a, 1.0, v[k % 2], 0.0, v[(k + 1) % 2]));
+    CHECK_OK(krill_dist_vec_gather(a, v[k % 2], got));
+    if (rank == 0) {
+        for (int j = 0; j < 8; j++) {
+            krill_csr_spmv_ref(g, 1.0, gx, 0.0, ref);
+            memcpy(gx, ref, (size_t)n * sizeof *gx);
+        }
+        CHECK(tu_max_rel_diff(got, ref, n) <= TOL);
+    }
+    krill_vec_destroy(&v[0]);
+    krill_vec_destroy(&v[1]);
+    krill_mat_destroy(&a);
+    krill_csr_destroy(&g);
+    free(gx);
+    free(ref);
+    free(got);
+}
+
 /* testdata: rank 0 walks the matrices and tells the others, for each, to join the scatter. */
 static void testdata_one(const krill_csr *a, const char *name, void *user)
 {
@@ -164,6 +217,7 @@ int main(int argc, char **argv)
     test_generated();
     test_own_rows();
     test_reductions();
+    test_one_sided();
     test_testdata();
     return mtu_finish("test_mpi_spmv", &ctx);
 }
