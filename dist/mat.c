@@ -7,7 +7,8 @@
  * A_{i, g_k} = B_{i, k}; so (A x)_i = (D x_own)_i + (B x_ghost)_i. SpMV: post the halo
  * exchange (halo.c: n_halo doubles in, the entries others need out), y = alpha D x_own +
  * beta y while it travels, wait, y += alpha B x_ghost. Per SpMV a rank moves 8 (n_halo +
- * sent) bytes in (recv_ranks + send_ranks) messages besides the two local SpMVs.
+ * sent) bytes in (recv_ranks + send_ranks) messages besides the two local SpMVs; on a GPU
+ * rank also 8 sent bytes down and 8 n_halo up over PCIe (halo_gpu.h), beside D's product.
  *
  * The reproducible SpMV (a context in a reproducible mode) cannot add two separately
  * rounded halves: y_i is the correctly rounded sum of all of row i's products (formats/
