@@ -66,7 +66,7 @@ def main():
     ap.add_argument("--mpiexec", required=True, help="e.g. 'mpiexec --oversubscribe'")
     ap.add_argument("--ranks", default="1 2")
     ap.add_argument("--strong", default="poisson3d:160")
-    ap.add_argument("--weak", default="poisson3d:128,poisson3d:161")
+    ap.add_argument("--weak", default="poisson3d:128,poisson3d:161,poisson3d:203")
     ap.add_argument("--methods", default="cg:jacobi,gmres:none")
     ap.add_argument("--maxit", type=int, default=200)
     ap.add_argument("--timeout", type=float, default=300)
