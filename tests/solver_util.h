@@ -388,6 +388,29 @@ static inline int su_monitor_fn(int iteration, double residual_norm, void *user)
     return m->stop_at > 0 && iteration >= m->stop_at;
 }
 
+/* The monitor's contract on s with options o (no preconditioner; o's tolerances converge
+ * within o->maxit): called once per iteration, in order, until convergence; a monitor that
+ * returns nonzero at iteration `stop_at` stops the solve there (KRILL_DIVERGED_MAXIT after
+ * stop_at iterations). o->monitor is NULL again afterwards. */
+static inline void su_check_monitor(su_system *s, krill_solver_opts *o, int stop_at)
+{
+    su_monitor mon = {0, 0, 1, 0};
+    krill_solve_info info;
+    o->monitor = su_monitor_fn;
+    o->monitor_data = &mon;
+    CHECK_OK(su_solve(s, NULL, o, &info));
+    CHECK(info.reason == KRILL_CONVERGED_RTOL);
+    CHECK(mon.calls == info.iterations && mon.in_order);
+    krill_solve_info_free(&info);
+    mon = (su_monitor){0, 0, 1, stop_at};
+    CHECK_OK(su_solve(s, NULL, o, &info));
+    CHECK(info.reason == KRILL_DIVERGED_MAXIT && info.iterations == stop_at &&
+          mon.calls == stop_at);
+    krill_solve_info_free(&info);
+    o->monitor = NULL;
+    o->monitor_data = NULL;
+}
+
 /* krill_pc_create for the fault walk: a failure leaves no preconditioner. */
 typedef struct su_fault_pc {
     const krill_mat *a;

@@ -297,7 +297,6 @@ static void test_edge_cases(krill_ctx *ctx)
     su_system s;
     krill_solve_info info;
     krill_solver_opts o = bicgstab_opts(1e-10);
-    su_monitor mon = {0, 0, 1, 0};
     double *zeros;
     su_system_make(&s, ctx, su_gen("convdiff3d:8,1"), NULL, 43);
     zeros = calloc((size_t)s.n, sizeof(double));
@@ -327,16 +326,7 @@ static void test_edge_cases(krill_ctx *ctx)
     o.maxit = 10000;
 
     /* the monitor: once per iteration, in order, with the history's value; nonzero stops */
-    o.monitor = su_monitor_fn;
-    o.monitor_data = &mon;
-    CHECK_OK(su_solve(&s, NULL, &o, &info));
-    CHECK(info.reason == KRILL_CONVERGED_RTOL && mon.calls == info.iterations && mon.in_order);
-    krill_solve_info_free(&info);
-    mon = (su_monitor){0, 0, 1, 3};
-    CHECK_OK(su_solve(&s, NULL, &o, &info));
-    CHECK(info.reason == KRILL_DIVERGED_MAXIT && info.iterations == 3 && mon.calls == 3);
-    krill_solve_info_free(&info);
-    o.monitor = NULL;
+    su_check_monitor(&s, &o, 3);
 
     /* atol alone */
     o.rtol = 0.0;

@@ -154,7 +154,6 @@ static void test_edge_cases(krill_ctx *ctx)
     su_system s;
     krill_solve_info info;
     krill_solver_opts o = opts(KRILL_SOLVER_PIPECG, 1e-8);
-    su_monitor mon = {0, 0, 1, 0};
     double *zeros, inf_x[1] = {INFINITY};
     su_system_make(&s, ctx, su_gen("poisson3d:8"), NULL, 2);
     zeros = calloc((size_t)s.n, sizeof(double));
@@ -178,17 +177,7 @@ static void test_edge_cases(krill_ctx *ctx)
     }
 
     o.maxit = 1000;                                      /* the monitor, in order; a stop */
-    o.monitor = su_monitor_fn;
-    o.monitor_data = &mon;
-    CHECK_OK(su_solve(&s, NULL, &o, &info));
-    CHECK(info.reason == KRILL_CONVERGED_RTOL);
-    CHECK(mon.calls == info.iterations && mon.in_order);
-    krill_solve_info_free(&info);
-    mon = (su_monitor){0, 0, 1, 3};
-    CHECK_OK(su_solve(&s, NULL, &o, &info));
-    CHECK(info.reason == KRILL_DIVERGED_MAXIT && info.iterations == 3 && mon.calls == 3);
-    krill_solve_info_free(&info);
-    o.monitor = NULL;
+    su_check_monitor(&s, &o, 3);
 
     o.rtol = 0.0;                                        /* atol alone */
     o.atol = 1e-6 * su_norm(s.b_host, s.n);
