@@ -5,8 +5,9 @@
  *                (the blocked rounds, timing per tile kind), negative cycles, paths
  *   methods.c    the method table: one apsp_method per method, with a CPU and a GPU
  *                apsp_ops (NULL where a device lacks the method)
- *   cpu_*.c      the CPU kernels (OpenMP); gpu_kernels.cuh the GPU kernels (CUDA),
- *                gpu_methods.cu their launches, gpu_device.cu the GPU device layer
+ *   cpu_*.c      the CPU kernels (OpenMP); gpu_kernels.cuh (tiles, plain) and gpu_minplus.cuh
+ *                (products) the GPU kernels (CUDA), gpu_methods.cu their launches,
+ *                gpu_device.cu the GPU device layer
  *
  * The state of one solve is an apsp_run. D lives in the context's memory as an npad x npad
  * row-major matrix of the weight type, npad = n rounded up to the method's tile; padded

@@ -35,7 +35,7 @@
  * plain: k_fw_plain, one launch per k over all of D: 2 npad^2 elements moved per k, the
  * pre-blocking baseline.
  * int32 clamping and the predecessor rule: apsp_impl.h. */
-#include "apsp/gpu_kernels.cuh"
+#include "apsp/gpu_minplus.cuh"
 
 template <typename T, bool WP>
 static size_t tile_smem(int pivot_only)
@@ -66,14 +66,16 @@ cleanup:
 /* Block tile rows and per-thread blocks of method A by type and paths: 128 threads a block
  * and up to 255 registers a thread, so that two blocks share an SM (one block's barriers,
  * prologue and write-back overlap the other's relaxations: 7% on int32 n = 16384 and 12% on
- * n = 32768 against one 256-thread block per SM, H200): int32/float 8 x 8 per thread (64
- * accumulators) on 64-row tiles; with P, or double (two registers a value), 8 x 4 on 32-row
- * tiles; double with P 4 x 4 on 16-row tiles. BK: steps per chunk (32 for int32 without P
- * spilled its 48 prefetch registers at 128 threads: kept at 16). cfg_whole: 128-row tiles,
- * one block per whole tile (the panels' products). */
+ * n = 32768 against one 256-thread block per SM, H200): 4-byte weights 8 x 8 per thread (64
+ * accumulators, with P 64 predecessors beside them: 255 registers, no spill) on 64-row tiles
+ * (with P: fw-rec int32 n = 16384 478 ms on the H100, against 501 ms with 8 x 4 on 32-row
+ * tiles); double (two registers a value) 8 x 4 on 32-row tiles; double with P 4 x 4 on
+ * 16-row tiles. BK: steps per chunk (32 for int32 without P spilled its 48 prefetch
+ * registers at 128 threads: kept at 16). cfg_whole: 128-row tiles, one block per whole tile
+ * (the panels' products). */
 template <typename T, bool WP> struct cfg_a {
-    static constexpr int BM = (sizeof(T) == 8 || WP) ? 32 : 64, TM = 8,
-                         TN = (sizeof(T) == 8 || WP) ? 4 : 8, BK = APSP_GPU_BK;
+    static constexpr int BM = sizeof(T) == 8 ? 32 : 64, TM = 8, TN = sizeof(T) == 8 ? 4 : 8,
+                         BK = APSP_GPU_BK;
 };
 template <> struct cfg_a<double, true> {
     static constexpr int BM = 16, TM = 4, TN = 4, BK = APSP_GPU_BK;
@@ -463,7 +465,7 @@ static double gpu_rec_bytes(const apsp_run *run, int paths)
     return side * side * ((double)run->elem + (paths ? 4.0 : 0.0));
 }
 
-/* The product of gpu_kernels.cuh's apsp_gpu_product: method A, no predecessors. */
+/* The product of gpu_minplus.cuh's apsp_gpu_product: method A, no predecessors. */
 template <typename T, bool WP>
 static krill_status product_a(apsp_run *run, const mp_args &g, int64_t rows, int64_t cols)
 {

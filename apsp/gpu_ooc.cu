@@ -4,7 +4,7 @@
  * A run over one block (`sub`, npad = side) whose device state sends every launch to the
  * lane's stream: the closure is fw-rec on it; a product is one k_minplus launch (inner
  * dimension side), into the scratch block and copied back when c is also an operand. */
-#include "apsp/gpu_kernels.cuh"
+#include "apsp/gpu_minplus.cuh"
 
 typedef struct ooc_state {
     apsp_run sub;
