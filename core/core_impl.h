@@ -201,10 +201,10 @@ void krill_ctx_add_halo_time(krill_ctx *ctx, double flight, double hidden);
  * the local sums at dev (count doubles; a second run dev2/count2 may be given, else NULL/0)
  * go to pinned host memory (the stream is waited for), are summed over the ranks and are
  * written back on the context's stream. `local` is the status of the caller's local work
- * (its kernels): a failure there or in the copy down is agreed on before the sum, so every
- * rank returns it and none waits in MPI for a rank that left (two collectives: the
- * agreement and the sum). Without a communicator, on one rank or on the CPU it returns
- * `local` at once. Traffic: 8 (count + count2) bytes each way per rank, and a wait for the
+ * (its kernels): a failure there or in the copy down travels as a flag inside the sum, so
+ * every rank returns it (through krill_ctx_agree, a second collective made only then) and
+ * none waits in MPI for a rank that left: one collective when all went well. Without a
+ * communicator, on one rank or on the CPU it returns `local` at once. Traffic: 8 (count + count2) bytes each way per rank, and a wait for the
  * stream: the GPU idles for the round trip (MPI here is not CUDA-aware; NCCL's
  * stream-ordered allreduce would remove the wait). */
 krill_status krill_ctx_allreduce_device(krill_ctx *ctx, krill_status local, double *dev,

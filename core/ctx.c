@@ -306,6 +306,26 @@ cleanup:
 }
 #endif
 
+#ifdef KRILL_HAVE_CUDA
+/* A rank's failure travels inside the sum: one more double, 1 on a rank whose local work
+ * failed, 0 elsewhere. A positive total (every rank sees the same) sends every rank into
+ * krill_ctx_agree, which names the failing rank and its message; when all went well that
+ * second collective is not made. A failed rank's sums are whatever its buffer held: no rank
+ * uses them, as all of them return the error. host: count + 1 doubles. */
+static krill_status sum_with_status(krill_ctx *ctx, krill_status local, double *host, int count)
+{
+    krill_status st;
+    host[count] = local != KRILL_OK ? 1.0 : 0.0;
+    st = krill_ctx_allreduce(ctx, host, count + 1, KRILL_REDUCE_SUM);
+    if (st == KRILL_OK && host[count] != 0.0) {
+        st = krill_ctx_agree(ctx, local);
+        if (st == KRILL_OK)   /* not reached: some rank sent 1, so agree fails */
+            st = krill_error(KRILL_ERR_INTERNAL, "a rank failed in a reduction");
+    }
+    return st;
+}
+#endif
+
 krill_status krill_ctx_allreduce_device(krill_ctx *ctx, krill_status local, double *dev,
                                         int count, double *dev2, int count2)
 {
@@ -316,15 +336,18 @@ krill_status krill_ctx_allreduce_device(krill_ctx *ctx, krill_status local, doub
     if (!ctx->comm || ctx->comm->size == 1 || !krill_on_gpu(ctx) || count + count2 == 0)
         goto cleanup;
     host = ctx->cuda->pinned;
-    if (local == KRILL_OK && count + count2 > ALLREDUCE_PINNED) {
-        local = krill_alloc_n((void **)&owned, (size_t)(count + count2), sizeof *owned, 0,
-                              "reduction results (host)");
+    if (count + count2 + 1 <= ALLREDUCE_PINNED) {   /* the rule: one collective */
+        if (local == KRILL_OK) local = device_sums_down(ctx, host, dev, count, dev2, count2);
+        KRILL_TRY(sum_with_status(ctx, local, host, count + count2));
+    } else {   /* a rare long run (every rank alike): agree first, as the buffer may fail */
+        if (local == KRILL_OK)
+            local = krill_alloc_n((void **)&owned, (size_t)(count + count2), sizeof *owned, 0,
+                                  "reduction results (host)");
         host = owned;
+        if (local == KRILL_OK) local = device_sums_down(ctx, host, dev, count, dev2, count2);
+        KRILL_TRY(krill_ctx_agree(ctx, local));
+        KRILL_TRY(krill_ctx_allreduce(ctx, host, count + count2, KRILL_REDUCE_SUM));
     }
-    if (local == KRILL_OK) local = device_sums_down(ctx, host, dev, count, dev2, count2);
-    /* a local failure must not leave the other ranks in the allreduce */
-    KRILL_TRY(krill_ctx_agree(ctx, local));
-    KRILL_TRY(krill_ctx_allreduce(ctx, host, count + count2, KRILL_REDUCE_SUM));
     KRILL_TRY(device_sums_up(ctx, dev, count, dev2, count2, host));
     if (owned) KRILL_TRY(krill_cuda_sync(ctx));   /* the copy has read it before it goes */
 cleanup:
@@ -346,10 +369,9 @@ krill_status krill_ctx_nrm2_allreduce_device(krill_ctx *ctx, krill_status local,
     if (!ctx->comm || ctx->comm->size == 1 || !krill_on_gpu(ctx)) goto cleanup;
     h = ctx->cuda->pinned;
     if (local == KRILL_OK) local = krill_cuda_memcpy(ctx, h, dev, 8, 1);
-    KRILL_TRY(krill_ctx_agree(ctx, local));   /* as in krill_ctx_allreduce_device */
     mine = h[0];
     h[0] = mine * mine;
-    KRILL_TRY(krill_ctx_allreduce(ctx, h, 1, KRILL_REDUCE_SUM));
+    KRILL_TRY(sum_with_status(ctx, local, h, 1));   /* as in krill_ctx_allreduce_device */
     if (isnan(h[0]) || (isfinite(h[0]) && h[0] > 1e-290)) {
         h[0] = sqrt(h[0]);
     } else {

@@ -68,6 +68,7 @@ set_tests_properties(test_mpi_repro_np7 PROPERTIES LABELS mpi TIMEOUT 300 PROCES
 # a failure on one rank (allocation faults on the last rank through every collective
 # function, malformed rows, a block size that divides one rank's rows only) on every rank
 krill_mpi_test(test_mpi_faults test_mpi_faults.c)
+krill_mpi_gpu_test(test_mpi_faults)   # the same on GPU ranks, and the device reductions' failure flag
 # krill_dist_mat_scatter_metis: SpMV and solves in the user's order, halo rows vs metis,
 # edge cases; without METIS the refusal on every rank
 krill_mpi_test(test_mpi_metis test_mpi_metis.c)

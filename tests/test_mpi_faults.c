@@ -5,7 +5,9 @@
  * preconditioners, every solver, vector scatter and gather): every rank must return the same
  * status, and the others must name the failing rank. Then failures that are not
  * allocations: a rank with a malformed CSR, a rank whose columns disagree, a block size that
- * does not divide one rank's rows. */
+ * does not divide one rank's rows. On GPU ranks (krill_mpi_gpu_test) all of it again, and the
+ * device reductions' failure flag. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -228,6 +230,48 @@ static void test_bad_rows(void)
     krill_csr_destroy(&g);
 }
 
+/* GPU ranks: the device reductions (core_impl.h: a rank's failure travels as a flag inside
+ * the sum) sum over the ranks when all went well, and return the failing rank's status on
+ * every rank when its local work failed; for a short run (one collective) and for one longer
+ * than the pinned buffer (agree first), and for the norm. A CPU context returns `local` at
+ * once: nothing to check there. */
+static void test_device_reductions(void)
+{
+    const int counts[2] = {3, 5000};
+    if (!krill_on_gpu(ctx)) return;
+    for (int c = 0; c < 2; c++) {
+        const int n = counts[c];
+        double *dev = NULL, *h = malloc((size_t)n * sizeof *h);
+        krill_status st;
+        CHECK_OK(krill_mem_alloc(ctx, (void **)&dev, (size_t)n * sizeof *dev, "test sums"));
+        for (int i = 0; i < n; i++) h[i] = rank + 1.0 + i;
+        CHECK_OK(krill_mem_upload(ctx, dev, h, (size_t)n * sizeof *h));
+        /* two runs: n - 1 doubles and one more after them */
+        CHECK_OK(krill_ctx_allreduce_device(ctx, KRILL_OK, dev, n - 1, dev + n - 1, 1));
+        CHECK_OK(krill_mem_download(ctx, h, dev, (size_t)n * sizeof *h));
+        for (int i = 0; i < n; i++)
+            CHECK_CLOSE(h[i], size * (size + 1) / 2.0 + (double)size * i, 1e-15);
+        st = krill_ctx_allreduce_device(ctx, rank == faulty
+                                                 ? krill_error(KRILL_ERR_DEVICE, "injected: a kernel failed")
+                                                 : KRILL_OK,
+                                        dev, n, NULL, 0);
+        CHECK(st == KRILL_ERR_DEVICE);
+        check_agreed(st, faulty, n > 4000 ? "long device reduction" : "device reduction");
+        h[0] = rank + 1.0;   /* the norm: sqrt(sum of the squares of the ranks' norms) */
+        CHECK_OK(krill_mem_upload(ctx, dev, h, sizeof *h));
+        CHECK_OK(krill_ctx_nrm2_allreduce_device(ctx, KRILL_OK, dev));
+        CHECK_OK(krill_mem_download(ctx, h, dev, sizeof *h));
+        CHECK_CLOSE(h[0], sqrt(size * (size + 1.0) * (2.0 * size + 1.0) / 6.0), 1e-15);
+        st = krill_ctx_nrm2_allreduce_device(
+            ctx, rank == faulty ? krill_error(KRILL_ERR_DEVICE, "injected: a norm failed") : KRILL_OK,
+            dev);
+        CHECK(st == KRILL_ERR_DEVICE);
+        check_agreed(st, faulty, "device norm");
+        krill_mem_free(ctx, dev);
+        free(h);
+    }
+}
+
 int main(int argc, char **argv)
 {
     ctx = mtu_init(&argc, &argv);
@@ -237,5 +281,6 @@ int main(int argc, char **argv)
     test_alloc_faults();
     test_comm_create_faults();
     test_bad_rows();
+    test_device_reductions();
     return mtu_finish("test_mpi_faults", &ctx);
 }
