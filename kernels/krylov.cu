@@ -6,11 +6,20 @@
 //                 a diagonal preconditioner, r'(dinv .* r) by one grid sum whose last block
 //                 runs the CG state update (beta, stop codes).
 //                 Traffic: reads r, q (+ dinv), writes r: 3 (4) vector passes.
+//                 On GPU ranks (cg_residual_sums) the sums go to the state's rr_next and
+//                 rz_next instead; the caller sums them over the ranks and runs the state
+//                 update with cg_finish_repro.
 //   cg_scalars    one thread: the state update for a general preconditioner.
 //   cg_direction  x += alpha p; p = z + beta p (z = dinv .* r fused, or r, or M^{-1} r).
 //                 Traffic: reads x, p, r (+ dinv), writes x, p: 5 (6) vector passes.
 //   axpy_dot      w -= c v (c read from device memory); u'w or w'w by a grid sum. MGS's
 //                 projection of step i fused with the dot of step i + 1: 4 passes (3 for w'w).
+//   pipecg_update pipelined CG's recurrences and its three sums in one pass (the CPU twin:
+//                 solver/pipecg.c's merged_update, same element order per row):
+//                 z = n + beta z, q = m + beta q, s = w + beta s, p = u + beta p, x += alpha p,
+//                 r -= alpha s, u -= alpha q, w -= alpha z (Jacobi: m = dinv .* w); r'u, w'u,
+//                 r'r by one grid sum into context memory. Traffic: 13 vector passes without
+//                 M (u = r, m = w, q = s), 20 with Jacobi, 18 with another M.
 //   cgs_pass      one pass of CGS2 over the n x k block V (k <= KRILL_CGS_MAX_COLS): per row,
 //                 w_i -= V_i: h_sub (optional), then h_out += V_i:' w_i and ss += w_i^2 with
 //                 the new w_i. Row i's update needs only row i, so the projection of one
@@ -64,6 +73,19 @@ struct CgResidualFinish {
     }
 };
 
+// finish() of the residual's grid sum on GPU ranks: this rank's r'r and r'(dinv .* r) into
+// rr_next and rz_next, to be summed over the ranks before the state step.
+struct CgResidualSums {
+    krill_cg_state *s;
+    __device__ void operator()(const double (&sum)[2]) const
+    {
+        s->rr_next = sum[0];
+        s->rz_next = sum[1];
+    }
+};
+
+// RANKS: the sums go to CgResidualSums (GPU ranks), else the state update follows at once.
+template <bool RANKS>
 __global__ void cg_residual_kernel(int64_t n, int k, int pc_mode, krill_cg_state *s,
                                    const double *__restrict__ q, double *__restrict__ r,
                                    const double *__restrict__ dinv, double *work)
@@ -91,7 +113,8 @@ __global__ void cg_residual_kernel(int64_t n, int k, int pc_mode, krill_cg_state
             sum[0] += ri * ri;
         }
     }
-    krill_grid_sum<2>(sum, work, CgResidualFinish{s, k, pc_mode, alpha, dinv != nullptr});
+    if (RANKS) krill_grid_sum<2>(sum, work, CgResidualSums{s});
+    else krill_grid_sum<2>(sum, work, CgResidualFinish{s, k, pc_mode, alpha, dinv != nullptr});
 }
 
 __global__ void cg_scalars_kernel(int k, krill_cg_state *s)
@@ -174,6 +197,60 @@ __global__ void gemv_n_repro_kernel(int64_t n, int k, double alpha,
     }
 }
 
+// ---- pipelined CG ---------------------------------------------------------------------------
+
+struct PipecgSums {
+    double *out;
+    __device__ void operator()(const double (&sum)[3]) const
+    {
+        out[0] = sum[0];
+        out[1] = sum[1];
+        out[2] = sum[2];
+    }
+};
+
+template <int MODE>
+__global__ void pipecg_update_kernel(int64_t len, double alpha, double beta,
+                                     krill_pipecg_vectors v, double *sums, double *work)
+{
+    const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+    double acc[3] = {0.0, 0.0, 0.0};   // r'u, w'u, r'r
+    for (int64_t j = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; j < len; j += stride) {
+        if (MODE == KRILL_CG_PC_NONE) {                 // u = r, m = w, q = s
+            const double zj = v.n[j] + beta * v.z[j], sj = v.w[j] + beta * v.s[j];
+            const double pj = v.r[j] + beta * v.p[j];
+            const double rj = v.r[j] - alpha * sj, wj = v.w[j] - alpha * zj;
+            v.z[j] = zj;
+            v.s[j] = sj;
+            v.p[j] = pj;
+            v.x[j] += alpha * pj;
+            v.r[j] = rj;
+            v.w[j] = wj;
+            acc[0] += rj * rj;
+            acc[1] += wj * rj;
+        } else {
+            const double zj = v.n[j] + beta * v.z[j], qj = v.m[j] + beta * v.q[j];
+            const double sj = v.w[j] + beta * v.s[j], pj = v.u[j] + beta * v.p[j];
+            const double rj = v.r[j] - alpha * sj, uj = v.u[j] - alpha * qj;
+            const double wj = v.w[j] - alpha * zj;
+            v.z[j] = zj;
+            v.q[j] = qj;
+            v.s[j] = sj;
+            v.p[j] = pj;
+            v.x[j] += alpha * pj;
+            v.r[j] = rj;
+            v.u[j] = uj;
+            v.w[j] = wj;
+            if (MODE == KRILL_CG_PC_DIAGONAL) v.m[j] = v.dinv[j] * wj;
+            acc[0] += rj * uj;
+            acc[1] += wj * uj;
+            acc[2] += rj * rj;
+        }
+    }
+    if (MODE == KRILL_CG_PC_NONE) acc[2] = acc[0];
+    krill_grid_sum<3>(acc, work, PipecgSums{sums});
+}
+
 // ---- MGS --------------------------------------------------------------------------------
 
 __global__ void axpy_dot_kernel(int64_t n, const double *coeff, const double *__restrict__ v,
@@ -220,9 +297,20 @@ extern "C" krill_status krill_cuda_cg_residual(krill_ctx *ctx, int64_t n, int k,
                                                const double *dinv)
 {
     const int blocks = krill_cuda_blocks(ctx, n);
-    cg_residual_kernel<<<blocks, KRILL_CUDA_THREADS, 0, krill_cuda_stream(ctx)>>>(
+    cg_residual_kernel<false><<<blocks, KRILL_CUDA_THREADS, 0, krill_cuda_stream(ctx)>>>(
         n, k, pc_mode, s, q, r, dinv, ctx->cuda->work);
     return krill_cuda_check_launch("cg_residual_kernel");
+}
+
+extern "C" krill_status krill_cuda_cg_residual_sums(krill_ctx *ctx, int64_t n, int k,
+                                                    int pc_mode, krill_cg_state *s,
+                                                    const double *q, double *r,
+                                                    const double *dinv)
+{
+    const int blocks = krill_cuda_blocks(ctx, n);
+    cg_residual_kernel<true><<<blocks, KRILL_CUDA_THREADS, 0, krill_cuda_stream(ctx)>>>(
+        n, k, pc_mode, s, q, r, dinv, ctx->cuda->work);
+    return krill_cuda_check_launch("cg_residual_kernel (ranks)");
 }
 
 extern "C" krill_status krill_cuda_cg_scalars(krill_ctx *ctx, int k, krill_cg_state *s)
@@ -280,6 +368,24 @@ extern "C" krill_status krill_cuda_axpy_dot(krill_ctx *ctx, int64_t n, const dou
     axpy_dot_kernel<<<blocks, KRILL_CUDA_THREADS, 0, krill_cuda_stream(ctx)>>>(
         n, coeff, v, w, u, result, ctx->cuda->work);
     return krill_cuda_check_launch("axpy_dot_kernel");
+}
+
+extern "C" krill_status krill_cuda_pipecg_update(krill_ctx *ctx, int64_t n, int pc_mode,
+                                                 double alpha, double beta,
+                                                 const krill_pipecg_vectors *v, double *sums)
+{
+    const int blocks = krill_cuda_blocks(ctx, n);
+    cudaStream_t stream = krill_cuda_stream(ctx);
+    if (pc_mode == KRILL_CG_PC_NONE)
+        pipecg_update_kernel<KRILL_CG_PC_NONE><<<blocks, KRILL_CUDA_THREADS, 0, stream>>>(
+            n, alpha, beta, *v, sums, ctx->cuda->work);
+    else if (pc_mode == KRILL_CG_PC_DIAGONAL)
+        pipecg_update_kernel<KRILL_CG_PC_DIAGONAL><<<blocks, KRILL_CUDA_THREADS, 0, stream>>>(
+            n, alpha, beta, *v, sums, ctx->cuda->work);
+    else
+        pipecg_update_kernel<KRILL_CG_PC_GENERAL><<<blocks, KRILL_CUDA_THREADS, 0, stream>>>(
+            n, alpha, beta, *v, sums, ctx->cuda->work);
+    return krill_cuda_check_launch("pipecg_update_kernel");
 }
 
 // ---- GMRES: fused CGS2 passes -------------------------------------------------------------

@@ -5,6 +5,7 @@
  * in thread order, the reproducible variants, one allreduce per reduction point on a
  * communicator) are fused.c's. */
 #include <omp.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "ozaki/ozaki_impl.h"
@@ -27,13 +28,10 @@ static krill_status cg_residual_repro(krill_ctx *ctx, int64_t n, int k, int pc_m
     double alpha = 0.0;
     int code;
 #ifdef KRILL_HAVE_CUDA
-    if (krill_on_gpu(ctx)) {   /* also the plain mode on a communicator: krill_blas_dot then */
+    if (krill_on_gpu(ctx)) {
         KRILL_TRY(krill_cuda_cg_residual_repro(ctx, n, s, q, r, dinv));
-        KRILL_TRY(repro(ctx) ? krill_ozaki_dot(ctx, n, r, r, &s->rr_next)
-                             : krill_blas_dot(ctx, n, r, r, &s->rr_next));
-        if (dinv)
-            KRILL_TRY(repro(ctx) ? krill_ozaki_dot(ctx, n, r, q, &s->rz_next)
-                                 : krill_blas_dot(ctx, n, r, q, &s->rz_next));
+        KRILL_TRY(krill_ozaki_dot(ctx, n, r, r, &s->rr_next));
+        if (dinv) KRILL_TRY(krill_ozaki_dot(ctx, n, r, q, &s->rz_next));
         KRILL_TRY(krill_cuda_cg_finish_repro(ctx, k, pc_mode, s));
         goto cleanup;
     }
@@ -61,6 +59,25 @@ cleanup:
     return st;
 }
 
+#ifdef KRILL_HAVE_CUDA
+_Static_assert(offsetof(krill_cg_state, rr_next) == offsetof(krill_cg_state, rz_next) + sizeof(double),
+               "the ranks' residual sums are one run of two doubles");
+
+/* GPU ranks, plain mode (solver_impl.h): the update and this rank's sums by the residual
+ * kernel, both sums over the ranks in one allreduce, then the state step. Traffic: the
+ * one-rank kernel's (3 or 4 passes) and 16 bytes each way. */
+static krill_status cg_residual_ranks(krill_ctx *ctx, int64_t n, int k, int pc_mode,
+                                      krill_cg_state *s, const double *q, double *r,
+                                      const double *dinv)
+{
+    krill_status st = krill_cuda_cg_residual_sums(ctx, n, k, pc_mode, s, q, r, dinv);
+    KRILL_TRY(krill_ctx_allreduce_device(ctx, st, &s->rz_next, 2, NULL, 0));
+    KRILL_TRY(krill_cuda_cg_finish_repro(ctx, k, pc_mode, s));
+cleanup:
+    return st;
+}
+#endif
+
 krill_status krill_fused_cg_residual(krill_ctx *ctx, const krill_reduce_ws *ws, int64_t n,
                                      int k, int pc_mode, krill_cg_state *s, double *q,
                                      double *r, const double *dinv)
@@ -69,10 +86,9 @@ krill_status krill_fused_cg_residual(krill_ctx *ctx, const krill_reduce_ws *ws, 
     double alpha = 0.0;
     if (repro(ctx)) return cg_residual_repro(ctx, n, k, pc_mode, s, q, r, dinv);
 #ifdef KRILL_HAVE_CUDA
-    /* on a communicator the sums must leave the device between the update and the state
-     * step: the composed path of the reproducible mode, with plain (summed) dots */
+    /* on a communicator the sums leave the device between the update and the state step */
     if (krill_on_gpu(ctx) && ctx->comm && ctx->comm->size > 1)
-        return cg_residual_repro(ctx, n, k, pc_mode, s, q, r, dinv);
+        return cg_residual_ranks(ctx, n, k, pc_mode, s, q, r, dinv);
     if (krill_on_gpu(ctx)) return krill_cuda_cg_residual(ctx, n, k, pc_mode, s, q, r, dinv);
 #endif
     if (s->stop != KRILL_CG_RUNNING) return KRILL_OK;

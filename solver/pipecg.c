@@ -39,13 +39,16 @@
  * against CG's 8, 10 and 10 + M: pipelined CG is for runs whose reductions cost more than
  * that (many ranks, or a noisy network where one late rank stalls every allreduce).
  *
- * On a GPU context, and in reproducible mode on either device, the same iteration runs on the
- * context's BLAS-1 operations (axpby, axpy, xmy, dot: 6 update passes without M, 9 with
- * Jacobi, 8 with another M, and 3 dots, each its own kernel or loop) with blocking
- * reductions: no communicator on a GPU yet, and the Ozaki
- * sums of reproducible mode are several collectives of their own. Those operations round
- * every product and sum alone on both devices, so the reproducible iterates are the same
- * bits on any thread count, rank count and device.
+ * On a GPU context in plain mode the same pass is one kernel (kernels/krylov.cu,
+ * pipecg_update: the 13 / 20 / 18 passes above and one grid sum of the three sums); the
+ * sums come back to the host (a wait for the stream: alpha and beta are needed there), and
+ * on GPU ranks their allreduce is in flight behind M^{-1} w and A m as on the CPU. In
+ * reproducible mode, on either device, the iteration runs on the context's BLAS-1
+ * operations (axpby, axpy, xmy, dot: 6 update passes without M, 9 with Jacobi, 8 with
+ * another M, and 3 Ozaki dots, each its own kernel or loop) with blocking reductions: the
+ * Ozaki sums are several collectives of their own. Those operations round every product and
+ * sum alone on both devices, so the reproducible iterates are the same bits on any thread
+ * count, rank count and device.
  *
  * Scaling. The iteration forms A M^{-1} A M^{-1} r where CG forms A p: with ||M^{-1} A|| far
  * from 1 (diag(1e160) without a preconditioner) n = A m overflows although CG runs. The
@@ -62,8 +65,11 @@
 #include "precond/precond_impl.h"
 #include "solver/solver_impl.h"
 
-enum { PC_NONE, PC_DIAGONAL, PC_GENERAL };
-enum { SUM_GAMMA, SUM_DELTA, SUM_RR, SUM_COUNT };
+/* the preconditioner's kind: KRILL_CG_PC_NONE, _DIAGONAL, _GENERAL (solver_impl.h) */
+enum { PC_NONE = KRILL_CG_PC_NONE, PC_DIAGONAL = KRILL_CG_PC_DIAGONAL, PC_GENERAL = KRILL_CG_PC_GENERAL };
+/* the sums of one step; the nonblocking reduction carries one more value, SUM_FAILED: 1 on a
+ * rank whose last update failed (see pipecg_overlap) */
+enum { SUM_GAMMA, SUM_DELTA, SUM_RR, SUM_COUNT, SUM_FAILED = SUM_COUNT, SUM_SLOTS };
 /* Operator scaling: used when ||M^{-1} A u|| / ||u|| is outside [2^-BAND, 2^BAND] and
  * within [2^-MAX, 2^MAX] (c and 1 / c normal numbers), and x / c stays in range. */
 #define ASCALE_BAND 64
@@ -75,12 +81,14 @@ typedef struct pipecg_ws {
     double *r, *w, *n, *z, *s, *p;   /* context memory, n each */
     double *u, *m, *q;               /* with M: own vectors; without: r, w, s */
     double *sums_dev;                /* context memory, SUM_COUNT + 2 (norms' scratch) */
-    double sums[SUM_COUNT];          /* host: gamma, delta, rr of the current r */
+    double sums[SUM_SLOTS];          /* host: gamma, delta, rr of the current r; the flag */
     const double *dinv;              /* PC_DIAGONAL: the inverse diagonal */
     int pc_mode;
     double ascale;                   /* c: the iteration runs on c A and x / c (below) */
     int x_scaled;                    /* x holds x / c: scale it back at the end */
     int merged;                      /* CPU, plain mode: the one-pass update and sums */
+    int fused_gpu;                   /* GPU, plain mode: the same pass as one kernel */
+    krill_status failed;             /* GPU ranks: a local failure the next reduction flags */
     int sums_local;                  /* ws->sums are this rank's (merged_update's), not yet
                                         reduced over the ranks */
     int in_flight;                   /* a nonblocking reduction was started, not waited */
@@ -110,6 +118,7 @@ static krill_status pipecg_ws_create(const krill_solve_problem *p, pipecg_ws *ws
     else if ((ws->dinv = krill_pc_inverse_diagonal(p->pc)) != NULL) ws->pc_mode = PC_DIAGONAL;
     else ws->pc_mode = PC_GENERAL;
     ws->merged = !krill_on_gpu(ctx) && ctx->repro == KRILL_REPRO_OFF;
+    ws->fused_gpu = krill_on_gpu(ctx) && ctx->repro == KRILL_REPRO_OFF;
     KRILL_WS_ALLOC(ctx, ws->r, p->n);
     KRILL_WS_ALLOC(ctx, ws->w, p->n);
     KRILL_WS_ALLOC(ctx, ws->n, p->n);
@@ -143,6 +152,7 @@ static krill_status sums_by_dots(const krill_solve_problem *p, pipecg_ws *ws)
     KRILL_TRY(krill_blas_dot(ctx, p->n, ws->w, ws->u, ws->sums_dev + SUM_DELTA));
     KRILL_TRY(krill_blas_dot(ctx, p->n, ws->r, ws->r, ws->sums_dev + SUM_RR));
     KRILL_TRY(krill_scalars_read(ctx, ws->sums_dev, ws->sums, SUM_COUNT));
+    ws->sums[SUM_FAILED] = 0.0;
 cleanup:
     return st;
 }
@@ -211,6 +221,37 @@ static void merged_update(const krill_solve_problem *p, pipecg_ws *ws, double al
         ws->sums[k] = sum;
     }
     ws->sums_local = 1;
+}
+
+/* Where a rank's local step failed: alone (no communicator, or one rank), the solve returns
+ * the failure at once; among ranks it is kept in ws->failed and the rank goes on (with
+ * whatever its vectors hold) until the next reduction has told every rank (SUM_FAILED), so
+ * that no rank is left waiting in a collective for it. */
+static krill_status local_failure(const krill_solve_problem *p, pipecg_ws *ws, krill_status st)
+{
+    if (st == KRILL_OK || krill_ctx_size(p->ctx) == 1) return st;
+    if (ws->failed == KRILL_OK) ws->failed = st;
+    return KRILL_OK;
+}
+
+/* GPU, plain mode: merged_update as one kernel (kernels/krylov.cu: the same updates and the
+ * three sums in one pass, 13 / 20 / 18 vector passes against the composed path's 24 / 34 /
+ * 31), then the sums come back to the host, where pipecg_overlap reduces them over the
+ * ranks without blocking, behind M^{-1} w and A m. */
+static krill_status gpu_update(const krill_solve_problem *p, pipecg_ws *ws, double alpha,
+                               double beta)
+{
+    krill_status st = KRILL_OK;
+#ifdef KRILL_HAVE_CUDA
+    const krill_pipecg_vectors v = {p->x, ws->r, ws->w, ws->z, ws->s, ws->p,
+                                    ws->u, ws->m, ws->q, ws->n, ws->dinv};
+    st = krill_cuda_pipecg_update(p->ctx, p->n, ws->pc_mode, alpha, beta, &v, ws->sums_dev);
+    if (st == KRILL_OK) st = krill_scalars_read(p->ctx, ws->sums_dev, ws->sums, SUM_COUNT);
+#else
+    (void)alpha, (void)beta;
+#endif
+    ws->sums_local = 1;
+    return local_failure(p, ws, st);
 }
 
 /* The same updates by the context's operations (GPU; reproducible mode), then the sums. */
@@ -304,28 +345,37 @@ cleanup:
 }
 
 /* The sums of the current residual reach every rank while m = M^{-1} w and n = A m are
- * computed (the merged path: a nonblocking allreduce; the others have their sums already).
- * `speculate` = 0 skips m and n: the solve stops after this check whatever it says. */
+ * computed (the merged and GPU paths: a nonblocking allreduce of the sums and the failure
+ * flag; the others have their sums already). `speculate` = 0 skips m and n: the solve stops
+ * after this check whatever it says. A failure flagged by any rank ends the solve on all of
+ * them, with the failing rank's status (krill_ctx_agree). */
 static krill_status pipecg_overlap(const krill_solve_problem *p, pipecg_ws *ws, int speculate)
 {
     krill_status st = KRILL_OK;
     if (ws->sums_local) {
-        KRILL_TRY(krill_ctx_iallreduce_start(p->ctx, ws->sums, SUM_COUNT, KRILL_REDUCE_SUM));
+        ws->sums[SUM_FAILED] = ws->failed != KRILL_OK ? 1.0 : 0.0;
+        KRILL_TRY(krill_ctx_iallreduce_start(p->ctx, ws->sums, SUM_SLOTS, KRILL_REDUCE_SUM));
         ws->sums_local = 0;
         ws->in_flight = 1;
     }
     if (speculate && ws->pc_mode == PC_GENERAL) {
         KRILL_TRY(krill_timer_phase(p->timer, KRILL_PHASE_PRECOND));
-        KRILL_TRY(krill_pc_apply_raw(p->pc, ws->w, ws->m));
+        KRILL_TRY(local_failure(p, ws, krill_pc_apply_raw(p->pc, ws->w, ws->m)));
     }
     if (speculate) {
         KRILL_TRY(krill_timer_phase(p->timer, KRILL_PHASE_SPMV));
-        KRILL_TRY(krill_mat_spmv_raw(p->a, ws->ascale, ws->m, 0.0, ws->n));
+        KRILL_TRY(local_failure(p, ws, krill_mat_spmv_raw(p->a, ws->ascale, ws->m, 0.0, ws->n)));
     }
     KRILL_TRY(krill_timer_phase(p->timer, KRILL_PHASE_ORTHO));
     if (ws->in_flight) {
         ws->in_flight = 0;
         KRILL_TRY(krill_ctx_iallreduce_wait(p->ctx));
+        if (ws->sums[SUM_FAILED] != 0.0) {
+            st = krill_ctx_agree(p->ctx, ws->failed);
+            if (st == KRILL_OK) st = krill_error(KRILL_ERR_INTERNAL, "pipecg: a rank failed");
+            ws->failed = KRILL_OK;   /* reported */
+            goto cleanup;
+        }
     }
     KRILL_TRY(krill_timer_phase(p->timer, KRILL_PHASE_OTHER));
 cleanup:
@@ -450,12 +500,15 @@ krill_status krill_pipecg_run(const krill_solve_problem *p, krill_solve_info *in
         }
         KRILL_TRY(krill_timer_phase(p->timer, KRILL_PHASE_ORTHO));
         if (ws.merged) merged_update(p, &ws, alpha, beta);
+        else if (ws.fused_gpu) KRILL_TRY(gpu_update(p, &ws, alpha, beta));
         else KRILL_TRY(composed_update(p, &ws, alpha, beta));
         KRILL_TRY(krill_timer_phase(p->timer, KRILL_PHASE_OTHER));
         first = 0;
         seen++;
     }
 
+    /* a failure after the last reduction (its speculative product): every rank learns it */
+    if (krill_ctx_size(p->ctx) > 1) KRILL_TRY(krill_ctx_agree(p->ctx, ws.failed));
     if (!resnorm_current) KRILL_TRY(pipecg_true_residual(p, &ws, &resnorm));
     KRILL_TRY(krill_solve_finish(p, reason, seen, resnorm, info));
 cleanup:

@@ -261,6 +261,15 @@ krill_status krill_cuda_gemv_n(krill_ctx *ctx, int64_t n, int k, double alpha, c
                                int64_t ldv, const double *h, double beta, double *w);
 krill_status krill_cuda_axpy_dot(krill_ctx *ctx, int64_t n, const double *coeff,
                                  const double *v, double *w, const double *u, double *result);
+/* Pipelined CG's update and its sums in one pass (solver/pipecg.c; pc_mode KRILL_CG_PC_*:
+ * without M, u, m, q are r, w, s; dinv for DIAGONAL): sums[0..2] = r'u, w'u, r'r of the new
+ * vectors, this rank's, in context memory. */
+typedef struct krill_pipecg_vectors {
+    double *x, *r, *w, *z, *s, *p, *u, *m, *q;
+    const double *n, *dinv;
+} krill_pipecg_vectors;
+krill_status krill_cuda_pipecg_update(krill_ctx *ctx, int64_t n, int pc_mode, double alpha,
+                                      double beta, const krill_pipecg_vectors *v, double *sums);
 #endif
 
 /* ---- DCGS2 (dcgs2.c): delayed CGS2 for GMRES and FGMRES (gmres.c runs the cycle) --------
@@ -418,7 +427,10 @@ static inline KRILL_HD void krill_cg_finish_repro(krill_cg_state *s, int k, int 
  * q = A p and pap = p'q come before, from krill_mat_spmv_dot_raw.
  * Reproducible mode, residual: r -= alpha q (and, DIAGONAL, q = z = dinv .* r: q is free
  * until the next SpMV), rr_next = r'r and (DIAGONAL) rz_next = r'z by krill_ozaki_dot,
- * then krill_cg_finish_repro on the device: 2 (3) more launches, no host round trip. */
+ * then krill_cg_finish_repro on the device: 2 (3) more launches, no host round trip.
+ * GPU ranks, plain mode: the residual kernel leaves this rank's r'r and r'(dinv .* r) in
+ * rr_next and rz_next, one device allreduce sums both (a host round trip), and
+ * krill_cg_finish_repro takes the step. */
 krill_status krill_fused_cg_residual(krill_ctx *ctx, const krill_reduce_ws *ws, int64_t n,
                                      int k, int pc_mode, krill_cg_state *s, double *q,
                                      double *r, const double *dinv);
@@ -431,6 +443,11 @@ krill_status krill_fused_cg_direction(krill_ctx *ctx, int64_t n, int k, const kr
 krill_status krill_cuda_cg_residual(krill_ctx *ctx, int64_t n, int k, int pc_mode,
                                     krill_cg_state *s, const double *q, double *r,
                                     const double *dinv);
+/* GPU ranks: the same update with this rank's r'r and r'(dinv .* r) into rr_next and rz_next
+ * (adjacent: one allreduce of both), the state step left to krill_cuda_cg_finish_repro */
+krill_status krill_cuda_cg_residual_sums(krill_ctx *ctx, int64_t n, int k, int pc_mode,
+                                         krill_cg_state *s, const double *q, double *r,
+                                         const double *dinv);
 krill_status krill_cuda_cg_scalars(krill_ctx *ctx, int k, krill_cg_state *s);
 /* reproducible mode: the residual kernel's update alone (z over q for DIAGONAL), and
  * krill_cg_finish_repro on one thread */
