@@ -19,7 +19,9 @@ void krill_timer_init(krill_phase_timer *t, krill_ctx *ctx)
 krill_status krill_timer_setup(krill_phase_timer *t)
 {
 #ifdef KRILL_HAVE_CUDA
-    if (krill_on_gpu(t->ctx)) return krill_cuda_timer_create(t->ctx, &t->ring);
+    /* the ring's allocation may fail on one rank: every rank returns it (collective on a
+       communicator, where every rank is on a GPU or none is) */
+    if (krill_on_gpu(t->ctx)) return krill_ctx_agree(t->ctx, krill_cuda_timer_create(t->ctx, &t->ring));
 #endif
     (void)t;
     return KRILL_OK;
