@@ -94,11 +94,6 @@ struct chunk {
  * APSP_GPU_PIPELINE=0 builds the register path alone (the comparison of doc/apsp.md). */
 #ifndef APSP_GPU_PIPELINE
 #define APSP_GPU_PIPELINE 1
-/* gpu_methods.cu: C = min(C_in, A (x) B) over rows x cols (multiples of the product's block
- * tile: 128 serves every type) by method A's kernel, without predecessors, on
- * stream_of(run); gpu_ooc.cu uses it on packed blocks. */
-krill_status apsp_gpu_product(apsp_run *run, const mp_args &g, int64_t rows, int64_t cols);
-
 #endif
 #define APSP_STAGES 3
 #define APSP_STAGES_P 2
@@ -107,11 +102,6 @@ krill_status apsp_gpu_product(apsp_run *run, const mp_args &g, int64_t rows, int
 #define APSP_HAVE_CP_ASYNC 0
 #else
 #define APSP_HAVE_CP_ASYNC 1
-/* gpu_methods.cu: C = min(C_in, A (x) B) over rows x cols (multiples of the product's block
- * tile: 128 serves every type) by method A's kernel, without predecessors, on
- * stream_of(run); gpu_ooc.cu uses it on packed blocks. */
-krill_status apsp_gpu_product(apsp_run *run, const mp_args &g, int64_t rows, int64_t cols);
-
 #endif
 
 static __device__ __forceinline__ void cp_async4(void *dst, const void *src)
@@ -121,11 +111,6 @@ static __device__ __forceinline__ void cp_async4(void *dst, const void *src)
     asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(s), "l"(src) : "memory");
 #else
     (void)dst, (void)src;
-/* gpu_methods.cu: C = min(C_in, A (x) B) over rows x cols (multiples of the product's block
- * tile: 128 serves every type) by method A's kernel, without predecessors, on
- * stream_of(run); gpu_ooc.cu uses it on packed blocks. */
-krill_status apsp_gpu_product(apsp_run *run, const mp_args &g, int64_t rows, int64_t cols);
-
 #endif
 }
 static __device__ __forceinline__ void cp_async16(void *dst, const void *src)
@@ -135,22 +120,12 @@ static __device__ __forceinline__ void cp_async16(void *dst, const void *src)
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(src) : "memory");
 #else
     (void)dst, (void)src;
-/* gpu_methods.cu: C = min(C_in, A (x) B) over rows x cols (multiples of the product's block
- * tile: 128 serves every type) by method A's kernel, without predecessors, on
- * stream_of(run); gpu_ooc.cu uses it on packed blocks. */
-krill_status apsp_gpu_product(apsp_run *run, const mp_args &g, int64_t rows, int64_t cols);
-
 #endif
 }
 static __device__ __forceinline__ void cp_async_commit()
 {
 #if APSP_HAVE_CP_ASYNC
     asm volatile("cp.async.commit_group;\n" ::: "memory");
-/* gpu_methods.cu: C = min(C_in, A (x) B) over rows x cols (multiples of the product's block
- * tile: 128 serves every type) by method A's kernel, without predecessors, on
- * stream_of(run); gpu_ooc.cu uses it on packed blocks. */
-krill_status apsp_gpu_product(apsp_run *run, const mp_args &g, int64_t rows, int64_t cols);
-
 #endif
 }
 /* every group but the newest `pending` complete (this thread's copies) */
@@ -158,11 +133,6 @@ template <int pending> static __device__ __forceinline__ void cp_async_wait()
 {
 #if APSP_HAVE_CP_ASYNC
     asm volatile("cp.async.wait_group %0;\n" ::"n"(pending) : "memory");
-/* gpu_methods.cu: C = min(C_in, A (x) B) over rows x cols (multiples of the product's block
- * tile: 128 serves every type) by method A's kernel, without predecessors, on
- * stream_of(run); gpu_ooc.cu uses it on packed blocks. */
-krill_status apsp_gpu_product(apsp_run *run, const mp_args &g, int64_t rows, int64_t cols);
-
 #endif
 }
 
