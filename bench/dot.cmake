@@ -3,7 +3,7 @@
 # accuracy reference and is linked only when found; without it `bench_dot accuracy` skips.
 # The cache names are those of tests/ozaki.cmake, so one setting serves both.
 include(${CMAKE_CURRENT_LIST_DIR}/common.cmake)
-krill_bench(bench_dot bench_dot.c)
+krill_bench(bench_dot bench_dot.c bench_dot_accuracy.c bench_dot_speed.c)
 target_link_libraries(bench_dot PRIVATE krill_bench_common)
 find_path(KRILL_MPFR_INCLUDE_DIR mpfr.h)
 find_library(KRILL_MPFR_LIBRARY mpfr)
