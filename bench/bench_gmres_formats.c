@@ -1,7 +1,8 @@
 /* bench/bench_gmres_formats.c - GMRES(m) with every format: the RBP paper's Figure 8.
  *
  *   bench_gmres_formats [--device cpu|gpu] [--threads N] [--formats LIST] [--restart M]
- *                       [--maxit N] [--rtol R] [--csv FILE] [--json FILE] [MATRIX ...]
+ *                       [--maxit N] [--rtol R] [--runs K] [--csv FILE] [--json FILE]
+ *                       [MATRIX ...]
  *
  * MATRIX is a krill_gen SPEC or a .mtx file; default: elasticity3d:100,40,40 (492,000 rows),
  * poisson3d:128 and convdiff3d:128. The system: b = A*1 on the host, x0 = 0, no
@@ -16,7 +17,11 @@
  *             benchmark clock (CUDA events); 0 on the CPU
  *   spmv      the solver's SpMV time (krill_solve_info.times.spmv, device events)
  *   other     the rest of the solve (orthogonalization, updates, restarts)
- * One untimed warm-up solve of one restart cycle runs first on a separate build. */
+ * One untimed warm-up solve of one restart cycle runs first on a separate build. With
+ * --runs K (default 1) each format is built and solved K times, in K rounds over the formats
+ * (round r runs every format once, so that a drift in the machine's load falls on all of
+ * them alike), and its row is the run with the median total (K odd; the lower middle one
+ * for K even). `chosen` names the format krill_mat_create built (for `auto`: its choice). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,16 +32,17 @@
 #include "krill/solver.h"
 
 #define MAX_FORMATS 16
+#define MAX_RUNS 15
 
 typedef struct gf_opts {
     bench_run_opts run;               /* --device, --threads, --csv, --json */
-    int restart, maxit;
+    int restart, maxit, runs;
     double rtol;
     char formats[512];
 } gf_opts;
 
 typedef struct gf_result {
-    char matrix[96], format[32], variant[32];
+    char matrix[96], format[32], chosen[32], variant[32];
     int64_t n, nnz;
     size_t bytes;
     int iterations;
@@ -94,6 +100,7 @@ static krill_status solve_once(krill_ctx *ctx, const krill_csr *csr, const doubl
     krill_mat_stats(a, &stats);
     r->bytes = stats.bytes;
     snprintf(r->variant, sizeof r->variant, "%s", stats.variant);
+    snprintf(r->chosen, sizeof r->chosen, "%s", krill_mat_format(a));
     KRILL_TRY(transfer_seconds(ctx, clock, stats.bytes, &r->transfer_s));
     r->build_s = r->create_s > r->transfer_s ? r->create_s - r->transfer_s : 0.0;
     KRILL_TRY(krill_vec_create(ctx, csr->n_rows, &b));
@@ -129,27 +136,49 @@ static krill_status warm_up(krill_ctx *ctx, const krill_csr *csr, const double *
     return solve_once(ctx, csr, bh, "csr", &w, clock, &scratch);
 }
 
+/* The run with the median total of k runs of one format (a failed run, if any: it is
+ * reported). */
+static gf_result median_run(const gf_result *runs, int k)
+{
+    int order[MAX_RUNS], n = 0;
+    for (int i = 0; i < k; i++) {
+        if (!runs[i].ok) return runs[i];
+        int j = n++;
+        while (j > 0 && runs[order[j - 1]].total_s > runs[i].total_s) {
+            order[j] = order[j - 1];
+            j--;
+        }
+        order[j] = i;
+    }
+    return runs[order[(n - 1) / 2]];
+}
+
 static void print_row(const gf_result *r)
 {
+    char label[72];   /* the format asked for, and what it built when that differs (auto) */
+    if (strcmp(r->format, r->chosen) != 0 && r->chosen[0])
+        snprintf(label, sizeof label, "%s>%s", r->format, r->chosen);
+    else
+        snprintf(label, sizeof label, "%s", r->format);
     if (!r->ok) {
-        printf("%-24s %-12s FAILED: %s\n", r->matrix, r->format, r->message);
+        printf("%-24s %-16s FAILED: %s\n", r->matrix, r->format, r->message);
         return;
     }
-    printf("%-24s %-12s %10.1f %6d %9.2e %9.4f %9.4f %9.4f %9.4f %9.4f\n", r->matrix,
-           r->format, r->bytes / 1e6, r->iterations, r->relres, r->build_s, r->transfer_s,
-           r->spmv_s, r->other_s, r->total_s);
+    printf("%-24s %-16s %10.1f %6d %9.2e %9.4f %9.4f %9.4f %9.4f %9.4f\n", r->matrix, label,
+           r->bytes / 1e6, r->iterations, r->relres, r->build_s, r->transfer_s, r->spmv_s,
+           r->other_s, r->total_s);
 }
 
 static int write_csv(const char *path, const gf_result *res, int n)
 {
     FILE *f = fopen(path, "w");
     if (!f) return -1;
-    fprintf(f, "matrix,format,variant,n,nnz,bytes,iterations,reason,relres,build_s,"
+    fprintf(f, "matrix,format,chosen,variant,n,nnz,bytes,iterations,reason,relres,build_s,"
                "transfer_s,spmv_s,other_s,total_s,ok,message\n");
     for (int i = 0; i < n; i++) {
         const gf_result *r = &res[i];
-        fprintf(f, "\"%s\",%s,%s,%lld,%lld,%zu,%d,\"%s\",%.3e,%.6e,%.6e,%.6e,%.6e,%.6e,%d,\"%s\"\n",
-                r->matrix, r->format, r->variant, (long long)r->n, (long long)r->nnz, r->bytes,
+        fprintf(f, "\"%s\",%s,%s,%s,%lld,%lld,%zu,%d,\"%s\",%.3e,%.6e,%.6e,%.6e,%.6e,%.6e,%d,\"%s\"\n",
+                r->matrix, r->format, r->chosen, r->variant, (long long)r->n, (long long)r->nnz, r->bytes,
                 r->iterations, krill_reason_string(r->reason), r->relres, r->build_s,
                 r->transfer_s, r->spmv_s, r->other_s, r->total_s, r->ok, r->message);
     }
@@ -163,14 +192,16 @@ static int write_json(const char *path, const gf_result *res, int n, krill_ctx *
     if (!f) return -1;
     fprintf(f, "{\"benchmark\": \"gmres_formats\", \"device\": ");
     bench_json_string(f, krill_ctx_describe(ctx));
-    fprintf(f, ", \"restart\": %d, \"maxit\": %d, \"rtol\": %.3e, \"results\": [\n", o->restart,
-            o->maxit, o->rtol);
+    fprintf(f, ", \"restart\": %d, \"maxit\": %d, \"rtol\": %.3e, \"runs\": %d, \"results\": [\n",
+            o->restart, o->maxit, o->rtol, o->runs);
     for (int i = 0; i < n; i++) {
         const gf_result *r = &res[i];
         fprintf(f, "  {\"matrix\": ");
         bench_json_string(f, r->matrix);
         fprintf(f, ", \"format\": ");
         bench_json_string(f, r->format);
+        fprintf(f, ", \"chosen\": ");
+        bench_json_string(f, r->chosen);
         fprintf(f, ", \"variant\": ");
         bench_json_string(f, r->variant);
         fprintf(f, ", \"n\": %lld, \"nnz\": %lld, \"bytes\": %zu, \"iterations\": %d",
@@ -198,6 +229,7 @@ static int parse_args(int argc, char **argv, gf_opts *o, int *n_positional)
         {.name = "--restart", .kind = BENCH_OPT_INT, .field = &o->restart},
         {.name = "--maxit", .kind = BENCH_OPT_INT, .field = &o->maxit},
         {.name = "--rtol", .kind = BENCH_OPT_DOUBLE, .field = &o->rtol},
+        {.name = "--runs", .kind = BENCH_OPT_INT, .field = &o->runs},
         {.name = NULL},
     };
     int rc;
@@ -205,11 +237,13 @@ static int parse_args(int argc, char **argv, gf_opts *o, int *n_positional)
     o->restart = 30;
     o->maxit = 1000;
     o->rtol = 1e-8;
+    o->runs = 1;
     rc = bench_parse_options(argc, argv, "bench_gmres_formats", opts, &o->run, usage,
                              n_positional);
-    if (rc == 0 && (o->run.threads < 0 || o->restart < 1 || o->maxit < 1 || !(o->rtol > 0.0))) {
+    if (rc == 0 && (o->run.threads < 0 || o->restart < 1 || o->maxit < 1 || !(o->rtol > 0.0) ||
+                    o->runs < 1 || o->runs > MAX_RUNS)) {
         fprintf(stderr, "bench_gmres_formats: need --threads >= 0, --restart >= 1, "
-                        "--maxit >= 1, --rtol > 0\n");
+                        "--maxit >= 1, --rtol > 0, --runs in 1..%d\n", MAX_RUNS);
         rc = -1;
     }
     snprintf(o->formats, sizeof o->formats, "%s", formats);
@@ -224,7 +258,7 @@ int main(int argc, char **argv)
     gf_opts o;
     krill_ctx *ctx = NULL;
     bench_clock *clock = NULL;
-    gf_result *res = NULL;
+    gf_result *res = NULL, *runs = NULL;
     char *formats[MAX_FORMATS], *save = NULL;
     const char *const *matrices;
     krill_solver_opts so;
@@ -238,7 +272,9 @@ int main(int argc, char **argv)
     if (bench_ctx_create(o.run.device, o.run.threads, &ctx) != KRILL_OK) goto cleanup;
     if (bench_clock_create(ctx, &clock) != KRILL_OK ||
         krill_calloc((void **)&res, sizeof *res * (size_t)n_matrices * (size_t)n_formats,
-                     "results") != KRILL_OK) {
+                     "results") != KRILL_OK ||
+        krill_calloc((void **)&runs, sizeof *runs * (size_t)n_formats * (size_t)o.runs,
+                     "runs") != KRILL_OK) {
         fprintf(stderr, "bench_gmres_formats: %s\n", krill_last_error());
         goto cleanup;
     }
@@ -249,7 +285,7 @@ int main(int argc, char **argv)
     so.rtol = o.rtol;
     printf("# bench_gmres_formats on %s: GMRES(%d), rtol %.1e, at most %d iterations, "
            "b = A*1, x0 = 0\n", krill_ctx_describe(ctx), o.restart, o.rtol, o.maxit);
-    printf("%-24s %-12s %10s %6s %9s %9s %9s %9s %9s %9s\n", "matrix", "format", "MB", "iters",
+    printf("%-24s %-16s %10s %6s %9s %9s %9s %9s %9s %9s\n", "matrix", "format", "MB", "iters",
            "relres", "build_s", "xfer_s", "spmv_s", "other_s", "total_s");
     for (int m = 0; m < n_matrices; m++) {
         krill_csr *a = NULL;
@@ -262,17 +298,28 @@ int main(int argc, char **argv)
             krill_csr_destroy(&a);
             continue;
         }
+        for (int f = 0; f < n_formats; f++) {      /* rounds: every format once per round */
+            for (int k = 0; k < o.runs; k++) {
+                gf_result *r = &runs[f * o.runs + k];
+                memset(r, 0, sizeof *r);
+                snprintf(r->matrix, sizeof r->matrix, "%s", matrices[m]);
+                snprintf(r->format, sizeof r->format, "%s", formats[f]);
+                r->n = a->n_rows;
+                r->nnz = a->nnz;
+            }
+        }
+        for (int k = 0; k < o.runs; k++)
+            for (int f = 0; f < n_formats; f++) {
+                gf_result *r = &runs[f * o.runs + k];
+                if (solve_once(ctx, a, b, formats[f], &so, clock, r) != KRILL_OK) {
+                    r->ok = 0;
+                    snprintf(r->message, sizeof r->message, "%s", krill_last_error());
+                }
+            }
         for (int f = 0; f < n_formats; f++) {
             gf_result *r = &res[n_res++];
-            snprintf(r->matrix, sizeof r->matrix, "%s", matrices[m]);
-            snprintf(r->format, sizeof r->format, "%s", formats[f]);
-            r->n = a->n_rows;
-            r->nnz = a->nnz;
-            if (solve_once(ctx, a, b, formats[f], &so, clock, r) != KRILL_OK) {
-                r->ok = 0;
-                snprintf(r->message, sizeof r->message, "%s", krill_last_error());
-                failures++;
-            }
+            *r = median_run(&runs[f * o.runs], o.runs);
+            if (!r->ok) failures++;
             print_row(r);
             fflush(stdout);
         }
@@ -291,6 +338,7 @@ int main(int argc, char **argv)
     }
     rc = failures ? 1 : 0;
 cleanup:
+    krill_free(runs);
     krill_free(res);
     bench_clock_destroy(&clock);
     krill_ctx_destroy(&ctx);

@@ -316,15 +316,19 @@ static const struct {
 
 /* Bytes of a column-major N x K array of `width`-byte slots that a loop ending at each
  * row's length reads when `line` bytes are fetched at once: each group of line / width
- * consecutive rows costs one line per slot up to its longest row. */
-static double touched_bytes(const krill_csr *a, int line, int width)
+ * consecutive rows costs one line per slot up to its longest row. Groups in parallel; each
+ * term is an integer, so the sum is exact (below 2^53) in any order. */
+static double touched_bytes(const krill_csr *a, int line, int width, int threads)
 {
     const int32_t group = line / width;
+    const int64_t groups = ((int64_t)a->n_rows + group - 1) / group;
     double bytes = 0.0;
-    for (int32_t first = 0; first < a->n_rows; first += group) {
-        const int32_t last = a->n_rows - first < group ? a->n_rows : first + group;
+#pragma omp parallel for schedule(static) reduction(+ : bytes) num_threads(threads)
+    for (int64_t g = 0; g < groups; g++) {
+        const int64_t first = g * group;
+        const int64_t last = a->n_rows - first < group ? a->n_rows : first + group;
         int64_t longest = 0;
-        for (int32_t i = first; i < last; i++) {
+        for (int64_t i = first; i < last; i++) {
             const int64_t len = a->row_ptr[i + 1] - a->row_ptr[i];
             if (len > longest) longest = len;
         }
@@ -333,23 +337,66 @@ static double touched_bytes(const krill_csr *a, int line, int width)
     return bytes;
 }
 
-static void profile(const krill_csr *a, const auto_device *d, auto_profile *p)
+/* The profile of a, in one parallel pass over its rows (the context's threads): the row
+ * statistics and the runs (the fields of krill_csr_row_stats and krill_csr_run_stats, the
+ * latter Algorithm 3 of the RBP paper), the spread of the row lengths, the longest row GPU
+ * csr's row kernel sums, then the ELL lines an ELL-R loop touches. Every sum but the
+ * spread's is of integers, so the profile, and the choice, are the same on any thread count
+ * (the spread only appears in the reason). `rows_only`: the row statistics and the spread
+ * alone (a small matrix gets csr without estimates). One read of row_ptr and, unless
+ * rows_only, one of col, then two of row_ptr for the lines. */
+static void profile(const krill_csr *a, const auto_device *d, int threads, int rows_only,
+                    auto_profile *p)
 {
+    krill_format_stats *s = &p->s;
+    int64_t max_len = 0, empty = 0, n_val = 0, n_col = 0, n_non = 0, kv = 0, kc = 0;
+    int64_t longest_short = 0, long_min;
     double sq = 0.0;
-    int64_t long_min;
     memset(p, 0, sizeof *p);
-    krill_csr_row_stats(a, &p->s);
-    krill_csr_run_stats(a, &p->s);
-    long_min = (int64_t)CSR_LONG_ROUNDS * csr_lanes(&p->s);
+    s->n_rows = a->n_rows;
+    s->n_cols = a->n_cols;
+    s->nnz = a->nnz;
+    s->mean_row_nnz = a->n_rows ? (double)a->nnz / a->n_rows : 0.0;
+    long_min = (int64_t)CSR_LONG_ROUNDS * csr_lanes(s);
+#pragma omp parallel for schedule(static) num_threads(threads) reduction(+ : empty, n_val, \
+    n_col, n_non, sq) reduction(max : max_len, kv, kc, longest_short)
     for (int32_t i = 0; i < a->n_rows; i++) {
-        const int64_t len = a->row_ptr[i + 1] - a->row_ptr[i];
-        const double dev = (double)len - p->s.mean_row_nnz;
+        const int64_t start = a->row_ptr[i], end = a->row_ptr[i + 1], len = end - start;
+        const double dev = (double)len - s->mean_row_nnz;
+        int64_t row_val = 0, row_col = 0;
+        if (len > max_len) max_len = len;
+        if (len == 0) empty++;
+        if (len <= long_min && len > longest_short) longest_short = len;
         sq += dev * dev;
-        if (len <= long_min && len > p->longest_short) p->longest_short = len;
+        for (int64_t q0 = start; !rows_only && q0 < end;) {   /* runs of >= 2 columns */
+            int64_t q = q0 + 1;
+            while (q < end && a->col[q] == a->col[q - 1] + 1) q++;
+            if (q - q0 >= 2) {
+                row_val += q - q0;
+                row_col += 2;
+            } else {
+                n_non++;
+            }
+            q0 = q;
+        }
+        n_val += row_val;
+        n_col += row_col;
+        if (row_val > kv) kv = row_val;
+        if (row_col > kc) kc = row_col;
     }
+    s->max_row_nnz = max_len;
+    s->empty_rows = empty;
+    s->n_val = n_val;
+    s->n_col = n_col;
+    s->n_non = n_non;
+    s->kv = kv;
+    s->kc = kc;
+    p->longest_short = longest_short;
     p->row_sd = a->n_rows > 0 ? sqrt(sq / a->n_rows) : 0.0;
-    p->touched_val = touched_bytes(a, d->line, (int)sizeof(double));
-    p->touched_col = touched_bytes(a, d->line, (int)sizeof(int32_t));
+    if (!rows_only) {
+        p->touched_val = touched_bytes(a, d->line, (int)sizeof(double), threads);
+        p->touched_col = touched_bytes(a, d->line, (int)sizeof(int32_t), threads);
+    }
     p->xy = 8.0 * ((double)a->n_cols + (double)a->n_rows);
 }
 
@@ -430,6 +477,12 @@ static void describe_rows(const auto_profile *p, char *buf, size_t len)
              (long long)p->s.max_row_nnz);
 }
 
+/* The rule before the model: few entries get csr (AUTO_TINY_NNZ, AUTO_CPU_SMALL_NNZ). */
+static int small_matrix(const krill_ctx *ctx, const krill_csr *csr)
+{
+    return csr->nnz < (krill_on_gpu(ctx) ? AUTO_TINY_NNZ : AUTO_CPU_SMALL_NNZ);
+}
+
 static krill_status choose_by_model(krill_ctx *ctx, const krill_csr *csr, const auto_profile *p,
                                     const auto_estimate *est, int n, krill_mat **out)
 {
@@ -438,7 +491,7 @@ static krill_status choose_by_model(krill_ctx *ctx, const krill_csr *csr, const 
     char rows[96], next_text[64] = "", left_out[128] = "";
     int best, next = -1;
     describe_rows(p, rows, sizeof rows);
-    if (p->s.nnz < (krill_on_gpu(ctx) ? AUTO_TINY_NNZ : AUTO_CPU_SMALL_NNZ)) {
+    if (small_matrix(ctx, csr)) {
         KRILL_TRY(krill_mat_create(ctx, csr, "csr", &m));
         snprintf(m->choice, sizeof m->choice, "csr: small matrix (%lld entries, under %d): "
                  "every format costs about one %s; %s", (long long)p->s.nnz,
@@ -552,7 +605,7 @@ krill_status krill_auto_estimate(krill_ctx *ctx, const krill_csr *csr, const cha
     while (f < n && strcmp(known[f].name, format) != 0) f++;
     KRILL_REQUIRE(f < n, "krill_auto_estimate: auto does not estimate format '%s'", format);
     device_model(ctx, &d);
-    profile(csr, &d, &p);
+    profile(csr, &d, ctx->threads, 0, &p);
     estimate_all(&p, &d, est);
     *stored_bytes = est[f].stored;
     *seconds = est[f].seconds;
@@ -573,7 +626,8 @@ krill_status krill_auto_create(krill_ctx *ctx, const krill_csr *csr, const char 
                   "format 'auto:%s': unknown option '%s' (auto takes none, or 'measure')",
                   param, param);
     device_model(ctx, &d);
-    profile(csr, &d, &p);
+    /* a small matrix gets csr by the rule: its reason needs the row statistics alone */
+    profile(csr, &d, ctx->threads, !param && small_matrix(ctx, csr), &p);
     n = estimate_all(&p, &d, est);
     if (best_estimate(est, n) < 0) {
         st = krill_error(KRILL_ERR_INTERNAL, "auto: no candidate format on this device");

@@ -3,7 +3,8 @@
  * matches the formats' own stats); auto:measure keeps the fastest of what it timed; the
  * clear-cut choices (tiny -> csr, one huge row -> no padded format, long runs -> an RBP
  * format where one is registered); the chooser's byte estimates equal every format's own
- * stats (formulas (1)-(6)); bad arguments fail cleanly.
+ * stats (formulas (1)-(6)); on the CPU, the same estimates and choice on thread counts that
+ * share one model; bad arguments fail cleanly.
  * Built twice: CPU (label unit) and, with AUTO_TEST_GPU, GPU (label gpu). */
 #include <stdlib.h>
 #include <string.h>
@@ -346,6 +347,46 @@ static void test_bad_params(krill_ctx *ctx)
     krill_csr_destroy(&a);
 }
 
+#ifndef AUTO_TEST_GPU
+/* The profile is summed in parallel: the estimates, and so the choice, are the same bits on
+ * 13, 16 and 29 threads (every sum but the row spread's, which only the reason shows, is of
+ * integers). Those counts, all past the CPU model's bandwidth cap (formats/auto.c: 13 x
+ * CPU_CORE_BANDWIDTH > CPU_MAX_BANDWIDTH), give the same model, so only the profile's
+ * split over the threads differs. The first two matrices pass the CPU's small-matrix rule
+ * (2^20 entries), so auto runs its model on them. */
+static void test_thread_counts(void)
+{
+    static const char *specs[] = {"band1:400000", "rand100:12000", "elasticity3d:8,6,6",
+                                  "band1x:30000"};
+    static const char *formats[] = {"csr", "ell", "ellr", "rbp-csr", "rbp-ell", "rbp-ellr",
+                                    "segscan"};
+    const int threads[3] = {13, 16, 29};
+    krill_ctx *ctx[3];
+    for (int t = 0; t < 3; t++) ctx[t] = tu_cpu_ctx(threads[t]);
+    for (size_t i = 0; i < sizeof specs / sizeof *specs; i++) {
+        krill_csr *a = NULL;
+        char chosen[32] = "";
+        CHECK_OK(krill_gen(specs[i], &a));
+        for (int t = 0; a && t < 3; t++) {
+            krill_mat *m = NULL;
+            for (size_t f = 0; f < sizeof formats / sizeof *formats; f++) {
+                double bytes[2], seconds[2];
+                CHECK_OK(krill_auto_estimate(ctx[0], a, formats[f], &bytes[0], &seconds[0]));
+                CHECK_OK(krill_auto_estimate(ctx[t], a, formats[f], &bytes[1], &seconds[1]));
+                CHECK(bytes[0] == bytes[1] && seconds[0] == seconds[1]);
+            }
+            CHECK_OK(krill_mat_create(ctx[t], a, "auto", &m));
+            if (m && t == 0) snprintf(chosen, sizeof chosen, "%s", krill_mat_format(m));
+            if (m) CHECK(strcmp(krill_mat_format(m), chosen) == 0);
+            krill_mat_destroy(&m);
+        }
+        printf("  %-22s auto: %s on 13, 16 and 29 threads\n", specs[i], chosen);
+        krill_csr_destroy(&a);
+    }
+    for (int t = 0; t < 3; t++) krill_ctx_destroy(&ctx[t]);
+}
+#endif
+
 int main(void)
 {
     krill_ctx *ctx = make_ctx();
@@ -356,6 +397,9 @@ int main(void)
     test_rules(ctx);
     test_model(ctx);
     test_measure(ctx);
+#ifndef AUTO_TEST_GPU
+    test_thread_counts();
+#endif
     krill_ctx_destroy(&ctx);
     return tu_finish(is_gpu() ? "test_gpu_auto" : "test_auto");
 }

@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""bench/auto_default.py - may `auto` become the default format? (issue 18)
+
+    auto_default.py --bench BUILD/bench/bench_gmres_formats [--device cpu|gpu] [--threads N]
+                    [--runs K] [--maxit N] [--testdata DIR] [--json OUT] [MATRIX ...]
+
+The issue's rule: `auto` becomes the default of `krill solve`, bench_solve and the C API once
+a benchmark over the whole benchmark set shows it never more than 5% slower than `csr` in a
+whole solve, build time included. This runs bench_gmres_formats --formats csr,auto --runs K
+(K rounds, each building and solving with both formats; the median of the K whole times per
+format: build + transfer + solve, GMRES(30) from x0 = 0 with b = A*1, rtol 1e-8, at most N
+iterations) over the benchmark set of bench/run_formats.sh (band1 band3 band101 rand1
+rand100 band1x poisson3d:160 elasticity3d:160,64,64 and the larger testdata matrices, found
+under --testdata; MATRIX arguments replace the set), and prints per matrix what `auto`
+built, both medians and auto / csr, then the worst ratio against the 1.05 bound. Exit 0
+when the bound holds, 1 when it does not, 2 when the benchmark failed. Standard library
+only.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+BOUND = 1.05
+SET = ["band1", "band3", "band101", "rand1", "rand100", "band1x", "poisson3d:160",
+       "elasticity3d:160,64,64"]
+TESTDATA = ["pyamg_helmholtz_2D", "bcsstk15", "delaunay_n15", "bcsstk13", "speaker107k"]
+
+
+def matrices(a):
+    if a.matrices:
+        return a.matrices
+    found = [os.path.join(a.testdata, "mtx", f + ".mtx") for f in TESTDATA] if a.testdata else []
+    return SET + [f for f in found if os.path.isfile(f)]
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--bench", required=True)
+    p.add_argument("--device", default="cpu", choices=["cpu", "gpu"])
+    p.add_argument("--threads", type=int, default=0)
+    p.add_argument("--runs", type=int, default=5)
+    p.add_argument("--maxit", type=int, default=1000)
+    p.add_argument("--testdata", default=os.environ.get("KRILL_TESTDATA", ""))
+    p.add_argument("--json")
+    p.add_argument("matrices", nargs="*")
+    a = p.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "gmres.json")
+        cmd = [a.bench, "--device", a.device, "--threads", str(a.threads), "--formats",
+               "csr,auto", "--runs", str(a.runs), "--maxit", str(a.maxit), "--json", out]
+        cmd += matrices(a)
+        print("# " + " ".join(cmd), flush=True)
+        rc = subprocess.call(cmd)
+        if rc != 0 or not os.path.isfile(out):
+            print(f"auto_default: the benchmark failed (exit {rc})", file=sys.stderr)
+            return 2
+        with open(out) as f:
+            doc = json.load(f)
+    rows, worst = [], 0.0
+    by = {}
+    for r in doc["results"]:
+        by.setdefault(r["matrix"], {})[r["format"]] = r
+    print(f"\n`auto` against `csr`, whole solve (build + transfer + solve), median of "
+          f"{doc['runs']}, {doc['device']}:\n")
+    print("| matrix | rows | auto built | csr s | auto s | auto / csr |")
+    print("|---|---:|---|---:|---:|---:|")
+    failed = False
+    for m, f in by.items():
+        c, t = f.get("csr"), f.get("auto")
+        if not c or not t or not c["ok"] or not t["ok"]:
+            print(f"| {m} | - | - | - | - | failed |")
+            failed = True
+            continue
+        ratio = t["total_s"] / c["total_s"]
+        worst = max(worst, ratio)
+        rows.append({"matrix": m, "rows": c["n"], "chosen": t["chosen"], "csr_s": c["total_s"],
+                     "auto_s": t["total_s"], "ratio": ratio})
+        print(f"| {os.path.basename(m)} | {c['n']} | {t['chosen']} | {c['total_s']:.4f} | "
+              f"{t['total_s']:.4f} | {ratio:.3f} |")
+    met = not failed and worst <= BOUND
+    print(f"\nworst auto / csr: {worst:.3f} (bound {BOUND}): {'met' if met else 'NOT met'}")
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump({"device": doc["device"], "runs": doc["runs"], "maxit": doc["maxit"],
+                       "bound": BOUND, "worst": worst, "met": met, "rows": rows}, f, indent=1)
+    return 2 if failed else (0 if met else 1)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
