@@ -361,24 +361,15 @@ static void profile(const krill_csr *a, const auto_device *d, int threads, int r
 #pragma omp parallel for schedule(static) num_threads(threads) reduction(+ : empty, n_val, \
     n_col, n_non, sq) reduction(max : max_len, kv, kc, longest_short)
     for (int32_t i = 0; i < a->n_rows; i++) {
-        const int64_t start = a->row_ptr[i], end = a->row_ptr[i + 1], len = end - start;
+        const int64_t len = a->row_ptr[i + 1] - a->row_ptr[i];
         const double dev = (double)len - s->mean_row_nnz;
-        int64_t row_val = 0, row_col = 0;
+        int64_t row_val = 0, row_col = 0, isolated = 0;
         if (len > max_len) max_len = len;
         if (len == 0) empty++;
         if (len <= long_min && len > longest_short) longest_short = len;
         sq += dev * dev;
-        for (int64_t q0 = start; !rows_only && q0 < end;) {   /* runs of >= 2 columns */
-            int64_t q = q0 + 1;
-            while (q < end && a->col[q] == a->col[q - 1] + 1) q++;
-            if (q - q0 >= 2) {
-                row_val += q - q0;
-                row_col += 2;
-            } else {
-                n_non++;
-            }
-            q0 = q;
-        }
+        if (!rows_only) krill_csr_row_runs(a, i, &row_val, &row_col, &isolated);
+        n_non += isolated;
         n_val += row_val;
         n_col += row_col;
         if (row_val > kv) kv = row_val;

@@ -75,21 +75,11 @@ void krill_csr_run_stats(const krill_csr *a, krill_format_stats *s)
 {
     s->n_val = s->n_col = s->n_non = s->kv = s->kc = 0;
     for (int32_t i = 0; i < a->n_rows; i++) {
-        int64_t row_val = 0, row_col = 0;
-        int64_t p = a->row_ptr[i], end = a->row_ptr[i + 1];
-        while (p < end) {
-            int64_t q = p + 1;
-            while (q < end && a->col[q] == a->col[q - 1] + 1) q++;
-            if (q - p >= 2) {
-                row_val += q - p;
-                row_col += 2;
-            } else {
-                s->n_non++;
-            }
-            p = q;
-        }
+        int64_t row_val, row_col, isolated;
+        krill_csr_row_runs(a, i, &row_val, &row_col, &isolated);
         s->n_val += row_val;
         s->n_col += row_col;
+        s->n_non += isolated;
         if (row_val > s->kv) s->kv = row_val;
         if (row_col > s->kc) s->kc = row_col;
     }

@@ -107,6 +107,25 @@ int krill_gpu_lanes_per_row(double mean_row_nnz, int64_t n_rows, int min_lanes);
 /* The RBP quantities of a CSR (n_val, n_col, n_non, kv, kc; the rest untouched): what
  * every RBP format stores and what `auto` estimates bytes from, without building. */
 void krill_csr_run_stats(const krill_csr *csr, krill_format_stats *stats);
+/* The runs of row i: *run_values values in runs (two or more consecutive columns), 2 column
+ * indices per run in *run_cols, the other entries in *isolated. One pass over the row. */
+static inline void krill_csr_row_runs(const krill_csr *a, int64_t i, int64_t *run_values,
+                                      int64_t *run_cols, int64_t *isolated)
+{
+    const int64_t end = a->row_ptr[i + 1];
+    *run_values = *run_cols = *isolated = 0;
+    for (int64_t p = a->row_ptr[i]; p < end;) {
+        int64_t q = p + 1;
+        while (q < end && a->col[q] == a->col[q - 1] + 1) q++;
+        if (q - p >= 2) {
+            *run_values += q - p;
+            *run_cols += 2;
+        } else {
+            (*isolated)++;
+        }
+        p = q;
+    }
+}
 
 /* ELL and ELL-R on the host (formats/ell.c; the GPU build in ell.cu uploads these arrays).
  * Column-major N x K: entry k of row i at [k * N + i], so consecutive rows (threads) read
