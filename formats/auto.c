@@ -483,7 +483,7 @@ static krill_status choose_by_model(krill_ctx *ctx, const krill_csr *csr, const 
     int best, next = -1;
     describe_rows(p, rows, sizeof rows);
     if (small_matrix(ctx, csr)) {
-        KRILL_TRY(krill_mat_create(ctx, csr, "csr", &m));
+        KRILL_TRY(krill_mat_build(ctx, csr, "csr", &m));
         snprintf(m->choice, sizeof m->choice, "csr: small matrix (%lld entries, under %d): "
                  "every format costs about one %s; %s", (long long)p->s.nnz,
                  krill_on_gpu(ctx) ? AUTO_TINY_NNZ : AUTO_CPU_SMALL_NNZ,
@@ -505,7 +505,7 @@ static krill_status choose_by_model(krill_ctx *ctx, const krill_csr *csr, const 
         append(left_out, sizeof left_out, est[f].skip);
         append(left_out, sizeof left_out, ")");
     }
-    KRILL_TRY(krill_mat_create(ctx, csr, est[best].name, &m));
+    KRILL_TRY(krill_mat_build(ctx, csr, est[best].name, &m));
     snprintf(m->choice, sizeof m->choice,
              "%s: estimated %.2f of csr's bytes and %.2f of its SpMV time (%s model)%s; %s",
              est[best].name, est[best].stored / est[0].stored, est[best].seconds / est[0].seconds,
@@ -538,7 +538,7 @@ static krill_status choose_by_measure(krill_ctx *ctx, const krill_csr *csr,
     for (int f = 0; f < n; f++) {
         size_t used;
         if (est[f].skip || est[f].seconds > AUTO_MEASURE_FACTOR * est[best].seconds) continue;
-        st = krill_mat_create(ctx, csr, est[f].name, &m);
+        st = krill_mat_build(ctx, csr, est[f].name, &m);
         if (st != KRILL_OK && build_may_fail(st)) {
             used = strlen(skipped);
             snprintf(skipped + used, sizeof skipped - used, "%s%s", not_built ? ", " : "",

@@ -100,6 +100,10 @@ krill_status krill_shell_call(krill_ctx *ctx, krill_shell_apply apply, void *use
 /* Row statistics every format reports: n_rows, n_cols, nnz, max_row_nnz, mean_row_nnz,
  * empty_rows (bytes and variant are left to the format). */
 void krill_csr_row_stats(const krill_csr *csr, krill_format_stats *stats);
+/* krill_mat_create of a registered format (not auto) for a CSR that krill_csr_check has
+ * passed: what auto builds its choice with, so that the matrix is checked once. */
+krill_status krill_mat_build(krill_ctx *ctx, const krill_csr *csr, const char *format,
+                             krill_mat **out);
 /* Lanes per row of the GPU csr and rbp-csr row kernels for rows of mean length
  * mean_row_nnz: a power of two in [min_lanes, 32] (1 = a thread per row); n_rows > 0 also
  * gives a matrix too small to fill the GPU more lanes (formats/csr.c says how). */
@@ -108,23 +112,24 @@ int krill_gpu_lanes_per_row(double mean_row_nnz, int64_t n_rows, int min_lanes);
  * every RBP format stores and what `auto` estimates bytes from, without building. */
 void krill_csr_run_stats(const krill_csr *csr, krill_format_stats *stats);
 /* The runs of row i: *run_values values in runs (two or more consecutive columns), 2 column
- * indices per run in *run_cols, the other entries in *isolated. One pass over the row. */
+ * indices per run in *run_cols, the other entries in *isolated. One branch-free pass over
+ * the row: entry p links to p - 1 when col[p] = col[p - 1] + 1; a run of L entries is L - 1
+ * links, and a link not preceded by one starts a run, so values = links + runs. */
 static inline void krill_csr_row_runs(const krill_csr *a, int64_t i, int64_t *run_values,
                                       int64_t *run_cols, int64_t *isolated)
 {
-    const int64_t end = a->row_ptr[i + 1];
-    *run_values = *run_cols = *isolated = 0;
-    for (int64_t p = a->row_ptr[i]; p < end;) {
-        int64_t q = p + 1;
-        while (q < end && a->col[q] == a->col[q - 1] + 1) q++;
-        if (q - p >= 2) {
-            *run_values += q - p;
-            *run_cols += 2;
-        } else {
-            (*isolated)++;
-        }
-        p = q;
+    const int64_t start = a->row_ptr[i], end = a->row_ptr[i + 1];
+    int64_t links = 0, runs = 0;
+    int prev = 0;
+    for (int64_t p = start + 1; p < end; p++) {
+        const int link = a->col[p] == a->col[p - 1] + 1;
+        runs += link & !prev;
+        links += link;
+        prev = link;
     }
+    *run_values = links + runs;
+    *run_cols = 2 * runs;
+    *isolated = end - start - *run_values;
 }
 
 /* ELL and ELL-R on the host (formats/ell.c; the GPU build in ell.cu uploads these arrays).

@@ -15,33 +15,22 @@ static void list_formats(char *buf, size_t len)
     }
 }
 
-krill_status krill_mat_create(krill_ctx *ctx, const krill_csr *csr, const char *format,
-                              krill_mat **out)
+krill_status krill_mat_build(krill_ctx *ctx, const krill_csr *csr, const char *format,
+                             krill_mat **out)
 {
     krill_status st = KRILL_OK;
     krill_mat *a = NULL;
     const char *param = NULL;
-    const krill_format_entry *entry;
+    const krill_format_entry *entry = krill_format_find(format, &param);
     char known[256];
 
-    KRILL_REQUIRE(out != NULL, "krill_mat_create: output pointer is NULL");
     *out = NULL;
-    KRILL_REQUIRE(ctx != NULL && csr != NULL, "krill_mat_create: NULL ctx or matrix");
-    if (!format || !format[0]) format = "csr";
-    KRILL_REQUIRE(strlen(format) < sizeof a->name, "krill_mat_create: format name too long");
-    if (strncmp(format, "auto", 4) == 0 && (format[4] == '\0' || format[4] == ':')) {
-        KRILL_TRY(krill_csr_check(csr, "matrix"));   /* auto reads the rows before building */
-        st = krill_auto_create(ctx, csr, format[4] ? format + 5 : NULL, out);
-        goto cleanup;
-    }
-    entry = krill_format_find(format, &param);
     if (!entry) {
         list_formats(known, sizeof known);
         st = krill_error(KRILL_ERR_ARG, "unknown format '%s' (known: %s, auto, auto:measure)",
                          format, known);
         goto cleanup;
     }
-    KRILL_TRY(krill_csr_check(csr, "matrix"));
     KRILL_CALLOC(a, 1);
     a->ctx = ctx;
     a->ops = krill_on_gpu(ctx) ? entry->cuda : entry->cpu;
@@ -59,6 +48,36 @@ krill_status krill_mat_create(krill_ctx *ctx, const krill_csr *csr, const char *
     a = NULL;
 cleanup:
     krill_mat_destroy(&a);
+    return st;
+}
+
+krill_status krill_mat_create(krill_ctx *ctx, const krill_csr *csr, const char *format,
+                              krill_mat **out)
+{
+    krill_status st = KRILL_OK;
+    const char *param = NULL;
+    char known[256];
+
+    KRILL_REQUIRE(out != NULL, "krill_mat_create: output pointer is NULL");
+    *out = NULL;
+    KRILL_REQUIRE(ctx != NULL && csr != NULL, "krill_mat_create: NULL ctx or matrix");
+    if (!format || !format[0]) format = "csr";
+    KRILL_REQUIRE(strlen(format) < sizeof((krill_mat *)0)->name,
+                  "krill_mat_create: format name too long");
+    if (strncmp(format, "auto", 4) == 0 && (format[4] == '\0' || format[4] == ':')) {
+        KRILL_TRY(krill_csr_check(csr, "matrix"));   /* auto reads the rows before building */
+        st = krill_auto_create(ctx, csr, format[4] ? format + 5 : NULL, out);
+        goto cleanup;
+    }
+    if (!krill_format_find(format, &param)) {   /* an unknown name before the matrix's check */
+        list_formats(known, sizeof known);
+        st = krill_error(KRILL_ERR_ARG, "unknown format '%s' (known: %s, auto, auto:measure)",
+                         format, known);
+        goto cleanup;
+    }
+    KRILL_TRY(krill_csr_check(csr, "matrix"));
+    st = krill_mat_build(ctx, csr, format, out);
+cleanup:
     return st;
 }
 
