@@ -323,7 +323,8 @@ static double touched_bytes(const krill_csr *a, int line, int width, int threads
     const int32_t group = line / width;
     const int64_t groups = ((int64_t)a->n_rows + group - 1) / group;
     double bytes = 0.0;
-#pragma omp parallel for schedule(static) reduction(+ : bytes) num_threads(threads)
+#pragma omp parallel for schedule(static) reduction(+ : bytes) num_threads(threads) \
+    if (a->nnz >= KRILL_BUILD_PARALLEL_MIN)
     for (int64_t g = 0; g < groups; g++) {
         const int64_t first = g * group;
         const int64_t last = a->n_rows - first < group ? a->n_rows : first + group;
@@ -359,7 +360,8 @@ static void profile(const krill_csr *a, const auto_device *d, int threads, int r
     s->mean_row_nnz = a->n_rows ? (double)a->nnz / a->n_rows : 0.0;
     long_min = (int64_t)CSR_LONG_ROUNDS * csr_lanes(s);
 #pragma omp parallel for schedule(static) num_threads(threads) reduction(+ : empty, n_val, \
-    n_col, n_non, sq) reduction(max : max_len, kv, kc, longest_short)
+    n_col, n_non, sq) reduction(max : max_len, kv, kc, longest_short) \
+    if (a->nnz >= KRILL_BUILD_PARALLEL_MIN)
     for (int32_t i = 0; i < a->n_rows; i++) {
         const int64_t len = a->row_ptr[i + 1] - a->row_ptr[i];
         const double dev = (double)len - s->mean_row_nnz;
@@ -474,6 +476,8 @@ static int small_matrix(const krill_ctx *ctx, const krill_csr *csr)
     return csr->nnz < (krill_on_gpu(ctx) ? AUTO_TINY_NNZ : AUTO_CPU_SMALL_NNZ);
 }
 
+/* Build the format the model calls fastest of est[0..n-1] and say why; a small matrix gets
+ * csr by the rule first (est may then be NULL: it is not read). */
 static krill_status choose_by_model(krill_ctx *ctx, const krill_csr *csr, const auto_profile *p,
                                     const auto_estimate *est, int n, krill_mat **out)
 {
@@ -618,7 +622,12 @@ krill_status krill_auto_create(krill_ctx *ctx, const krill_csr *csr, const char 
                   param, param);
     device_model(ctx, &d);
     /* a small matrix gets csr by the rule: its reason needs the row statistics alone */
-    profile(csr, &d, ctx->threads, !param && small_matrix(ctx, csr), &p);
+    if (!param && small_matrix(ctx, csr)) {
+        profile(csr, &d, ctx->threads, 1, &p);
+        st = choose_by_model(ctx, csr, &p, NULL, 0, out);
+        goto cleanup;
+    }
+    profile(csr, &d, ctx->threads, 0, &p);
     n = estimate_all(&p, &d, est);
     if (best_estimate(est, n) < 0) {
         st = krill_error(KRILL_ERR_INTERNAL, "auto: no candidate format on this device");

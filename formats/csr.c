@@ -133,7 +133,8 @@ static krill_status csr_build(krill_ctx *ctx, const krill_csr *csr, const char *
     /* the columns and values copied by the SpMV's blocks, in parallel: the copy is the
      * build's whole cost (12 bytes an entry read and written, and the new pages' first
      * touch, which one thread alone took at about 2.4 GB/s) */
-#pragma omp parallel for schedule(static) num_threads(m->threads)
+#pragma omp parallel for schedule(static) num_threads(m->threads) \
+    if (csr->nnz >= KRILL_BUILD_PARALLEL_MIN)
     for (int part = 0; part < m->parts; part++) {
         const int64_t lo = csr->row_ptr[m->part_row[part]];
         const int64_t hi = csr->row_ptr[m->part_row[part + 1]];

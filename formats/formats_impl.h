@@ -100,6 +100,9 @@ krill_status krill_shell_call(krill_ctx *ctx, krill_shell_apply apply, void *use
 /* Row statistics every format reports: n_rows, n_cols, nnz, max_row_nnz, mean_row_nnz,
  * empty_rows (bytes and variant are left to the format). */
 void krill_csr_row_stats(const krill_csr *csr, krill_format_stats *stats);
+/* Host passes of a build (a copy, auto's profile) below this many entries run on one
+ * thread: a parallel region's fork and join (microseconds) would cost more than the pass. */
+#define KRILL_BUILD_PARALLEL_MIN (1 << 15)
 /* krill_mat_create of a registered format (not auto) for a CSR that krill_csr_check has
  * passed: what auto builds its choice with, so that the matrix is checked once. */
 krill_status krill_mat_build(krill_ctx *ctx, const krill_csr *csr, const char *format,
