@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "krill/csr.h"
 #include "krill/ctx.h"
 #include "krill/status.h"
 
@@ -89,6 +90,8 @@ typedef struct krill_cuda {
                                 KRILL_CUDA_PARTIALS are kernels' block partial sums (any
                                 kernel may overwrite them), the KRILL_CUDA_SLOTS after them
                                 are result slots for callers (never touched by kernels) */
+    void *stage;             /* the staged uploads' slots, copy stream and events, made on
+                                first use (core/cuda_stage.cu) */
     double *pinned;          /* pinned host buffer, KRILL_CUDA_PINNED_DOUBLES doubles; its last
                                 KRILL_ASYNC_READ_DOUBLES (solver_impl.h) are the solvers'
                                 asynchronous reads, nothing else may use them */
@@ -230,7 +233,19 @@ void krill_mem_free(krill_ctx *ctx, void *p);                           /* NULL-
  * context's GPU can address, else KRILL_ERR_ARG naming `what` and what the pointer is (host
  * memory, another GPU's). Always KRILL_OK on the CPU and for NULL. */
 krill_status krill_mem_check_pointer(krill_ctx *ctx, const void *p, const char *what);
+/* Host to context memory. On a GPU, a copy of all the staging slots' bytes or more (32 MiB
+ * by default) goes through the context's page-locked staging (krill_cuda_upload_staged,
+ * core/cuda_stage.cu); either way host_src may be reused when the call returns, and the
+ * context's later work sees dst. */
 krill_status krill_mem_upload(krill_ctx *ctx, void *dst, const void *host_src, size_t bytes);
+/* Host passes of a build (the check, a copy, auto's profile) below this many entries run on
+ * one thread: a parallel region's fork and join (microseconds) would cost more than the pass. */
+#define KRILL_BUILD_PARALLEL_MIN (1 << 15)
+/* krill_csr_check with `threads` OpenMP threads (0: OpenMP's default); the same message for
+ * every count (the first unsound row in row order). */
+krill_status krill_csr_check_threads(const krill_csr *a, const char *what, int threads);
+/* memcpy by the context's threads (one below 1 MiB): the staging slots' pack */
+void krill_host_copy(const krill_ctx *ctx, void *dst, const void *src, size_t bytes);
 krill_status krill_mem_download(krill_ctx *ctx, void *host_dst, const void *src, size_t bytes);
 krill_status krill_mem_copy(krill_ctx *ctx, void *dst, const void *src, size_t bytes);
 krill_status krill_mem_zero(krill_ctx *ctx, void *p, size_t bytes);

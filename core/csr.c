@@ -1,6 +1,7 @@
 /* core/csr.c - the host CSR exchange format: creation, triplet assembly, validation and the
  * reference SpMV that every format and device is tested against. */
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -152,9 +153,23 @@ cleanup:
     return st;
 }
 
-krill_status krill_csr_check(const krill_csr *a, const char *what)
+/* Row i's offsets and entries are sound: 0 <= row_ptr[i] <= row_ptr[i + 1] <= nnz (so that
+ * its entries are read only then), columns in [0, n_cols), ascending and unique, values
+ * finite. */
+static int row_sound(const krill_csr *a, int32_t i)
+{
+    const int64_t lo = a->row_ptr[i], hi = a->row_ptr[i + 1];
+    int ok = lo >= 0 && lo <= hi && hi <= a->nnz;
+    for (int64_t p = lo; ok && p < hi; p++)
+        ok = a->col[p] >= 0 && a->col[p] < a->n_cols && (p == lo || a->col[p] > a->col[p - 1]) &&
+             isfinite(a->val[p]);
+    return ok;
+}
+
+krill_status krill_csr_check_threads(const krill_csr *a, const char *what, int threads)
 {
     krill_status st = KRILL_OK;
+    int32_t first_bad = 0;
     if (!what) what = "matrix";
     KRILL_REQUIRE(a != NULL, "%s: NULL CSR", what);
     KRILL_REQUIRE(a->n_rows >= 0 && a->n_cols >= 0 && a->nnz >= 0,
@@ -166,7 +181,16 @@ krill_status krill_csr_check(const krill_csr *a, const char *what)
                   (long long)a->row_ptr[0]);
     KRILL_REQUIRE(a->row_ptr[a->n_rows] == a->nnz, "%s: row_ptr[%d] = %lld but nnz = %lld",
                   what, a->n_rows, (long long)a->row_ptr[a->n_rows], (long long)a->nnz);
-    for (int32_t i = 0; i < a->n_rows; i++) {
+    /* the first unsound row, the rows in parallel (a reading pass of 12 nnz bytes: one
+     * thread took 0.4 s on a 160 M-entry matrix); then its message, from the same checks in
+     * the serial order, so that every thread count names the same entry */
+    first_bad = a->n_rows;
+    if (threads <= 0) threads = omp_get_max_threads();
+#pragma omp parallel for schedule(static) reduction(min : first_bad) num_threads(threads) \
+    if (a->nnz >= KRILL_BUILD_PARALLEL_MIN)
+    for (int32_t i = 0; i < a->n_rows; i++)
+        if (i < first_bad && !row_sound(a, i)) first_bad = i;
+    for (int32_t i = first_bad; i < a->n_rows; i++) {
         int64_t lo = a->row_ptr[i], hi = a->row_ptr[i + 1];
         KRILL_REQUIRE(lo <= hi, "%s: row_ptr decreases at row %d", what, i);
         KRILL_REQUIRE(hi <= a->nnz, "%s: row_ptr[%d] = %lld exceeds nnz = %lld", what, i + 1,
@@ -187,6 +211,11 @@ krill_status krill_csr_check(const krill_csr *a, const char *what)
     }
 cleanup:
     return st;
+}
+
+krill_status krill_csr_check(const krill_csr *a, const char *what)
+{
+    return krill_csr_check_threads(a, what, 0);
 }
 
 void krill_csr_spmv_ref(const krill_csr *a, double alpha, const double *x, double beta, double *y)

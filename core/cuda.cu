@@ -129,6 +129,7 @@ extern "C" void krill_cuda_ctx_fini(krill_ctx *ctx)
     if (!cu) return;
     (void)cudaSetDevice(ctx->device_id);
     if (cu->stream) (void)cudaStreamSynchronize((cudaStream_t)cu->stream);
+    krill_cuda_stage_release(ctx);
     if (cu->work) (void)cudaFree(cu->work);
     if (cu->pinned) (void)cudaFreeHost(cu->pinned);
     if (cu->cusparse) (void)cusparseDestroy((cusparseHandle_t)cu->cusparse);

@@ -65,7 +65,25 @@ static krill_status mem_move(krill_ctx *ctx, void *dst, const void *src, size_t 
 
 krill_status krill_mem_upload(krill_ctx *ctx, void *dst, const void *src, size_t bytes)
 {
+#ifdef KRILL_HAVE_CUDA
+    if (ON_GPU(ctx) && bytes >= KRILL_STAGE_SLOTS * krill_cuda_stage_slot_bytes(0))
+        return krill_cuda_upload_staged(ctx, dst, src, bytes);
+#endif
     return mem_move(ctx, dst, src, bytes, 0);
+}
+
+void krill_host_copy(const krill_ctx *ctx, void *dst, const void *src, size_t bytes)
+{
+    const size_t piece = (size_t)1 << 20;   /* below it, one thread */
+    const int64_t pieces = (int64_t)((bytes + piece - 1) / piece);
+    int threads = ctx->threads > 0 ? ctx->threads : 1;
+    if (threads > pieces) threads = pieces > 0 ? (int)pieces : 1;
+#pragma omp parallel for schedule(static) num_threads(threads)
+    for (int64_t p = 0; p < pieces; p++) {
+        const size_t first = (size_t)p * piece;
+        memcpy((char *)dst + first, (const char *)src + first,
+               bytes - first < piece ? bytes - first : piece);
+    }
 }
 
 krill_status krill_mem_download(krill_ctx *ctx, void *dst, const void *src, size_t bytes)

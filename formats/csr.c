@@ -73,16 +73,23 @@ int krill_gpu_lanes_per_row(double mean_row_nnz, int64_t n_rows, int min_lanes)
  * other entry is isolated. One pass over the column indices. */
 void krill_csr_run_stats(const krill_csr *a, krill_format_stats *s)
 {
-    s->n_val = s->n_col = s->n_non = s->kv = s->kc = 0;
+    int64_t n_val = 0, n_col = 0, n_non = 0, kv = 0, kc = 0;   /* integer sums: any order */
+#pragma omp parallel for schedule(static) reduction(+ : n_val, n_col, n_non) \
+    reduction(max : kv, kc) if (a->nnz >= KRILL_BUILD_PARALLEL_MIN)
     for (int32_t i = 0; i < a->n_rows; i++) {
         int64_t row_val, row_col, isolated;
         krill_csr_row_runs(a, i, &row_val, &row_col, &isolated);
-        s->n_val += row_val;
-        s->n_col += row_col;
-        s->n_non += isolated;
-        if (row_val > s->kv) s->kv = row_val;
-        if (row_col > s->kc) s->kc = row_col;
+        n_val += row_val;
+        n_col += row_col;
+        n_non += isolated;
+        if (row_val > kv) kv = row_val;
+        if (row_col > kc) kc = row_col;
     }
+    s->n_val = n_val;
+    s->n_col = n_col;
+    s->n_non = n_non;
+    s->kv = kv;
+    s->kc = kc;
 }
 
 static void csr_destroy(krill_ctx *ctx, void *impl)

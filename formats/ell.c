@@ -32,7 +32,7 @@ void krill_ell_host_free(krill_ell_host *e)
     memset(e, 0, sizeof *e);
 }
 
-krill_status krill_ell_host_build(const krill_csr *a, krill_ell_host *e)
+krill_status krill_ell_host_shape(const krill_csr *a, krill_ell_host *e)
 {
     krill_status st = KRILL_OK;
     int64_t k = 0, n = a->n_rows, entries;
@@ -50,16 +50,26 @@ krill_status krill_ell_host_build(const krill_csr *a, krill_ell_host *e)
     e->n_cols = a->n_cols;
     e->nnz = a->nnz;
     e->k = k;
+    KRILL_ALLOC(e->len, n);
+    for (int32_t i = 0; i < a->n_rows; i++) e->len[i] = (int32_t)(a->row_ptr[i + 1] - a->row_ptr[i]);
+cleanup:
+    return st;
+}
+
+krill_status krill_ell_host_build(const krill_csr *a, krill_ell_host *e)
+{
+    krill_status st = KRILL_OK;
+    int64_t entries, n = a->n_rows;
+    KRILL_TRY(krill_ell_host_shape(a, e));
+    entries = n * e->k;
     KRILL_ALLOC(e->col, entries);
     KRILL_ALLOC(e->val, entries);
-    KRILL_ALLOC(e->len, n);
     for (int64_t p = 0; p < entries; p++) {
         e->col[p] = -1;
         e->val[p] = 0.0;
     }
     for (int32_t i = 0; i < a->n_rows; i++) {
         int64_t lo = a->row_ptr[i];
-        e->len[i] = (int32_t)(a->row_ptr[i + 1] - lo);
         for (int64_t j = 0; j < e->len[i]; j++) e->col[j * n + i] = a->col[lo + j];
     }
     krill_ell_host_scatter(e, a->val);

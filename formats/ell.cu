@@ -1,6 +1,7 @@
 /* formats/ell.cu - ELL and ELL-R on the GPU: the "ell" and "ellr" tables for CUDA contexts.
  *
- * The arrays are built on the host (krill_ell_host_build, formats/ell.c) and uploaded:
+ * The arrays are built on the device from the CSR, uploaded in chunks through the staging
+ * pipe (below, "the build"), and equal the host build's (krill_ell_host_build, formats/ell.c):
  * column-major N x K, so that thread i (row i) and thread i+1 read neighbouring addresses
  * at every step k: the coalesced access that is ELL's point. One thread per row, cyclic
  * (grid-stride) over rows. ELL runs every row to K and skips the padding (column -1, its
@@ -23,7 +24,7 @@ struct ell_gpu {
     int32_t *col;             /* device, N * K, -1 in padding */
     double *val;              /* device, N * K, 0 in padding */
     int32_t *len;             /* device, N row lengths (ELL-R only) */
-    krill_ell_host host;      /* host: len only (col and val released after the upload) */
+    krill_ell_host host;      /* host: the sizes and len only (col and val NULL) */
 };
 
 template <bool WITH_LEN>
@@ -88,17 +89,101 @@ void ell_cuda_destroy(krill_ctx *ctx, void *impl)
     krill_free(m);
 }
 
+/* ---- the build: CSR chunks uploaded through the staging pipe, scattered on the device ----
+ * The row offsets go up first (8 (N + 1) bytes, freed after the build); then the entries in
+ * chunks of slot_bytes / 12: the host packs chunk [e0, e1) as its values and then its
+ * columns into a staging slot (krill_cuda_pipe_run, core/cuda_stage.cu), and once it has
+ * landed ell_scatter_kernel puts each entry p of row i at slot (p - row_ptr[i]) * N + i
+ * (one thread per row the chunk touches: neighbouring threads write neighbouring addresses).
+ * The padding is written once before (columns -1 by a byte fill of 0xff, values 0). Device
+ * traffic: 12 nnz bytes in, 12 N K out, far below the bus's 12 nnz; host: the pack's copy
+ * of 12 nnz bytes. The arrays equal krill_ell_host_build's bit for bit. */
+__global__ void ell_scatter_kernel(int64_t n, int64_t first_row, int64_t rows,
+                                   const int64_t *__restrict__ row_ptr, int64_t e0, int64_t e1,
+                                   const double *__restrict__ chunk_val,
+                                   const int32_t *__restrict__ chunk_col, int32_t *__restrict__ col,
+                                   double *__restrict__ val)
+{
+    const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; t < rows; t += stride) {
+        const int64_t i = first_row + t, begin = row_ptr[i];
+        const int64_t lo = begin > e0 ? begin : e0;
+        const int64_t hi = row_ptr[i + 1] < e1 ? row_ptr[i + 1] : e1;
+        for (int64_t p = lo; p < hi; p++) {
+            col[(p - begin) * n + i] = chunk_col[p - e0];
+            val[(p - begin) * n + i] = chunk_val[p - e0];
+        }
+    }
+}
+
+struct ell_upload {
+    krill_ctx *ctx;
+    const krill_csr *a;
+    ell_gpu *m;
+    const int64_t *row_ptr;   /* device copy of a->row_ptr */
+    int64_t per_chunk;        /* entries a chunk holds */
+};
+
+/* chunk k's entries [e0, e1): values (8-byte aligned at the slot's start), then columns */
+void chunk_range(const ell_upload *u, int64_t k, int64_t *e0, int64_t *e1)
+{
+    *e0 = k * u->per_chunk;
+    *e1 = *e0 + u->per_chunk < u->a->nnz ? *e0 + u->per_chunk : u->a->nnz;
+}
+
+size_t ell_pack(void *user, int64_t k, void *slot, size_t slot_bytes)
+{
+    const ell_upload *u = static_cast<const ell_upload *>(user);
+    int64_t e0, e1;
+    (void)slot_bytes;
+    chunk_range(u, k, &e0, &e1);
+    const size_t n = (size_t)(e1 - e0);
+    krill_host_copy(u->ctx, slot, u->a->val + e0, n * sizeof(double));
+    krill_host_copy(u->ctx, static_cast<char *>(slot) + n * sizeof(double), u->a->col + e0,
+                    n * sizeof(int32_t));
+    return n * (sizeof(double) + sizeof(int32_t));
+}
+
+/* the row holding entry e (row_ptr[r] <= e < row_ptr[r + 1]): the last r with row_ptr[r] <= e */
+int64_t row_of(const krill_csr *a, int64_t e)
+{
+    int64_t lo = 0, hi = a->n_rows;   /* row_ptr[lo] <= e < row_ptr[hi] */
+    while (hi - lo > 1) {
+        const int64_t mid = lo + (hi - lo) / 2;
+        if (a->row_ptr[mid] <= e) lo = mid;
+        else hi = mid;
+    }
+    return lo;
+}
+
+krill_status ell_land(krill_ctx *ctx, void *user, int64_t k, const void *buffer, size_t bytes)
+{
+    const ell_upload *u = static_cast<const ell_upload *>(user);
+    int64_t e0, e1;
+    (void)bytes;
+    chunk_range(u, k, &e0, &e1);
+    const int64_t first = row_of(u->a, e0), rows = row_of(u->a, e1 - 1) - first + 1;
+    const double *chunk_val = static_cast<const double *>(buffer);
+    const int32_t *chunk_col = reinterpret_cast<const int32_t *>(chunk_val + (e1 - e0));
+    ell_scatter_kernel<<<krill_cuda_blocks(ctx, rows), KRILL_CUDA_THREADS, 0,
+                         krill_cuda_stream(ctx)>>>(u->m->n_rows, first, rows, u->row_ptr, e0, e1,
+                                                   chunk_val, chunk_col, u->m->col, u->m->val);
+    return krill_cuda_check_launch("ell_scatter_kernel");
+}
+
 krill_status ell_cuda_build_common(krill_ctx *ctx, const krill_csr *csr, const char *param,
                                    int with_len, void **impl)
 {
     krill_status st = KRILL_OK;
     ell_gpu *m = NULL;
+    int64_t *row_ptr = NULL;
     int64_t entries;
+    ell_upload u;
     KRILL_REQUIRE(param == NULL, "format '%s:%s': the format takes no parameter",
                   with_len ? "ellr" : "ell", param);
     KRILL_CALLOC(m, 1);
     m->with_len = with_len;
-    KRILL_TRY(krill_ell_host_build(csr, &m->host));
+    KRILL_TRY(krill_ell_host_shape(csr, &m->host));
     m->n_rows = m->host.n_rows;
     m->n_cols = m->host.n_cols;
     m->nnz = m->host.nnz;
@@ -106,20 +191,28 @@ krill_status ell_cuda_build_common(krill_ctx *ctx, const krill_csr *csr, const c
     entries = m->n_rows * m->k;
     KRILL_MEM_ALLOC(ctx, m->col, entries);
     KRILL_MEM_ALLOC(ctx, m->val, entries);
-    KRILL_TRY(krill_mem_upload(ctx, m->col, m->host.col, (size_t)entries * sizeof(int32_t)));
-    KRILL_TRY(krill_mem_upload(ctx, m->val, m->host.val, (size_t)entries * sizeof(double)));
+    KRILL_CUDA_TRY(cudaMemsetAsync(m->col, 0xff, (size_t)entries * sizeof(int32_t),
+                                   krill_cuda_stream(ctx)));   /* -1 in every padding slot */
+    KRILL_TRY(krill_mem_zero(ctx, m->val, (size_t)entries * sizeof(double)));
     if (with_len) {
         KRILL_MEM_ALLOC(ctx, m->len, m->n_rows);
         KRILL_TRY(krill_mem_upload(ctx, m->len, m->host.len, (size_t)m->n_rows * sizeof(int32_t)));
     }
-    KRILL_TRY(krill_cuda_sync(ctx));   /* the host arrays may go now */
-    krill_free(m->host.col);
-    krill_free(m->host.val);
-    m->host.col = NULL;
-    m->host.val = NULL;
+    if (m->nnz > 0) {
+        krill_cuda_pipe pipe;
+        KRILL_MEM_ALLOC(ctx, row_ptr, m->n_rows + 1);
+        KRILL_TRY(krill_mem_upload(ctx, row_ptr, csr->row_ptr,
+                                   (size_t)(m->n_rows + 1) * sizeof *row_ptr));
+        u = {ctx, csr, m, row_ptr,
+             (int64_t)(krill_cuda_stage_slot_bytes(0) / (sizeof(double) + sizeof(int32_t)))};
+        pipe = {(m->nnz + u.per_chunk - 1) / u.per_chunk, ell_pack, NULL, ell_land, &u};
+        KRILL_TRY(krill_cuda_pipe_run(ctx, &pipe));
+    }
+    KRILL_TRY(krill_cuda_sync(ctx));   /* the row offsets may go now */
     *impl = m;
     m = NULL;
 cleanup:
+    krill_mem_free(ctx, row_ptr);
     ell_cuda_destroy(ctx, m);
     return st;
 }

@@ -100,9 +100,6 @@ krill_status krill_shell_call(krill_ctx *ctx, krill_shell_apply apply, void *use
 /* Row statistics every format reports: n_rows, n_cols, nnz, max_row_nnz, mean_row_nnz,
  * empty_rows (bytes and variant are left to the format). */
 void krill_csr_row_stats(const krill_csr *csr, krill_format_stats *stats);
-/* Host passes of a build (a copy, auto's profile) below this many entries run on one
- * thread: a parallel region's fork and join (microseconds) would cost more than the pass. */
-#define KRILL_BUILD_PARALLEL_MIN (1 << 15)
 /* krill_mat_create of a registered format (not auto) for a CSR that krill_csr_check has
  * passed: what auto builds its choice with, so that the matrix is checked once. */
 krill_status krill_mat_build(krill_ctx *ctx, const krill_csr *csr, const char *format,
@@ -135,7 +132,7 @@ static inline void krill_csr_row_runs(const krill_csr *a, int64_t i, int64_t *ru
     *isolated = end - start - *run_values;
 }
 
-/* ELL and ELL-R on the host (formats/ell.c; the GPU build in ell.cu uploads these arrays).
+/* ELL and ELL-R on the host (formats/ell.c; the GPU builds its own from the CSR, ell.cu).
  * Column-major N x K: entry k of row i at [k * N + i], so consecutive rows (threads) read
  * consecutive addresses. Padding: value 0, column -1, and the kernels skip it, so a row is
  * summed in CSR order, nothing added. K is the longest row; N * K above INT32_MAX entries is
@@ -149,6 +146,9 @@ typedef struct krill_ell_host {
 } krill_ell_host;
 
 krill_status krill_ell_host_build(const krill_csr *csr, krill_ell_host *e);
+/* The build's first half: the sizes, K (checked) and the row lengths, col and val NULL (the
+ * GPU build fills its device arrays from the CSR itself, formats/ell.cu). */
+krill_status krill_ell_host_shape(const krill_csr *csr, krill_ell_host *e);
 /* Scatter nnz new values (the CSR order of the build) into e->val. */
 void krill_ell_host_scatter(krill_ell_host *e, const double *values);
 /* The matrix back as a new host CSR (to_csr) from e's col, val and len, which must all be on
@@ -230,8 +230,10 @@ typedef struct krill_rbp_host {
  * ("rbp-csr", or "rbp-ell"/"rbp-ellr" with ell_layout = 1, which also caps N * K_v at
  * 2^31 - 1 like ell); else KRILL_ERR_UNSUPPORTED with the count and a way out. */
 krill_status krill_rbp_fits(const char *format, int ell_layout, const krill_format_stats *s);
-/* Algorithm 3 on a validated CSR; `format` names the caller in the refusal message. */
-krill_status krill_rbp_host_build(const krill_csr *csr, const char *format, krill_rbp_host *h);
+/* Algorithm 3 on a validated CSR; `format` names the caller in the refusal message; the
+ * rows in parallel on `threads` threads (the arrays the same for any count). */
+krill_status krill_rbp_host_build(const krill_csr *csr, const char *format, int threads,
+                                  krill_rbp_host *h);
 /* New values (nnz, the CSR order of the build) into comp_val (n_val) and non_val (n_non),
  * which may be h's own arrays or others of their lengths. Uses only h's index arrays. */
 void krill_rbp_host_scatter(const krill_rbp_host *h, const double *values, double *comp_val,
@@ -261,7 +263,7 @@ typedef struct krill_rbp_ell_host {
     double *non_val;         /* N_non */
 } krill_rbp_ell_host;
 
-krill_status krill_rbp_ell_host_build(const krill_csr *csr, const char *format,
+krill_status krill_rbp_ell_host_build(const krill_csr *csr, const char *format, int threads,
                                       krill_rbp_ell_host *e);
 /* New values (nnz, CSR order of the build) into val (N * K_v, padding left as it is) and
  * non_val (N_non). Uses only e's index arrays. */

@@ -65,7 +65,7 @@ krill_status krill_mat_create(krill_ctx *ctx, const krill_csr *csr, const char *
     KRILL_REQUIRE(strlen(format) < sizeof((krill_mat *)0)->name,
                   "krill_mat_create: format name too long");
     if (strncmp(format, "auto", 4) == 0 && (format[4] == '\0' || format[4] == ':')) {
-        KRILL_TRY(krill_csr_check(csr, "matrix"));   /* auto reads the rows before building */
+        KRILL_TRY(krill_csr_check_threads(csr, "matrix", ctx->threads));   /* auto reads the rows */
         st = krill_auto_create(ctx, csr, format[4] ? format + 5 : NULL, out);
         goto cleanup;
     }
@@ -75,7 +75,7 @@ krill_status krill_mat_create(krill_ctx *ctx, const krill_csr *csr, const char *
                          format, known);
         goto cleanup;
     }
-    KRILL_TRY(krill_csr_check(csr, "matrix"));
+    KRILL_TRY(krill_csr_check_threads(csr, "matrix", ctx->threads));
     st = krill_mat_build(ctx, csr, format, out);
 cleanup:
     return st;

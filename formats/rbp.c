@@ -52,55 +52,81 @@ void krill_rbp_host_free(krill_rbp_host *h)
     memset(h, 0, sizeof *h);
 }
 
-krill_status krill_rbp_host_build(const krill_csr *a, const char *format, krill_rbp_host *h)
+/* Row i's runs and isolated entries into the arrays from the row's own offsets (Algorithm
+ * 3's loop body); 1 when the row ends where the next row's offsets start. */
+static int fill_row(const krill_csr *a, int32_t i, krill_rbp_host *h)
+{
+    int64_t p = a->row_ptr[i], cnt1 = h->col_ptr[i], cnt2 = h->val_ptr[i], cnt3 = h->row_ptr[i];
+    const int64_t end = a->row_ptr[i + 1];
+    while (p < end) {
+        int64_t q = p + 1;   /* [p, q): the longest stretch of consecutive columns */
+        while (q < end && a->col[q] == a->col[q - 1] + 1) q++;
+        if (q - p >= 2) {    /* a run: its first and last column, all its values */
+            h->comp_col[cnt1++] = a->col[p];
+            h->comp_col[cnt1++] = a->col[q - 1];
+            for (int64_t k = p; k < q; k++) h->comp_val[cnt2++] = a->val[k];
+        } else {             /* isolated */
+            h->non_col[cnt3] = a->col[p];
+            h->non_val[cnt3++] = a->val[p];
+        }
+        p = q;
+    }
+    return cnt1 == h->col_ptr[i + 1] && cnt2 == h->val_ptr[i + 1] && cnt3 == h->row_ptr[i + 1];
+}
+
+/* Three passes, the first and last over the rows in parallel (`threads`, one below
+ * KRILL_BUILD_PARALLEL_MIN entries): each row's counts (krill_csr_row_runs) into the offset
+ * arrays, their prefix sums (serial, checked against the 4-byte widths first), then each
+ * row's fill at its offsets. The arrays do not depend on the thread count. */
+krill_status krill_rbp_host_build(const krill_csr *a, const char *format, int threads,
+                                  krill_rbp_host *h)
 {
     krill_status st = KRILL_OK;
     krill_format_stats runs = {0};
-    int64_t cnt1 = 0, cnt2 = 0, cnt3 = 0;   /* Algorithm 3: Comp_Columns, Comp_Values, CSR */
+    int32_t bad_row = a->n_rows;
+    const int par = a->nnz >= KRILL_BUILD_PARALLEL_MIN;
     memset(h, 0, sizeof *h);
-    runs.n_rows = a->n_rows;
-    krill_csr_run_stats(a, &runs);
-    KRILL_TRY(krill_rbp_fits(format, 0, &runs));
+    if (threads < 1) threads = 1;
     h->n_rows = a->n_rows;
     h->n_cols = a->n_cols;
     h->nnz = a->nnz;
-    h->n_val = runs.n_val;
-    h->n_col = runs.n_col;
-    h->n_non = runs.n_non;
     KRILL_ALLOC(h->val_ptr, (size_t)a->n_rows + 1);
     KRILL_ALLOC(h->col_ptr, (size_t)a->n_rows + 1);
     KRILL_ALLOC(h->row_ptr, (size_t)a->n_rows + 1);
+    h->val_ptr[0] = h->col_ptr[0] = h->row_ptr[0] = 0;
+#pragma omp parallel for schedule(static) num_threads(threads) if (par)
+    for (int32_t i = 0; i < a->n_rows; i++) {
+        int64_t row_val, row_col, isolated;
+        krill_csr_row_runs(a, i, &row_val, &row_col, &isolated);
+        h->val_ptr[i + 1] = (int32_t)row_val;   /* a row's counts fit: a row has < 2^31 */
+        h->col_ptr[i + 1] = (int32_t)row_col;
+        h->row_ptr[i + 1] = (int32_t)isolated;
+    }
+    runs.n_rows = a->n_rows;
+    for (int32_t i = 0; i < a->n_rows; i++) {
+        runs.n_val += h->val_ptr[i + 1];
+        runs.n_col += h->col_ptr[i + 1];
+        runs.n_non += h->row_ptr[i + 1];
+    }
+    KRILL_TRY(krill_rbp_fits(format, 0, &runs));
+    for (int32_t i = 0; i < a->n_rows; i++) {   /* the offsets: every sum fits now */
+        h->val_ptr[i + 1] += h->val_ptr[i];
+        h->col_ptr[i + 1] += h->col_ptr[i];
+        h->row_ptr[i + 1] += h->row_ptr[i];
+    }
+    h->n_val = runs.n_val;
+    h->n_col = runs.n_col;
+    h->n_non = runs.n_non;
     KRILL_ALLOC(h->comp_col, h->n_col);
     KRILL_ALLOC(h->comp_val, h->n_val);
     KRILL_ALLOC(h->non_col, h->n_non);
     KRILL_ALLOC(h->non_val, h->n_non);
-    h->val_ptr[0] = h->col_ptr[0] = h->row_ptr[0] = 0;
-    for (int32_t i = 0; i < a->n_rows; i++) {
-        int64_t p = a->row_ptr[i];
-        const int64_t end = a->row_ptr[i + 1];
-        while (p < end) {
-            int64_t q = p + 1;   /* [p, q): the longest stretch of consecutive columns */
-            while (q < end && a->col[q] == a->col[q - 1] + 1) q++;
-            if (q - p >= 2) {    /* a run: its first and last column, all its values */
-                h->comp_col[cnt1++] = a->col[p];
-                h->comp_col[cnt1++] = a->col[q - 1];
-                for (int64_t k = p; k < q; k++) h->comp_val[cnt2++] = a->val[k];
-            } else {             /* isolated */
-                h->non_col[cnt3] = a->col[p];
-                h->non_val[cnt3++] = a->val[p];
-            }
-            p = q;
-        }
-        h->col_ptr[i + 1] = (int32_t)cnt1;
-        h->val_ptr[i + 1] = (int32_t)cnt2;
-        h->row_ptr[i + 1] = (int32_t)cnt3;
-    }
-    if (cnt1 != h->n_col || cnt2 != h->n_val || cnt3 != h->n_non)
-        st = krill_error(KRILL_ERR_INTERNAL, "%s: the build filled %lld/%lld/%lld run columns/"
-                         "run values/isolated entries, the run statistics counted "
-                         "%lld/%lld/%lld", format, (long long)cnt1, (long long)cnt2,
-                         (long long)cnt3, (long long)h->n_col, (long long)h->n_val,
-                         (long long)h->n_non);
+#pragma omp parallel for schedule(static) reduction(min : bad_row) num_threads(threads) if (par)
+    for (int32_t i = 0; i < a->n_rows; i++)
+        if (!fill_row(a, i, h) && i < bad_row) bad_row = i;
+    if (bad_row < a->n_rows)
+        st = krill_error(KRILL_ERR_INTERNAL, "%s: row %d filled other counts than its run "
+                         "statistics", format, bad_row);
 cleanup:
     if (st != KRILL_OK) krill_rbp_host_free(h);
     return st;

@@ -232,7 +232,7 @@ krill_status rbp_csr_cuda_build(krill_ctx *ctx, const krill_csr *csr, const char
     KRILL_TRY(parse_param(param, &forced));
     KRILL_CALLOC(m, 1);
     h = &m->host;
-    KRILL_TRY(krill_rbp_host_build(csr, "rbp-csr", &m->host));
+    KRILL_TRY(krill_rbp_host_build(csr, "rbp-csr", ctx->threads, &m->host));
     m->n_rows = h->n_rows;
     krill_csr_row_stats(csr, &m->stats);
     krill_csr_run_stats(csr, &m->stats);

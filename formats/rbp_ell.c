@@ -40,7 +40,7 @@ void krill_rbp_ell_host_free(krill_rbp_ell_host *e)
     memset(e, 0, sizeof *e);
 }
 
-krill_status krill_rbp_ell_host_build(const krill_csr *a, const char *format,
+krill_status krill_rbp_ell_host_build(const krill_csr *a, const char *format, int threads,
                                       krill_rbp_ell_host *e)
 {
     krill_status st = KRILL_OK;
@@ -51,7 +51,7 @@ krill_status krill_rbp_ell_host_build(const krill_csr *a, const char *format,
     runs.n_rows = n;
     krill_csr_run_stats(a, &runs);
     KRILL_TRY(krill_rbp_fits(format, 1, &runs));   /* before anything of N * K_v is made */
-    KRILL_TRY(krill_rbp_host_build(a, format, &h));
+    KRILL_TRY(krill_rbp_host_build(a, format, threads, &h));
     e->n_rows = n;
     e->n_cols = a->n_cols;
     e->nnz = a->nnz;
@@ -61,8 +61,15 @@ krill_status krill_rbp_ell_host_build(const krill_csr *a, const char *format,
     KRILL_ALLOC(e->col, n * e->kc);
     KRILL_ALLOC(e->val, n * e->kv);
     KRILL_ALLOC(e->len, n);
-    for (int64_t p = 0; p < n * e->kc; p++) e->col[p] = 0;
-    for (int64_t p = 0; p < n * e->kv; p++) e->val[p] = 0.0;
+    if (threads < 1) threads = 1;
+    /* zeros first, then each row's runs at [c * N + i]: the rows in parallel, each thread
+     * touching the pages of its own rows' slots first */
+#pragma omp parallel for schedule(static) num_threads(threads) if (a->nnz >= KRILL_BUILD_PARALLEL_MIN)
+    for (int64_t i = 0; i < n; i++) {
+        for (int64_t c = 0; c < e->kc; c++) e->col[c * n + i] = 0;
+        for (int64_t j = 0; j < e->kv; j++) e->val[j * n + i] = 0.0;
+    }
+#pragma omp parallel for schedule(static) num_threads(threads) if (a->nnz >= KRILL_BUILD_PARALLEL_MIN)
     for (int64_t i = 0; i < n; i++) {
         const int64_t c0 = h.col_ptr[i], v0 = h.val_ptr[i];
         for (int64_t c = 0; c < h.col_ptr[i + 1] - c0; c++) e->col[c * n + i] = h.comp_col[c0 + c];
@@ -179,7 +186,7 @@ static krill_status rbp_ell_build_common(krill_ctx *ctx, const krill_csr *csr, c
     m->with_len = with_len;
     m->threads = ctx->threads > 0 ? ctx->threads : 1;
     m->chunk = krill_rbp_cpu_chunk(csr->n_rows, m->threads);
-    KRILL_TRY(krill_rbp_ell_host_build(csr, name, &m->e));
+    KRILL_TRY(krill_rbp_ell_host_build(csr, name, ctx->threads, &m->e));
     if (!with_len) {         /* RBP-ELL stops at the padding and stores no lengths */
         krill_free(m->e.len);
         m->e.len = NULL;

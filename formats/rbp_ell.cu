@@ -155,7 +155,7 @@ krill_status rbp_ell_cuda_build_common(krill_ctx *ctx, const krill_csr *csr, con
     KRILL_CALLOC(m, 1);
     h = &m->host;
     m->with_len = with_len;
-    KRILL_TRY(krill_rbp_ell_host_build(csr, name, &m->host));
+    KRILL_TRY(krill_rbp_ell_host_build(csr, name, ctx->threads, &m->host));
     n = m->n_rows = h->n_rows;
     m->kv = h->kv;
     m->kc = h->kc;

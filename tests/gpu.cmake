@@ -3,3 +3,4 @@
 krill_test(test_gpu_ctx test_gpu_ctx.c LABELS gpu)
 krill_test(test_gpu_blas1 test_gpu_blas1.c LABELS gpu)
 krill_test(test_gpu_csr test_gpu_csr.c LABELS gpu)
+krill_test(test_gpu_setup test_gpu_setup.c LABELS gpu)   # staged uploads, the pipelined format builds

@@ -344,7 +344,7 @@ static void test_hand_example(krill_ctx *ctx)
     if (!a) return;
 
     /* Algorithm 3's arrays */
-    CHECK_OK(krill_rbp_host_build(a, "rbp-csr", &h));
+    CHECK_OK(krill_rbp_host_build(a, "rbp-csr", 1, &h));
     CHECK(h.n_val == 23 && h.n_col == 12 && h.n_non == 6);
     if (h.val_ptr) {
         SAME_INTS(h.val_ptr, 0, 6, 9, 11, 11, 15, 15, 23, 23);
@@ -360,7 +360,7 @@ static void test_hand_example(krill_ctx *ctx)
     krill_rbp_host_free(&h);
 
     /* the compressed ELL: column-major, pairs then (0, 0) padding; values then 0 */
-    CHECK_OK(krill_rbp_ell_host_build(a, "rbp-ell", &e));
+    CHECK_OK(krill_rbp_ell_host_build(a, "rbp-ell", 1, &e));
     CHECK(e.kv == 8 && e.kc == 4 && e.n_non == 6);
     if (e.col) {
         /* column k of ColumnsELL, rows 0..7 */
