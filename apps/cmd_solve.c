@@ -60,6 +60,11 @@ static void solve_usage(FILE *out)
             "                      GMRES / FGMRES orthogonalization (default dcgs2): cgs2\n"
             "                      classical Gram-Schmidt twice, mgs modified, dcgs2 CGS2\n"
             "                      with the second pass delayed (one reduction per step)\n"
+            "  --sstep S           GMRES: s-step (communication-avoiding) GMRES, the basis\n"
+            "                      built S vectors at a time (Newton basis, block CGS2 +\n"
+            "                      Cholesky-QR; --ortho is not used); --restart must be a\n"
+            "                      multiple of S, 2 <= S <= 32; without --solver it picks\n"
+            "                      gmres. 0 or 1 (default 0): GMRES\n"
             "  --precond NAME[:PARAM]\n"
             "                      preconditioner (default none), one of:",
             DEFAULT_PROBLEM);
@@ -131,6 +136,8 @@ static int parse_solve_args(int argc, char **argv, solve_args *args)
           .choices = partition_names },
         { .name = "--restart", .kind = CLI_INT, .integer = &args->opts.restart, .min = 1,
           .max = int_max },
+        { .name = "--sstep", .kind = CLI_INT, .integer = &args->opts.sstep, .min = 0,
+          .max = KRILL_SSTEP_MAX },
         { .name = "--maxit", .kind = CLI_INT, .integer = &args->opts.maxit, .min = 1,
           .max = int_max },
         { .name = "--repro", .kind = CLI_FLAG_INT, .flag = &args->repro,

@@ -81,15 +81,19 @@ static void matrix_traits(const solve_args *args, const krill_csr *a, int *symme
     *sign = *symmetric ? diagonal_sign(a) : 0;
 }
 
-/* The solver asked for, else CG for the default problem and for symmetric matrices with a
- * diagonal of one sign (possibly definite), MINRES for symmetric matrices whose diagonal has
- * both signs or zeros (then certainly not definite), GMRES for everything else. */
+/* The solver asked for, else GMRES when --sstep asks for s-step GMRES, else CG for the
+ * default problem and for symmetric matrices with a diagonal of one sign (possibly
+ * definite), MINRES for symmetric matrices whose diagonal has both signs or zeros (then
+ * certainly not definite), GMRES for everything else. */
 static void choose_solver(const solve_args *args, int symmetric, int sign,
                           cli_solve_report *report)
 {
     int index = args->solver;
     if (index >= 0) {
         report->solver_why = "as asked";
+    } else if (args->opts.sstep > 1) {
+        index = SOLVER_GMRES;
+        report->solver_why = "--sstep asks for s-step GMRES";
     } else if (!args->matrix_path && !args->gen_spec) {
         index = SOLVER_CG;
         report->solver_why = "the default problem is SPD";

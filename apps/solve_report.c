@@ -78,7 +78,11 @@ void cli_report_human(FILE *out, const cli_solve_report *r)
     fprintf(out, "solver    %s (%s)\n", r->solver, r->solver_why);
     fprintf(out, "          precond %s, rtol %g, atol %g, maxit %d", r->precond, r->opts.rtol,
             r->opts.atol, r->opts.maxit);
-    if (r->ortho) fprintf(out, ", restart %d, ortho %s", r->opts.restart, r->ortho);
+    if (r->ortho && r->opts.sstep > 1)
+        fprintf(out, ", restart %d, s-step %d (Newton basis, block CGS2 + Cholesky-QR)",
+                r->opts.restart, r->opts.sstep);
+    else if (r->ortho)
+        fprintf(out, ", restart %d, ortho %s", r->opts.restart, r->ortho);
     fprintf(out, "\n");
     if (r->precond_built) fprintf(out, "          %s\n", r->precond_built);
     if (r->repro && r->repro_slices == 0)
@@ -179,6 +183,10 @@ void cli_report_json(FILE *out, const cli_solve_report *r)
         cli_json_int(&json, "restart", r->opts.restart);
     else
         cli_json_null(&json, "restart");
+    if (r->ortho && r->opts.sstep > 1)   /* s-step GMRES: ortho above is not used */
+        cli_json_int(&json, "sstep", r->opts.sstep);
+    else
+        cli_json_null(&json, "sstep");
     cli_json_number(&json, "rtol", r->opts.rtol);
     cli_json_number(&json, "atol", r->opts.atol);
     cli_json_int(&json, "maxit", r->opts.maxit);

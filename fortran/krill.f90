@@ -104,6 +104,7 @@ module krill
     integer(c_int) :: maxit = 10000
     integer(c_int) :: restart = 30             ! GMRES / FGMRES
     integer(c_int) :: ortho = KRILL_ORTHO_DCGS2 ! GMRES / FGMRES
+    integer(c_int) :: sstep = 0                ! GMRES: s-step block size (0 or 1: GMRES)
     type(c_funptr) :: monitor = c_null_funptr
     type(c_ptr) :: monitor_data = c_null_ptr   ! passed to monitor as `user`
   end type krill_solver_opts

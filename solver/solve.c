@@ -1,6 +1,6 @@
 /* solver/solve.c - krill_solve: option defaults, argument checks, the right-hand side's norm
  * (b = 0 answers x = 0 at once), the history buffer and the timer, the equilibration of an
- * extreme b, then GMRES / FGMRES, CG, BiCGStab or MINRES.
+ * extreme b, then GMRES / FGMRES (s-step GMRES when opts.sstep >= 2), CG, BiCGStab or MINRES.
  *
  * Decisions:
  * - NaN or Inf in b, or in the initial residual b - A x0 (NaN/Inf in x0), is bad input:
@@ -8,6 +8,7 @@
  *   arises during the iteration is a reason (KRILL_DIVERGED_NAN), not an error.
  * - info is always written (zeroed first); on an error its history is released (NULL).
  * - The history is allocated once, with maxit + 1 entries, before any other work. */
+#include <stdio.h>
 #include <string.h>
 
 #include "formats/formats_impl.h"
@@ -149,9 +150,31 @@ static krill_status check_options(const krill_solver_opts *o)
     KRILL_REQUIRE(o->atol >= 0.0 && krill_is_finite(o->atol),
                   "krill_solve: atol = %g; it must be finite and >= 0", o->atol);
     KRILL_REQUIRE(o->maxit >= 0, "krill_solve: maxit = %d; it must be >= 0", o->maxit);
+    KRILL_REQUIRE(o->sstep >= 0 && o->sstep <= KRILL_SSTEP_MAX,
+                  "krill_solve: sstep = %d; it must be 0 or 1 (ordinary GMRES) or 2 .. %d "
+                  "(s-step GMRES)", o->sstep, KRILL_SSTEP_MAX);
+    if (o->sstep > 1 && o->solver == KRILL_SOLVER_FGMRES) {
+        st = krill_error(KRILL_ERR_UNSUPPORTED, "krill_solve: s-step GMRES (sstep = %d) needs a "
+                         "fixed preconditioner, so FGMRES does not take it: use "
+                         "KRILL_SOLVER_GMRES, or sstep = 0", o->sstep);
+        goto cleanup;
+    }
+    KRILL_REQUIRE(o->sstep <= 1 || o->solver == KRILL_SOLVER_GMRES,
+                  "krill_solve: sstep = %d applies to GMRES only, not to %s (set sstep = 0)",
+                  o->sstep, krill_solver_name(o->solver));
     if (gmres_like) {
         KRILL_REQUIRE(o->restart >= 1, "krill_solve: restart = %d; GMRES needs restart >= 1",
                       o->restart);
+        if (o->sstep > 1 && o->restart % o->sstep != 0) {
+            const int below = o->restart / o->sstep * o->sstep, above = below + o->sstep;
+            char use[48];
+            if (below > 0) snprintf(use, sizeof use, "restart %d or %d", below, above);
+            else snprintf(use, sizeof use, "restart %d", above);
+            st = krill_error(KRILL_ERR_ARG, "krill_solve: restart = %d is not a multiple of "
+                             "sstep = %d: s-step GMRES builds its basis in blocks of %d vectors "
+                             "(use %s)", o->restart, o->sstep, o->sstep, use);
+            goto cleanup;
+        }
         KRILL_REQUIRE(o->ortho == KRILL_ORTHO_CGS2 || o->ortho == KRILL_ORTHO_MGS ||
                           o->ortho == KRILL_ORTHO_DCGS2,
                       "krill_solve: unknown orthogonalization %d (KRILL_ORTHO_CGS2 = 0, "
@@ -228,6 +251,7 @@ static krill_status run_solver(const krill_solve_problem *p, krill_solve_info *i
     else if (p->opts.solver == KRILL_SOLVER_BICGSTAB) KRILL_TRY(krill_bicgstab_run(p, info));
     else if (p->opts.solver == KRILL_SOLVER_MINRES) KRILL_TRY(krill_minres_run(p, info));
     else if (p->opts.solver == KRILL_SOLVER_PIPECG) KRILL_TRY(krill_pipecg_run(p, info));
+    else if (p->opts.sstep > 1) KRILL_TRY(krill_sstep_run(p, info));
     else KRILL_TRY(krill_gmres_run(p, info));
 cleanup:
     return st;

@@ -316,6 +316,74 @@ typedef void (*krill_gmres_basis_fn)(krill_ctx *ctx, const double *v, int64_t n,
                                      void *user);
 void krill_gmres_set_basis_hook(krill_gmres_basis_fn fn, void *user);
 
+/* ---- s-step GMRES (sstep.c; host pieces in sstep_host.c) ----------------------------------
+ * krill_solve runs it for KRILL_SOLVER_GMRES when opts.sstep >= 2 (checked there: GMRES
+ * only, restart a multiple of sstep, sstep <= KRILL_SSTEP_MAX). */
+krill_status krill_sstep_run(const krill_solve_problem *p, krill_solve_info *info);
+
+/* Eigenvalues (wr + i wi; a complex pair adjacent, positive imaginary part first) of the
+ * n x n upper Hessenberg h (column-major, leading dimension ld; destroyed). 0, or -1 when
+ * the QR iteration did not converge or met NaN/Inf. */
+int krill_hessenberg_eig(int n, double *h, int ld, double *wr, double *wi);
+/* The first `want` of the k points (wr, wi) in modified Leja order into (re, im): a complex
+ * point with im > 0 is followed by its conjugate (im < 0), unless it is the last one taken.
+ * used: k ints of scratch. Returns how many were taken (< want when k is smaller). */
+int krill_leja_order(int k, const double *wr, const double *wi, int want, int *used,
+                     double *re, double *im);
+/* Cholesky g = r'r of the leading columns of the s x s Gram matrix g (upper triangle read):
+ * column j is accepted while its pivot exceeds pivot_min g_jj and the condition number of
+ * the column-scaled leading factor, ||R D^-1/2||_F ||D^1/2 R^-1||_F (D = diag(g)), stays <=
+ * kappa_max; returns the number of columns accepted (r's upper triangle filled for them,
+ * *kappa the estimate for them). inv: s x s scratch. */
+int krill_sstep_cholesky(int s, const double *g, int ldg, double *r, int ldr, double *inv,
+                         double pivot_min, double kappa_max, double *kappa);
+
+/* One block of s-step GMRES, for krill_sstep_hessenberg: W = [q_k0, v_1 .. v_a] with
+ * A M^-1 W[:, i] = sigma_i W[:, i+1] + theta_i W[:, i] + gamma_i W[:, i-1] (i < a), and
+ * v_i = Q_{k0+1} ra[:, i-1] + Q_new rb[:, i-1] (Q_new the block's a orthonormal vectors). */
+typedef struct krill_sstep_block {
+    int k0, a;
+    const double *ra;            /* (k0+1) x a, leading dimension ldra */
+    const double *rb;            /* a x a upper triangular, leading dimension ldrb */
+    int ldra, ldrb;
+    const double *theta, *sigma, *gamma;   /* a each; gamma[0] unused */
+} krill_sstep_block;
+/* Columns k0 .. k0+a-1 of the (unrotated) Hessenberg matrix hraw (leading dimension ldh,
+ * columns < k0 given): H_new = (RR B - [H_old U; 0]) T^-1 (sstep.c's comment). rr: (k0+a+1)
+ * x (a+1) and c: (k0+a+1) x a doubles of scratch. */
+void krill_sstep_hessenberg(const krill_sstep_block *b, double *hraw, int ldh, double *rr,
+                            double *c);
+
+/* gmres.c's column norm sqrt(sum_{i<=j} col_i^2 + hn^2), scaled; NaN for NaN or Inf */
+double krill_sstep_column_norm(const double *col, int j, double hn);
+/* gmres.c's Givens step: the previous rotations on col (column j), then rotation j zeroing
+ * hn, applied to g. Returns 1 (g untouched) when R_jj would be <= rmin: R is singular. */
+int krill_sstep_givens(double *col, int j, double hn, double rmin, double *cs, double *sn,
+                       double *g);
+/* The Newton shifts: the Ritz values of the k x k Hessenberg matrix hraw (k >= s; eig_h:
+ * k x k scratch; wr, wi, used: k), the first s in modified Leja order into (re, im), and
+ * *scale = the largest modulus among them. 1 when set, 0 (too few, or all zero), or -1 when
+ * the eigenvalue iteration failed. */
+int krill_sstep_shifts(int k, const double *hraw, int ldh, int s, double *eig_h, double *wr,
+                       double *wi, int *used, double *re, double *im, double *scale);
+
+/* What the last s-step solve did (tests/test_sstep.c, doc/): counts over the solve. */
+typedef struct krill_sstep_stats {
+    int blocks;                  /* blocks generated */
+    int spmvs;                   /* SpMVs of the blocks (iterations + discarded) */
+    int discarded;               /* vectors generated but dropped by a truncated block */
+    int truncated;               /* blocks cut short: Gram matrix not numerically positive
+                                    definite, or too ill-conditioned, past some column */
+    int newton;                  /* 1 once the Newton shifts (Ritz values) were in use */
+    int ritz_failed;             /* eigenvalue iterations that did not converge */
+    double max_kappa;            /* largest block condition estimate accepted */
+    double max_reortho;          /* largest ||Q'z|| / ||z|| of a new vector after both
+                                    passes (the orthogonality between blocks) */
+} krill_sstep_stats;
+void krill_sstep_last_stats(krill_sstep_stats *out);
+/* the basis hook of s-step GMRES: called as krill_gmres_set_basis_hook's */
+void krill_sstep_set_basis_hook(krill_gmres_basis_fn fn, void *user);
+
 /* ---- CG state in context memory ----------------------------------------------------------
  * The scalars of CG live where the vectors live, and the kernels themselves decide: alpha
  * and beta are computed from r'z and p'Ap read from context memory, and a stop code freezes

@@ -30,6 +30,19 @@ krill_cli_case(solve_fgmres_dcgs2 0 "^result +converged" "" solve --gen convdiff
                --solver fgmres --precond jacobi --ortho dcgs2)
 krill_cli_case(bad_ortho 2 "" "--ortho expects one of cgs2, mgs, dcgs2; got 'cgs3'" solve
                --gen poisson3d:4 --ortho cgs3)
+# s-step GMRES (issue 18's stretch): runs and says so; a restart that is not a multiple of S,
+# S out of range and S with CG are refused with the reason
+krill_cli_case(solve_sstep 0 "s-step 4 \\(Newton basis" "" solve --gen convdiff3d:8 --solver gmres
+               --sstep 4 --restart 32)
+krill_cli_case(solve_sstep_converges 0 "^result +converged" "" solve --gen convdiff3d:8
+               --solver gmres --sstep 8 --restart 16 --precond jacobi)
+krill_cli_case(sstep_restart 2 "" "restart = 30 is not a multiple of sstep = 4" solve
+               --gen convdiff3d:6 --solver gmres --sstep 4)
+krill_cli_case(sstep_range 2 "" "--sstep" solve --gen convdiff3d:6 --solver gmres --sstep 33)
+krill_cli_case(sstep_cg 2 "" "sstep = 2 applies to GMRES only, not to cg" solve
+               --gen poisson3d:4 --solver cg --sstep 2 --restart 4)
+krill_cli_case(sstep_chooses_gmres 0 "^solver +gmres \\(--sstep asks for s-step GMRES\\)" ""
+               solve --gen poisson3d:6 --sstep 2 --restart 4)
 krill_cli_case(monitor 0 "" "^iter +[0-9]+ +resid" solve --gen poisson3d:4 --monitor)
 krill_cli_case(unknown_option 2 "" "--bogus" solve --gen poisson3d:4 --bogus)
 krill_cli_case(threads_zero 2 "" "--threads" solve --gen poisson3d:4 --threads 0)

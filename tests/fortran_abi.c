@@ -50,6 +50,7 @@ int main(void)
     OFFSET(krill_solver_opts, solver); OFFSET(krill_solver_opts, rtol);
     OFFSET(krill_solver_opts, atol); OFFSET(krill_solver_opts, maxit);
     OFFSET(krill_solver_opts, restart); OFFSET(krill_solver_opts, ortho);
+    OFFSET(krill_solver_opts, sstep);
     OFFSET(krill_solver_opts, monitor); OFFSET(krill_solver_opts, monitor_data);
     SIZE(krill_solve_times);
     OFFSET(krill_solve_times, setup); OFFSET(krill_solve_times, spmv);

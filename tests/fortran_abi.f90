@@ -83,6 +83,7 @@ program fortran_abi
   call field('krill_solver_opts maxit', c_loc(so), c_loc(so%maxit), c_sizeof(so%maxit))
   call field('krill_solver_opts restart', c_loc(so), c_loc(so%restart), c_sizeof(so%restart))
   call field('krill_solver_opts ortho', c_loc(so), c_loc(so%ortho), c_sizeof(so%ortho))
+  call field('krill_solver_opts sstep', c_loc(so), c_loc(so%sstep), c_sizeof(so%sstep))
   call field('krill_solver_opts monitor', c_loc(so), c_loc(so%monitor), c_sizeof(so%monitor))
   call field('krill_solver_opts monitor_data', c_loc(so), &
     c_loc(so%monitor_data), c_sizeof(so%monitor_data))

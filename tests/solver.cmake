@@ -55,6 +55,16 @@ target_compile_definitions(test_gpu_dcgs2 PRIVATE DCGS2_TEST_GPU)
 foreach(t test_dcgs2 test_dcgs2_testdata)
   set_property(TEST ${t} APPEND PROPERTY ENVIRONMENT OMP_WAIT_POLICY=passive)
 endforeach()
+# s-step GMRES (issue 18's stretch): the host pieces (eigenvalues, Leja order, Cholesky),
+# S = 2, 4, 8 against GMRES(DCGS2) (iterations, true residual, ||I - Q'Q||), refusals, edges,
+# reproducible bits across threads, allocation faults; the testdata walk; the GPU variant
+krill_test(test_sstep test_sstep.c LABELS unit)
+krill_test(test_sstep_testdata test_sstep.c LABELS data ARGS testdata)
+krill_test(test_gpu_sstep test_sstep.c LABELS gpu)
+target_compile_definitions(test_gpu_sstep PRIVATE SSTEP_TEST_GPU)
+foreach(t test_sstep test_sstep_testdata)
+  set_property(TEST ${t} APPEND PROPERTY ENVIRONMENT OMP_WAIT_POLICY=passive)
+endforeach()
 # extreme but finite scaling: diag(1e160 ...) and diag(1e-170 ...) in every solver, and
 # scaled real problems against the unscaled (solve.c's equilibration, krill_norm_from_ss)
 krill_test(test_scaling test_scaling.c LABELS data)

@@ -37,6 +37,10 @@ typedef enum krill_ortho {
                                 one update pass per step, one reduction */
 } krill_ortho;
 
+/* The largest krill_solver_opts.sstep: polynomial bases of more vectors are too
+ * ill-conditioned for a Gram-matrix (Cholesky-QR) orthogonalization in double precision. */
+#define KRILL_SSTEP_MAX 32
+
 typedef enum krill_reason {
     KRILL_REASON_NONE = 0,            /* not run */
     KRILL_CONVERGED_RTOL = 1,         /* ||r|| <= rtol * ||b|| */
@@ -66,6 +70,12 @@ typedef struct krill_solver_opts {
                                 past the initial one (GMRES, FGMRES, CG), or two (BiCGStab) */
     int restart;             /* GMRES / FGMRES restart length m; default 30 */
     krill_ortho ortho;       /* GMRES / FGMRES; default DCGS2 */
+    int sstep;               /* GMRES: s-step (communication-avoiding) GMRES with blocks of
+                                S = sstep vectors -- a Newton polynomial basis, block CGS2
+                                and Cholesky-QR between blocks (ortho is not used); 0 or 1
+                                (default 0): ordinary GMRES. 2 <= S <= KRILL_SSTEP_MAX,
+                                restart a multiple of S; not with FGMRES (it needs a fixed
+                                preconditioner) or the other solvers */
     krill_monitor_fn monitor;
     void *monitor_data;
 } krill_solver_opts;
