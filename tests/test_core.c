@@ -304,6 +304,52 @@ static void test_check(void)
     krill_csr_destroy(&a);
 }
 
+/* Past KRILL_BUILD_PARALLEL_MIN entries the check runs over the rows in parallel: with
+ * faults planted in several rows (far apart, so that different threads meet them), every
+ * thread count names the first in row order, with the serial check's message; the offsets'
+ * faults (a row past nnz, a decrease) are found before any entry of theirs is read. */
+static void test_check_threads(void)
+{
+    krill_csr *a = NULL;
+    char first[256];
+    const int32_t n = 20000;
+    CHECK_OK(krill_csr_create(n, n, 4 * (int64_t)n, &a));
+    if (!a) return;
+    for (int32_t i = 0; i < n; i++) {
+        a->row_ptr[i + 1] = 4 * (int64_t)(i + 1);
+        for (int j = 0; j < 4; j++) {
+            a->col[4 * (int64_t)i + j] = (i + 5 * j) % n;
+            a->val[4 * (int64_t)i + j] = 1.0 + j;
+        }
+        /* ascending within the row: the last rows' wrapped columns move to the front */
+        for (int j = 3; j > 0; j--)
+            for (int k = 0; k < j; k++)
+                if (a->col[4 * (int64_t)i + k] > a->col[4 * (int64_t)i + k + 1]) {
+                    const int32_t c = a->col[4 * (int64_t)i + k];
+                    a->col[4 * (int64_t)i + k] = a->col[4 * (int64_t)i + k + 1];
+                    a->col[4 * (int64_t)i + k + 1] = c;
+                }
+    }
+    for (int t = 1; t <= 7; t += 2) CHECK_OK(krill_csr_check_threads(a, "B", t));
+    a->val[4 * 17000 + 1] = NAN;        /* three faults: the first in row order is row 9000's */
+    a->col[4 * 9000 + 2] = n;
+    a->col[4 * 15000 + 3] = a->col[4 * 15000 + 2];
+    CHECK_STATUS(krill_csr_check_threads(a, "B", 1), KRILL_ERR_ARG);
+    snprintf(first, sizeof first, "%s", krill_last_error());
+    CHECK(strstr(first, "row 9000: column 20000 is outside") != NULL);
+    for (int t = 2; t <= 7; t++) {
+        CHECK_STATUS(krill_csr_check_threads(a, "B", t), KRILL_ERR_ARG);
+        CHECK(strcmp(krill_last_error(), first) == 0);
+    }
+    a->col[4 * 9000 + 2] = (9000 + 10) % n;
+    a->row_ptr[12001] = 40 * (int64_t)n;   /* past nnz, and row 12001 then decreases */
+    for (int t = 1; t <= 7; t += 3) {
+        CHECK_STATUS(krill_csr_check_threads(a, "B", t), KRILL_ERR_ARG);
+        CHECK(strstr(krill_last_error(), "row_ptr[12001] = 800000 exceeds nnz = 80000") != NULL);
+    }
+    krill_csr_destroy(&a);
+}
+
 int main(void)
 {
     test_status();
@@ -318,5 +364,6 @@ int main(void)
     test_blas_edges();
     test_triplets();
     test_check();
+    test_check_threads();
     return tu_finish("test_core");
 }

@@ -605,10 +605,74 @@ static void test_testdata(krill_ctx *ctx)
     CHECK(tested > tu_testdata_expect(50, 10));
 }
 
+/* The parallel build (a matrix past KRILL_BUILD_PARALLEL_MIN entries) gives the arrays of one
+ * thread for 2, 3 and 7 threads: rbp-csr's and rbp-ell's. */
+static void test_threads(void)
+{
+    krill_csr *a = NULL;
+    krill_rbp_host one, h;
+    krill_rbp_ell_host e1, e;
+    CHECK_OK(krill_gen("band101:2000", &a));   /* runs only */
+    if (a) {   /* and isolated entries: every third row keeps only its even columns */
+        for (int32_t i = 0; i < a->n_rows; i += 3)
+            for (int64_t p = a->row_ptr[i]; p < a->row_ptr[i + 1]; p++)
+                if (a->col[p] % 2) a->col[p] = -1;
+        int64_t q = 0;
+        for (int32_t i = 0, lo = 0; i < a->n_rows; i++) {
+            const int64_t hi = a->row_ptr[i + 1];
+            for (int64_t p = lo; p < hi; p++)
+                if (a->col[p] >= 0) {
+                    a->col[q] = a->col[p];
+                    a->val[q++] = a->val[p];
+                }
+            lo = (int32_t)hi;
+            a->row_ptr[i + 1] = q;
+        }
+        a->nnz = q;
+    }
+    CHECK(a && a->nnz >= KRILL_BUILD_PARALLEL_MIN && krill_csr_check(a, "threads") == KRILL_OK);
+    if (!a || krill_rbp_host_build(a, "rbp-csr", 1, &one) != KRILL_OK ||
+        krill_rbp_ell_host_build(a, "rbp-ell", 1, &e1) != KRILL_OK) {
+        CHECK(0);
+        krill_csr_destroy(&a);
+        return;
+    }
+    CHECK(one.n_non > 0 && one.n_val > 0);
+    for (int t = 2; t <= 7; t += t == 3 ? 4 : 1) {
+        CHECK_OK(krill_rbp_host_build(a, "rbp-csr", t, &h));
+        CHECK(h.n_val == one.n_val && h.n_col == one.n_col && h.n_non == one.n_non);
+        if (h.val_ptr && h.n_val == one.n_val && h.n_col == one.n_col && h.n_non == one.n_non) {
+            const size_t offs = ((size_t)a->n_rows + 1) * sizeof(int32_t);
+            CHECK(memcmp(h.val_ptr, one.val_ptr, offs) == 0 &&
+                  memcmp(h.col_ptr, one.col_ptr, offs) == 0 &&
+                  memcmp(h.row_ptr, one.row_ptr, offs) == 0);
+            CHECK(memcmp(h.comp_col, one.comp_col, (size_t)h.n_col * sizeof(int32_t)) == 0 &&
+                  memcmp(h.comp_val, one.comp_val, (size_t)h.n_val * sizeof(double)) == 0 &&
+                  memcmp(h.non_col, one.non_col, (size_t)h.n_non * sizeof(int32_t)) == 0 &&
+                  memcmp(h.non_val, one.non_val, (size_t)h.n_non * sizeof(double)) == 0);
+        }
+        krill_rbp_host_free(&h);
+        CHECK_OK(krill_rbp_ell_host_build(a, "rbp-ell", t, &e));
+        CHECK(e.kv == e1.kv && e.kc == e1.kc && e.n_non == e1.n_non);
+        if (e.col && e.kv == e1.kv && e.kc == e1.kc && e.n_non == e1.n_non) {
+            const size_t n = (size_t)a->n_rows;
+            CHECK(memcmp(e.col, e1.col, n * (size_t)e.kc * sizeof(int32_t)) == 0 &&
+                  memcmp(e.val, e1.val, n * (size_t)e.kv * sizeof(double)) == 0 &&
+                  memcmp(e.len, e1.len, n * sizeof(int32_t)) == 0 &&
+                  memcmp(e.row_ptr, e1.row_ptr, (n + 1) * sizeof(int32_t)) == 0);
+        }
+        krill_rbp_ell_host_free(&e);
+    }
+    krill_rbp_host_free(&one);
+    krill_rbp_ell_host_free(&e1);
+    krill_csr_destroy(&a);
+}
+
 int main(void)
 {
     krill_ctx *ctx = make_ctx();
     test_hand_example(ctx);
+    test_threads();
     test_generated(ctx);
     test_report_sizes(ctx);
     test_refusals(ctx);
