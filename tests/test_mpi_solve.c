@@ -1,6 +1,6 @@
 /* test_mpi_solve: every solver on a distributed matrix against the same solve on one
  * process (tests/mpi.cmake: 1, 2, 3, 4 ranks). CG, GMRES (CGS2, DCGS2, MGS), FGMRES,
- * BiCGStab and MINRES with no preconditioner and Jacobi, on a balanced partition and on one
+ * s-step GMRES, BiCGStab and MINRES with no preconditioner and Jacobi, on a balanced partition and on one
  * with a rank of zero rows: the same reason, the iteration count within one (rounding: the
  * ranks add their sums in another order; what was seen is printed), the solution within
  * rounding of the serial one. ILU(0) / IC(0) of each rank's diagonal block converge (on one
@@ -26,6 +26,7 @@ typedef struct solve_case {
     krill_solver_type solver;
     krill_ortho ortho;
     int restart;
+    int sstep;   /* s-step GMRES's block (0: GMRES) */
 } solve_case;
 
 static void options(const solve_case *c, krill_solver_opts *o)
@@ -36,6 +37,7 @@ static void options(const solve_case *c, krill_solver_opts *o)
     o->rtol = RTOL;
     o->maxit = 2000;
     if (c->restart) o->restart = c->restart;
+    o->sstep = c->sstep;
 }
 
 /* The serial solve of A x = b (b = mtu_vector, x0 = 0) on rank 0. */
@@ -69,6 +71,7 @@ static const char *solver_name(const solve_case *c)
              c->solver == KRILL_SOLVER_GMRES || c->solver == KRILL_SOLVER_FGMRES ? "/" : "",
              c->solver == KRILL_SOLVER_GMRES || c->solver == KRILL_SOLVER_FGMRES
                  ? orthos[c->ortho] : "");
+    if (c->sstep > 1) snprintf(buf, sizeof buf, "gmres/sstep%d", c->sstep);
     return buf;
 }
 
@@ -126,18 +129,20 @@ static void compare(const solve_case *c, mtu_partition p, int exact_pc)
 static void test_solvers(void)
 {
     static const solve_case cases[] = {
-        {"poisson3d:8", "none", KRILL_SOLVER_CG, KRILL_ORTHO_CGS2, 0},
-        {"elasticity3d:3,2,2", "jacobi", KRILL_SOLVER_CG, KRILL_ORTHO_CGS2, 0},
-        {"convdiff3d:7,2", "none", KRILL_SOLVER_GMRES, KRILL_ORTHO_CGS2, 20},
-        {"convdiff3d:7,2", "jacobi", KRILL_SOLVER_GMRES, KRILL_ORTHO_CGS2, 20},
-        {"convdiff3d:7,2", "none", KRILL_SOLVER_GMRES, KRILL_ORTHO_DCGS2, 20},
-        {"convdiff3d:7,2", "jacobi", KRILL_SOLVER_GMRES, KRILL_ORTHO_MGS, 20},
-        {"convdiff3d:7,2", "jacobi", KRILL_SOLVER_FGMRES, KRILL_ORTHO_CGS2, 20},
-        {"convdiff3d:7,2", "jacobi", KRILL_SOLVER_FGMRES, KRILL_ORTHO_DCGS2, 20},
-        {"convdiff3d:7,2", "jacobi", KRILL_SOLVER_BICGSTAB, KRILL_ORTHO_CGS2, 0},
-        {"poisson3d:7", "jacobi", KRILL_SOLVER_MINRES, KRILL_ORTHO_CGS2, 0},
-        {"poisson3d:8", "none", KRILL_SOLVER_PIPECG, KRILL_ORTHO_CGS2, 0},
-        {"elasticity3d:3,2,2", "jacobi", KRILL_SOLVER_PIPECG, KRILL_ORTHO_CGS2, 0},
+        {"poisson3d:8", "none", KRILL_SOLVER_CG, KRILL_ORTHO_CGS2, 0, 0},
+        {"elasticity3d:3,2,2", "jacobi", KRILL_SOLVER_CG, KRILL_ORTHO_CGS2, 0, 0},
+        {"convdiff3d:7,2", "none", KRILL_SOLVER_GMRES, KRILL_ORTHO_CGS2, 20, 0},
+        {"convdiff3d:7,2", "jacobi", KRILL_SOLVER_GMRES, KRILL_ORTHO_CGS2, 20, 0},
+        {"convdiff3d:7,2", "none", KRILL_SOLVER_GMRES, KRILL_ORTHO_DCGS2, 20, 0},
+        {"convdiff3d:7,2", "jacobi", KRILL_SOLVER_GMRES, KRILL_ORTHO_MGS, 20, 0},
+        {"convdiff3d:7,2", "none", KRILL_SOLVER_GMRES, KRILL_ORTHO_DCGS2, 20, 4},
+        {"convdiff3d:7,2", "jacobi", KRILL_SOLVER_GMRES, KRILL_ORTHO_DCGS2, 20, 5},
+        {"convdiff3d:7,2", "jacobi", KRILL_SOLVER_FGMRES, KRILL_ORTHO_CGS2, 20, 0},
+        {"convdiff3d:7,2", "jacobi", KRILL_SOLVER_FGMRES, KRILL_ORTHO_DCGS2, 20, 0},
+        {"convdiff3d:7,2", "jacobi", KRILL_SOLVER_BICGSTAB, KRILL_ORTHO_CGS2, 0, 0},
+        {"poisson3d:7", "jacobi", KRILL_SOLVER_MINRES, KRILL_ORTHO_CGS2, 0, 0},
+        {"poisson3d:8", "none", KRILL_SOLVER_PIPECG, KRILL_ORTHO_CGS2, 0, 0},
+        {"elasticity3d:3,2,2", "jacobi", KRILL_SOLVER_PIPECG, KRILL_ORTHO_CGS2, 0, 0},
     };
     if (rank == 0) printf("solves on %d ranks (rtol %g):\n", size, RTOL);
     for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
@@ -151,10 +156,10 @@ static void test_solvers(void)
 static void test_block_pc(void)
 {
     static const solve_case cases[] = {
-        {"convdiff3d:7,2", "ilu0", KRILL_SOLVER_GMRES, KRILL_ORTHO_CGS2, 20},
-        {"poisson3d:8", "ic0", KRILL_SOLVER_CG, KRILL_ORTHO_CGS2, 0},
-        {"elasticity3d:3,2,2", "bjacobi", KRILL_SOLVER_CG, KRILL_ORTHO_CGS2, 0},
-        {"poisson3d:8", "ic0", KRILL_SOLVER_PIPECG, KRILL_ORTHO_CGS2, 0},
+        {"convdiff3d:7,2", "ilu0", KRILL_SOLVER_GMRES, KRILL_ORTHO_CGS2, 20, 0},
+        {"poisson3d:8", "ic0", KRILL_SOLVER_CG, KRILL_ORTHO_CGS2, 0, 0},
+        {"elasticity3d:3,2,2", "bjacobi", KRILL_SOLVER_CG, KRILL_ORTHO_CGS2, 0, 0},
+        {"poisson3d:8", "ic0", KRILL_SOLVER_PIPECG, KRILL_ORTHO_CGS2, 0, 0},
     };
     for (size_t k = 0; k < sizeof cases / sizeof *cases; k++)
         compare(&cases[k], MTU_BALANCED, 0);
