@@ -322,8 +322,9 @@ typedef struct krill_segscan_host {
     krill_format_stats stats;   /* row statistics and bytes (the same on both devices) */
 } krill_segscan_host;
 
-/* Build the stream, hints, warp-tile row counts and spans from a validated CSR. */
-krill_status krill_segscan_host_build(const krill_csr *csr, krill_segscan_host *h);
+/* Build the stream, hints, warp-tile row counts and spans from a validated CSR, the rows
+ * in parallel on `threads` threads (the arrays the same for any count). */
+krill_status krill_segscan_host_build(const krill_csr *csr, int threads, krill_segscan_host *h);
 /* The stream's len values from nnz new values in CSR order (zeros at the PAD positions). */
 void krill_segscan_host_scatter(const krill_segscan_host *h, const double *values, double *val);
 /* The matrix back as a new host CSR (to_csr) from h's val, col and hint on the host (the

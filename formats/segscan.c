@@ -44,36 +44,66 @@ void krill_segscan_host_free(krill_segscan_host *h)
     memset(h, 0, sizeof *h);
 }
 
-/* Row r occupies stream positions [first, last]; a span when they lie in different tiles. */
-static void note_span(krill_segscan_host *h, int32_t r, int64_t first, int64_t last)
+/* The spans, in row order: a tile boundary at stream position p that is not a row's HEAD
+ * cuts the row holding p - 1 (start[r] <= p - 1 < start[r + 1], start[n_rows] = len: the last
+ * row owns the padding), whose first and last tiles are recorded once. n_tiles - 1 binary
+ * searches: cheap beside the stream. */
+static void find_spans(krill_segscan_host *h, const int64_t *start)
 {
-    const int64_t a = first / KRILL_SEGSCAN_TILE, b = last / KRILL_SEGSCAN_TILE;
-    if (a == b) return;
-    h->span[3 * h->n_span] = r;
-    h->span[3 * h->n_span + 1] = (int32_t)a;
-    h->span[3 * h->n_span + 2] = (int32_t)b;
-    h->n_span++;
-}
-
-/* Run indices (distance to the run's first element: the row's HEAD or the segment's start)
- * and the row heads before each warp tile. */
-static void index_runs(krill_segscan_host *h)
-{
-    int64_t start = 0, heads = 0;
-    for (int64_t k = 0; k < h->len; k++) {
-        if (k % KRILL_SEGSCAN_SEG == 0 || (h->hint[k] & KRILL_SEGSCAN_HEAD)) start = k;
-        h->hint[k] |= (uint8_t)(k - start);
-        if (k % KRILL_SEGSCAN_WARP_TILE == 0)
-            h->warp_heads[k / KRILL_SEGSCAN_WARP_TILE] = (int32_t)heads;
-        heads += (h->hint[k] & KRILL_SEGSCAN_HEAD) != 0;
+    int64_t last_row = -1;
+    for (int64_t t = 1; t < h->n_tiles; t++) {
+        const int64_t p = t * KRILL_SEGSCAN_TILE;
+        int64_t lo = 0, hi = h->n_rows;   /* start[lo] <= p - 1 < start[hi] */
+        if (h->hint[p] & KRILL_SEGSCAN_HEAD) continue;
+        while (hi - lo > 1) {
+            const int64_t mid = lo + (hi - lo) / 2;
+            if (start[mid] <= p - 1) lo = mid;
+            else hi = mid;
+        }
+        if (lo == last_row) continue;
+        last_row = lo;
+        h->span[3 * h->n_span] = (int32_t)lo;
+        h->span[3 * h->n_span + 1] = (int32_t)(start[lo] / KRILL_SEGSCAN_TILE);
+        h->span[3 * h->n_span + 2] = (int32_t)((start[lo + 1] - 1) / KRILL_SEGSCAN_TILE);
+        h->n_span++;
     }
 }
 
-krill_status krill_segscan_host_build(const krill_csr *a, krill_segscan_host *h)
+/* Run indices (distance to the run's first element: the row's HEAD or the segment's start;
+ * segments are independent, so they run in parallel) and the row heads before each warp
+ * tile (each tile's heads counted in parallel, then their prefix sums). */
+static void index_runs(krill_segscan_host *h, int threads, int par)
+{
+    const int64_t n_warps = h->len / KRILL_SEGSCAN_WARP_TILE;
+#pragma omp parallel for schedule(static) num_threads(threads) if (par)
+    for (int64_t w = 0; w < n_warps; w++) {
+        int32_t heads = 0;
+        for (int64_t k = w * KRILL_SEGSCAN_WARP_TILE, start = k;
+             k < (w + 1) * KRILL_SEGSCAN_WARP_TILE; k++) {
+            if (k % KRILL_SEGSCAN_SEG == 0 || (h->hint[k] & KRILL_SEGSCAN_HEAD)) start = k;
+            h->hint[k] |= (uint8_t)(k - start);
+            heads += (h->hint[k] & KRILL_SEGSCAN_HEAD) != 0;
+        }
+        h->warp_heads[w] = heads;   /* this tile's heads, for now */
+    }
+    for (int64_t w = 0, before = 0; w < n_warps; w++) {
+        const int32_t own = h->warp_heads[w];
+        h->warp_heads[w] = (int32_t)before;
+        before += own;
+    }
+}
+
+/* Row i's stream positions start at start[i] = row_ptr[i] + (empty rows before i): a serial
+ * prefix over the rows (8 bytes a row), then the rows' copies and hints in parallel, the
+ * run indices as above and the spans from the tile boundaries. The arrays do not depend on
+ * the thread count. */
+krill_status krill_segscan_host_build(const krill_csr *a, int threads, krill_segscan_host *h)
 {
     krill_status st = KRILL_OK;
-    int64_t used, pos = 0, e = 0;
+    int64_t used, *start = NULL;
+    const int par = a->nnz >= KRILL_BUILD_PARALLEL_MIN;
     memset(h, 0, sizeof *h);
+    if (threads < 1) threads = 1;
     h->n_rows = a->n_rows;
     h->n_cols = a->n_cols;
     h->nnz = a->nnz;
@@ -94,34 +124,39 @@ krill_status krill_segscan_host_build(const krill_csr *a, krill_segscan_host *h)
     KRILL_ALLOC(h->warp_heads, h->len / KRILL_SEGSCAN_WARP_TILE);
     KRILL_ALLOC(h->span, 3 * h->n_tiles);   /* a tile boundary cuts at most one row */
     KRILL_ALLOC(h->empty_pos, h->n_empty);
+    KRILL_ALLOC(start, (size_t)a->n_rows + 1);
+    for (int32_t i = 0, e = 0; i < a->n_rows; i++) {
+        start[i] = a->row_ptr[i] + e;
+        if (a->row_ptr[i + 1] == a->row_ptr[i]) h->empty_pos[e++] = start[i];
+    }
+    start[a->n_rows] = h->len;   /* the last row owns the padding */
 
+#pragma omp parallel for schedule(static) num_threads(threads) if (par)
     for (int32_t i = 0; i < a->n_rows; i++) {
-        const int64_t lo = a->row_ptr[i], count = a->row_ptr[i + 1] - lo, first = pos;
+        const int64_t lo = a->row_ptr[i], count = a->row_ptr[i + 1] - lo, pos = start[i];
         if (count == 0) {
-            h->empty_pos[e++] = pos;
             h->val[pos] = 0.0;
             h->col[pos] = 0;
-            h->hint[pos++] = KRILL_SEGSCAN_HEAD | KRILL_SEGSCAN_TAIL | KRILL_SEGSCAN_PAD;
+            h->hint[pos] = KRILL_SEGSCAN_HEAD | KRILL_SEGSCAN_TAIL | KRILL_SEGSCAN_PAD;
         } else {
             memcpy(h->val + pos, a->val + lo, (size_t)count * sizeof *h->val);
             memcpy(h->col + pos, a->col + lo, (size_t)count * sizeof *h->col);
             memset(h->hint + pos, 0, (size_t)count);
             h->hint[pos] |= KRILL_SEGSCAN_HEAD;
             h->hint[pos + count - 1] |= KRILL_SEGSCAN_TAIL;
-            pos += count;
         }
-        note_span(h, i, first, i == a->n_rows - 1 ? h->len - 1 : pos - 1);
     }
-    for (; pos < h->len; pos++) {   /* zeros up to a whole warp tile: the last row's */
+    for (int64_t pos = used; pos < h->len; pos++) {   /* zeros up to a whole warp tile */
         h->val[pos] = 0.0;
         h->col[pos] = 0;
         h->hint[pos] = KRILL_SEGSCAN_PAD;
     }
-    if (h->len > used) {
+    if (h->len > used) {   /* the last row's TAIL moves to the stream's end */
         h->hint[used - 1] &= (uint8_t)~KRILL_SEGSCAN_TAIL;
         h->hint[h->len - 1] |= KRILL_SEGSCAN_TAIL;
     }
-    index_runs(h);
+    index_runs(h, threads, par);
+    find_spans(h, start);
 
     krill_csr_row_stats(a, &h->stats);
     h->stats.bytes = (size_t)h->len * (sizeof(double) + sizeof(int32_t) + 1) +
@@ -129,6 +164,7 @@ krill_status krill_segscan_host_build(const krill_csr *a, krill_segscan_host *h)
                      (size_t)h->n_span * 3 * sizeof(int32_t) +
                      (size_t)h->n_tiles * 2 * sizeof(double);
 cleanup:
+    krill_free(start);
     if (st != KRILL_OK) krill_segscan_host_free(h);
     return st;
 }
@@ -202,7 +238,7 @@ static krill_status segscan_build(krill_ctx *ctx, const krill_csr *csr, const ch
     KRILL_REQUIRE(param == NULL, "format 'segscan:%s': the format takes no parameter", param);
     KRILL_CALLOC(m, 1);
     m->threads = ctx->threads > 0 ? ctx->threads : 1;
-    KRILL_TRY(krill_segscan_host_build(csr, &m->h));
+    KRILL_TRY(krill_segscan_host_build(csr, ctx->threads, &m->h));
     KRILL_ALLOC(m->frag_first, m->h.n_tiles);
     KRILL_ALLOC(m->frag_last, m->h.n_tiles);
     *impl = m;

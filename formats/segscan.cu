@@ -348,7 +348,7 @@ krill_status segscan_cuda_build(krill_ctx *ctx, const krill_csr *csr, const char
     KRILL_REQUIRE(param == NULL, "format 'segscan:%s': the format takes no parameter", param);
     KRILL_CALLOC(m, 1);
     h = &m->host;
-    KRILL_TRY(krill_segscan_host_build(csr, h));
+    KRILL_TRY(krill_segscan_host_build(csr, ctx->threads, h));
     warp_tiles = h->len / KRILL_SEGSCAN_WARP_TILE;
     KRILL_MEM_ALLOC(ctx, m->val, h->len);
     KRILL_MEM_ALLOC(ctx, m->col, h->len);

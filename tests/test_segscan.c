@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "core/core_impl.h"
+#include "formats/formats_impl.h"
 #include "testutil.h"
 
 /* the layout of formats_impl.h, restated: stream rounded up to warp tiles of 256, tiles of
@@ -374,9 +375,57 @@ static void test_testdata(krill_ctx *ctx)
     CHECK(tested > tu_testdata_expect(50, 10));
 }
 
+/* The host build over the rows in parallel (past KRILL_BUILD_PARALLEL_MIN entries) makes one
+ * thread's arrays on 2, 3 and 8: rand100 with every seventh row, the first and the last three
+ * emptied (empty rows at both ends, the last one owning the padding), and poisson3d. */
+static void test_build_threads(void)
+{
+    const char *const specs[] = {"rand100:1500", "poisson3d:20"};
+    for (size_t s = 0; s < 2; s++) {
+        krill_csr *a = NULL;
+        krill_segscan_host one, h;
+        CHECK_OK(krill_gen(specs[s], &a));
+        if (!a) continue;
+        if (s == 0) {
+            int64_t q = 0, lo = 0;
+            for (int32_t i = 0; i < a->n_rows; i++) {
+                const int64_t hi = a->row_ptr[i + 1];
+                const int empty = i % 7 == 3 || i == 0 || i >= a->n_rows - 3;
+                for (int64_t p = lo; p < hi && !empty; p++) {
+                    a->col[q] = a->col[p];
+                    a->val[q++] = a->val[p];
+                }
+                lo = hi;
+                a->row_ptr[i + 1] = q;
+            }
+            a->nnz = q;
+        }
+        CHECK(a->nnz >= KRILL_BUILD_PARALLEL_MIN);
+        CHECK_OK(krill_segscan_host_build(a, 1, &one));
+        CHECK(s != 0 || (one.n_empty > 200 && one.n_span > 0));
+        for (int t = 2; t <= 8 && one.val; t += t == 3 ? 5 : 1) {
+            CHECK_OK(krill_segscan_host_build(a, t, &h));
+            CHECK(h.len == one.len && h.n_span == one.n_span && h.n_empty == one.n_empty &&
+                  h.stats.bytes == one.stats.bytes);
+            if (h.val && h.len == one.len && h.n_span == one.n_span && h.n_empty == one.n_empty)
+                CHECK(memcmp(h.val, one.val, (size_t)h.len * sizeof *h.val) == 0 &&
+                      memcmp(h.col, one.col, (size_t)h.len * sizeof *h.col) == 0 &&
+                      memcmp(h.hint, one.hint, (size_t)h.len) == 0 &&
+                      memcmp(h.warp_heads, one.warp_heads,
+                             (size_t)(h.len / KRILL_SEGSCAN_WARP_TILE) * sizeof(int32_t)) == 0 &&
+                      memcmp(h.span, one.span, (size_t)h.n_span * 3 * sizeof(int32_t)) == 0 &&
+                      memcmp(h.empty_pos, one.empty_pos, (size_t)h.n_empty * sizeof(int64_t)) == 0);
+            krill_segscan_host_free(&h);
+        }
+        krill_segscan_host_free(&one);
+        krill_csr_destroy(&a);
+    }
+}
+
 int main(void)
 {
     krill_ctx *ctx = make_ctx();
+    test_build_threads();
     test_generated(ctx);
     test_hand_made(ctx);
     test_errors(ctx);
