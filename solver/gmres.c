@@ -88,16 +88,6 @@
  * early, and the true residual decides what follows. */
 #define GMRES_HAPPY_RTOL 1e-12
 
-typedef enum cycle_end {
-    END_FULL,            /* m steps */
-    END_ESTIMATE,        /* the residual estimate met the tolerance */
-    END_LUCKY,           /* lucky breakdown: exact in the space */
-    END_BREAKDOWN,       /* breakdown with a singular R */
-    END_MAXIT,           /* maxit iterations */
-    END_STOPPED,         /* the monitor asked to stop */
-    END_NAN              /* NaN or Inf in h or y: x is left at the cycle's start */
-} cycle_end;
-
 typedef struct gmres_ws {
     int m;                   /* restart length */
     int flexible;            /* FGMRES: z holds Z = [M^{-1} v_0, ..., M^{-1} v_{m-1}] */
@@ -222,9 +212,7 @@ cleanup:
     return st;
 }
 
-/* sqrt(sum_{i<=j} col_i^2 + hn^2), scaled so that large entries do not overflow; NaN when
- * an entry is NaN or Inf: ||A M^{-1} v_j|| from column j of H. */
-static double column_norm(const double *col, int j, double hn)
+double krill_hess_column_norm(const double *col, int j, double hn)
 {
     double ss = 0.0, scale = fabs(hn);
     int finite = krill_is_finite(hn);
@@ -261,30 +249,49 @@ static krill_status arnoldi_step(const krill_solve_problem *p, gmres_ws *ws, int
     KRILL_TRY(orthogonalize(p, ws, j, col, hn));
     KRILL_TRY(krill_timer_phase(p->timer, KRILL_PHASE_OTHER));
     KRILL_TRY(krill_timer_poll(p->timer));
-    *wnorm = column_norm(col, j, *hn);
+    *wnorm = krill_hess_column_norm(col, j, *hn);
 cleanup:
     return st;
 }
 
-/* Apply the previous rotations to column j and make rotation j (zeroing h_{j+1,j}).
- * Returns 1, without touching g, when R_jj would be (numerically) zero: R is singular. */
-static int givens(gmres_ws *ws, int j, double hn, double wnorm)
+int krill_hess_givens(double *col, int j, double hn, double rmin, double *cs, double *sn,
+                      double *g)
 {
-    double *col = ws->hess + (size_t)j * (size_t)(ws->m + 1);
+    double a, r;
     for (int i = 0; i < j; i++) {
-        double t = ws->cs[i] * col[i] + ws->sn[i] * col[i + 1];
-        col[i + 1] = -ws->sn[i] * col[i] + ws->cs[i] * col[i + 1];
+        double t = cs[i] * col[i] + sn[i] * col[i + 1];
+        col[i + 1] = -sn[i] * col[i] + cs[i] * col[i + 1];
         col[i] = t;
     }
-    double a = col[j], r = hypot(a, hn);
-    if (r <= GMRES_HAPPY_RTOL * wnorm) return 1;
-    ws->cs[j] = a / r;
-    ws->sn[j] = hn / r;
+    a = col[j];
+    r = hypot(a, hn);
+    if (r <= rmin) return 1;
+    cs[j] = a / r;
+    sn[j] = hn / r;
     col[j] = r;
     col[j + 1] = 0.0;
-    ws->g[j + 1] = -ws->sn[j] * ws->g[j];
-    ws->g[j] = ws->cs[j] * ws->g[j];
+    g[j + 1] = -sn[j] * g[j];
+    g[j] = cs[j] * g[j];
     return 0;
+}
+
+/* Column j of H: the rotations, and rotation j unless R_jj is numerically zero (1). */
+static int givens(gmres_ws *ws, int j, double hn, double wnorm)
+{
+    return krill_hess_givens(ws->hess + (size_t)j * (size_t)(ws->m + 1), j, hn,
+                             GMRES_HAPPY_RTOL * wnorm, ws->cs, ws->sn, ws->g);
+}
+
+int krill_hess_solve(int k, const double *r, int ld, const double *g, double *y)
+{
+    int finite = 1;
+    for (int i = k - 1; i >= 0; i--) {
+        double s = g[i];
+        for (int l = i + 1; l < k; l++) s -= r[i + (size_t)l * ld] * y[l];
+        y[i] = s / r[i + (size_t)i * ld];
+        finite = finite && krill_is_finite(y[i]);
+    }
+    return finite;
 }
 
 /* DCGS2: column c of H, rotated provisionally at its step and now corrected in ws->raw
@@ -292,10 +299,10 @@ static int givens(gmres_ws *ws, int j, double hn, double wnorm)
  * entry (it_c) becomes the final estimate. A NaN (*k = 0), a singular R (*k = c, the column
  * dropped), a lucky breakdown or a met tolerance set *end; otherwise it is left alone. */
 static void refinish(const krill_solve_problem *p, gmres_ws *ws, krill_solve_info *info, int c,
-                     int it_c, int *k, cycle_end *end)
+                     int it_c, int *k, krill_cycle_end *end)
 {
     double *col = ws->hess + (size_t)c * (size_t)(ws->m + 1);
-    const double hn = ws->raw[c + 1], wnorm = column_norm(ws->raw, c, hn);
+    const double hn = ws->raw[c + 1], wnorm = krill_hess_column_norm(ws->raw, c, hn);
     double estimate;
     int singular;
     memcpy(col, ws->raw, (size_t)(c + 1) * sizeof *col);
@@ -303,7 +310,7 @@ static void refinish(const krill_solve_problem *p, gmres_ws *ws, krill_solve_inf
     if (!krill_is_finite(wnorm)) {
         info->history[it_c] = NAN;
         *k = 0;
-        *end = END_NAN;
+        *end = KRILL_END_NAN;
         return;
     }
     singular = givens(ws, c, hn, wnorm);
@@ -311,35 +318,28 @@ static void refinish(const krill_solve_problem *p, gmres_ws *ws, krill_solve_inf
     info->history[it_c] = estimate;
     if (singular) {
         *k = c;
-        *end = END_BREAKDOWN;
+        *end = KRILL_END_BREAKDOWN;
     } else if (hn <= GMRES_HAPPY_RTOL * wnorm) {
-        *end = END_LUCKY;
+        *end = KRILL_END_LUCKY;
     } else if (estimate <= p->tol) {
-        *end = END_ESTIMATE;
+        *end = KRILL_END_ESTIMATE;
     }
 }
 
 /* x += M^{-1} V_k y (FGMRES: x += Z_k y; GMRES with DCGS2: V_k (T y)) with R y = g (k x k,
  * back substitution on the host). When y is not finite (R too ill-conditioned: the division overflowed), x is left
- * as it was and *end becomes END_NAN. */
+ * as it was and *end becomes KRILL_END_NAN. */
 static krill_status update_solution(const krill_solve_problem *p, gmres_ws *ws, int k,
-                                    cycle_end *end)
+                                    krill_cycle_end *end)
 {
     krill_status st = KRILL_OK;
     krill_ctx *ctx = p->ctx;
     const int64_t n = p->n;
     const int ld = ws->m + 1;
     double *ydev = ws->dev + 2 * (size_t)ws->m + 3;
-    int finite = 1;
     if (k == 0) goto cleanup;
-    for (int i = k - 1; i >= 0; i--) {
-        double s = ws->g[i];
-        for (int l = i + 1; l < k; l++) s -= ws->hess[i + (size_t)l * ld] * ws->y[l];
-        ws->y[i] = s / ws->hess[i + (size_t)i * ld];
-        finite = finite && krill_is_finite(ws->y[i]);
-    }
-    if (!finite) {
-        *end = END_NAN;
+    if (!krill_hess_solve(k, ws->hess, ld, ws->g, ws->y)) {
+        *end = KRILL_END_NAN;
         goto cleanup;
     }
     if (ws->dcgs2_on && !ws->flexible) {
@@ -368,14 +368,14 @@ cleanup:
  * updated. *it counts iterations across cycles. *stopped: the monitor asked to stop (also
  * when the cycle ended for another reason at that iteration). */
 static krill_status gmres_cycle(const krill_solve_problem *p, gmres_ws *ws,
-                                krill_solve_info *info, double beta, int *it, cycle_end *end,
+                                krill_solve_info *info, double beta, int *it, krill_cycle_end *end,
                                 int *stopped)
 {
     krill_status st = KRILL_OK;
     const int64_t n = p->n;
     const int it0 = *it;
     int k = 0, prov = -1;    /* DCGS2: the column still provisional, or -1 */
-    *end = END_FULL;
+    *end = KRILL_END_FULL;
     *stopped = 0;
     KRILL_TRY(krill_blas_scal(p->ctx, n, 1.0 / beta, ws->v));
     ws->g[0] = beta;
@@ -386,7 +386,7 @@ static krill_status gmres_cycle(const krill_solve_problem *p, gmres_ws *ws,
         if (prov >= 0) {     /* DCGS2: column j-1 is final now */
             refinish(p, ws, info, prov, it0 + prov + 1, &k, end);
             prov = -1;
-            if (*end != END_FULL) break;
+            if (*end != KRILL_END_FULL) break;
         }
         if (ws->dcgs2_on && krill_is_finite(wnorm)) {
             const double *col = ws->hess + (size_t)j * (size_t)(ws->m + 1);
@@ -401,7 +401,7 @@ static krill_status gmres_cycle(const krill_solve_problem *p, gmres_ws *ws,
         if (!krill_is_finite(wnorm)) {
             info->history[*it] = NAN;
             k = 0;
-            *end = END_NAN;
+            *end = KRILL_END_NAN;
             break;
         }
         singular = givens(ws, j, hn, wnorm);
@@ -410,27 +410,27 @@ static krill_status gmres_cycle(const krill_solve_problem *p, gmres_ws *ws,
         if (p->opts.monitor) stop = p->opts.monitor(*it, estimate, p->opts.monitor_data);
         if (stop) *stopped = 1;
         if (singular) {
-            *end = END_BREAKDOWN;
+            *end = KRILL_END_BREAKDOWN;
             break;
         }
         k = j + 1;
         if (ws->dcgs2_on) prov = j;
-        if (hn <= GMRES_HAPPY_RTOL * wnorm) *end = END_LUCKY;
-        else if (estimate <= p->tol) *end = END_ESTIMATE;
-        else if (*it >= p->opts.maxit) *end = END_MAXIT;
-        else if (stop) *end = END_STOPPED;
-        if (*end != END_FULL) break;
+        if (hn <= GMRES_HAPPY_RTOL * wnorm) *end = KRILL_END_LUCKY;
+        else if (estimate <= p->tol) *end = KRILL_END_ESTIMATE;
+        else if (*it >= p->opts.maxit) *end = KRILL_END_MAXIT;
+        else if (stop) *end = KRILL_END_STOPPED;
+        if (*end != KRILL_END_FULL) break;
         if (!ws->dcgs2_on)   /* DCGS2's update pass has scaled it */
             KRILL_TRY(krill_blas_scal(p->ctx, n, 1.0 / hn, ws->v + (size_t)(j + 1) * (size_t)n));
     }
     if (prov >= 0) {         /* DCGS2's final sweep corrects the last column */
-        cycle_end last = END_FULL;
+        krill_cycle_end last = KRILL_END_FULL;
         KRILL_TRY(krill_timer_phase(p->timer, KRILL_PHASE_ORTHO));
         KRILL_TRY(krill_dcgs2_finish(p, &ws->dcgs2, &ws->red, ws->v, k, ws->dev, ws->hread,
                                      ws->raw));
         KRILL_TRY(krill_timer_phase(p->timer, KRILL_PHASE_OTHER));
         refinish(p, ws, info, prov, it0 + prov + 1, &k, &last);
-        if (last == END_NAN || last == END_BREAKDOWN) *end = last;
+        if (last == KRILL_END_NAN || last == KRILL_END_BREAKDOWN) *end = last;
     }
     if (basis_hook && k > 0) basis_hook(p->ctx, ws->v, n, k, basis_hook_user);
     KRILL_TRY(update_solution(p, ws, k, end));
@@ -438,36 +438,31 @@ cleanup:
     return st;
 }
 
-krill_status krill_gmres_run(const krill_solve_problem *p, krill_solve_info *info)
+krill_status krill_restarted_run(const krill_solve_problem *p, krill_solve_info *info, void *ws,
+                                 double *r, double *norm_dev, krill_cycle_fn cycle)
 {
     krill_status st = KRILL_OK;
-    gmres_ws ws;
     krill_reason reason;
     double beta = 0.0;
     int it = 0;
-
-    memset(&ws, 0, sizeof ws);
-    KRILL_TRY(krill_timer_setup(p->timer));
-    /* on a communicator: every rank has its workspace, or every rank fails */
-    KRILL_TRY(krill_ctx_agree(p->ctx, gmres_ws_create(p, &ws)));
-    KRILL_TRY(krill_initial_residual(p, ws.v, ws.dev, &beta, info));
+    KRILL_TRY(krill_initial_residual(p, r, norm_dev, &beta, info));
     reason = krill_converged_reason(p, beta);
     KRILL_TRY(krill_timer_loop(p->timer, KRILL_PHASE_OTHER));
 
     while (reason == KRILL_REASON_NONE && it < p->opts.maxit) {
-        cycle_end end;
+        krill_cycle_end end;
         int stopped;
-        KRILL_TRY(gmres_cycle(p, &ws, info, beta, &it, &end, &stopped));
+        KRILL_TRY(cycle(p, ws, info, beta, &it, &end, &stopped));
         KRILL_TRY(krill_timer_phase(p->timer, KRILL_PHASE_SPMV));
-        KRILL_TRY(krill_true_residual(p, ws.v, ws.dev, &beta));
+        KRILL_TRY(krill_true_residual(p, r, norm_dev, &beta));
         KRILL_TRY(krill_timer_phase(p->timer, KRILL_PHASE_OTHER));
         KRILL_TRY(krill_timer_poll(p->timer));
         if (!krill_is_finite(beta)) reason = KRILL_DIVERGED_NAN;
         else reason = krill_converged_reason(p, beta);
         if (reason != KRILL_REASON_NONE) break;
-        if (end == END_NAN) reason = KRILL_DIVERGED_NAN;
-        else if (end == END_BREAKDOWN) reason = KRILL_DIVERGED_BREAKDOWN;
-        else if (end == END_STOPPED || stopped) reason = KRILL_DIVERGED_MAXIT;
+        if (end == KRILL_END_NAN) reason = KRILL_DIVERGED_NAN;
+        else if (end == KRILL_END_BREAKDOWN) reason = KRILL_DIVERGED_BREAKDOWN;
+        else if (end == KRILL_END_STOPPED || stopped) reason = KRILL_DIVERGED_MAXIT;
     }
     if (reason == KRILL_REASON_NONE) reason = KRILL_DIVERGED_MAXIT;
 
@@ -477,6 +472,25 @@ krill_status krill_gmres_run(const krill_solve_problem *p, krill_solve_info *inf
     info->resnorm = beta;
     info->relres = beta / p->bnorm;
     KRILL_TRY(krill_timer_finish(p->timer, &info->times));
+cleanup:
+    return st;
+}
+
+static krill_status cycle_of_gmres(const krill_solve_problem *p, void *ws, krill_solve_info *info,
+                                   double beta, int *it, krill_cycle_end *end, int *stopped)
+{
+    return gmres_cycle(p, (gmres_ws *)ws, info, beta, it, end, stopped);
+}
+
+krill_status krill_gmres_run(const krill_solve_problem *p, krill_solve_info *info)
+{
+    krill_status st = KRILL_OK;
+    gmres_ws ws;
+    memset(&ws, 0, sizeof ws);
+    KRILL_TRY(krill_timer_setup(p->timer));
+    /* on a communicator: every rank has its workspace, or every rank fails */
+    KRILL_TRY(krill_ctx_agree(p->ctx, gmres_ws_create(p, &ws)));
+    st = krill_restarted_run(p, info, &ws, ws.v, ws.dev, cycle_of_gmres);
 cleanup:
     gmres_ws_destroy(p->ctx, &ws);
     return st;

@@ -316,6 +316,37 @@ typedef void (*krill_gmres_basis_fn)(krill_ctx *ctx, const double *v, int64_t n,
                                      void *user);
 void krill_gmres_set_basis_hook(krill_gmres_basis_fn fn, void *user);
 
+/* ---- restarted GMRES's shared pieces (gmres.c): GMRES, FGMRES and s-step GMRES ----------
+ * How a cycle ended; the driver turns the ending into the solve's reason. */
+typedef enum krill_cycle_end {
+    KRILL_END_FULL,          /* m steps */
+    KRILL_END_ESTIMATE,      /* the residual estimate met the tolerance */
+    KRILL_END_LUCKY,         /* lucky breakdown: exact in the space */
+    KRILL_END_BREAKDOWN,     /* breakdown with a singular R */
+    KRILL_END_MAXIT,         /* maxit iterations */
+    KRILL_END_STOPPED,       /* the monitor asked to stop */
+    KRILL_END_NAN            /* NaN or Inf in h or y: x is left at the cycle's start */
+} krill_cycle_end;
+/* One cycle from the residual r_0 (norm beta) in the workspace's first basis column:
+ * iterations counted into *it, the ending into *end, *stopped when the monitor said stop. */
+typedef krill_status (*krill_cycle_fn)(const krill_solve_problem *p, void *ws,
+                                       krill_solve_info *info, double beta, int *it,
+                                       krill_cycle_end *end, int *stopped);
+/* The restart loop: the initial residual into r (norm through norm_dev), cycles until a
+ * reason, the true residual after each, info's reason, counts, norms and times. */
+krill_status krill_restarted_run(const krill_solve_problem *p, krill_solve_info *info, void *ws,
+                                 double *r, double *norm_dev, krill_cycle_fn cycle);
+/* sqrt(sum_{i<=j} col_i^2 + hn^2), scaled so that large entries do not overflow; NaN when
+ * an entry is NaN or Inf: ||A M^{-1} v_j|| from column j of H. */
+double krill_hess_column_norm(const double *col, int j, double hn);
+/* The previous rotations (cs, sn: j of them) on column j, then rotation j zeroing hn, applied
+ * to g. Returns 1, with g untouched, when R_jj would be <= rmin: R is singular. */
+int krill_hess_givens(double *col, int j, double hn, double rmin, double *cs, double *sn,
+                      double *g);
+/* y = R^{-1} g, R the k x k upper triangle of r (leading dimension ld), by back
+ * substitution; 0 when a y_i is not finite (R too ill-conditioned), else 1. */
+int krill_hess_solve(int k, const double *r, int ld, const double *g, double *y);
+
 /* ---- s-step GMRES (sstep.c; host pieces in sstep_host.c) ----------------------------------
  * krill_solve runs it for KRILL_SOLVER_GMRES when opts.sstep >= 2 (checked there: GMRES
  * only, restart a multiple of sstep, sstep <= KRILL_SSTEP_MAX). */
@@ -354,12 +385,6 @@ typedef struct krill_sstep_block {
 void krill_sstep_hessenberg(const krill_sstep_block *b, double *hraw, int ldh, double *rr,
                             double *c);
 
-/* gmres.c's column norm sqrt(sum_{i<=j} col_i^2 + hn^2), scaled; NaN for NaN or Inf */
-double krill_sstep_column_norm(const double *col, int j, double hn);
-/* gmres.c's Givens step: the previous rotations on col (column j), then rotation j zeroing
- * hn, applied to g. Returns 1 (g untouched) when R_jj would be <= rmin: R is singular. */
-int krill_sstep_givens(double *col, int j, double hn, double rmin, double *cs, double *sn,
-                       double *g);
 /* The Newton shifts: the Ritz values of the k x k Hessenberg matrix hraw (k >= s; eig_h:
  * k x k scratch; wr, wi, used: k), the first s in modified Leja order into (re, im), and
  * *scale = the largest modulus among them. 1 when set, 0 (too few, or all zero), or -1 when

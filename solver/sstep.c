@@ -98,10 +98,6 @@
                                      testdata walk (S = 4, GMRES(32)), total iterations over
                                      GMRES's: 1e7 1.103, 1e6 1.026, 1e5 1.022, 1e4 1.021 */
 
-typedef enum cycle_end {
-    END_FULL, END_ESTIMATE, END_LUCKY, END_BREAKDOWN, END_MAXIT, END_STOPPED, END_NAN
-} cycle_end;
-
 typedef struct sstep_ws {
     int m, s;
     double *v;               /* context memory, n x (m+1): the basis, the block's vectors */
@@ -447,24 +443,17 @@ cleanup:
     return st;
 }
 
-/* x += M^{-1} Q_k y with R y = g; y not finite: x untouched, *end = END_NAN */
+/* x += M^{-1} Q_k y with R y = g; y not finite: x untouched, *end = KRILL_END_NAN */
 static krill_status update_solution(const krill_solve_problem *p, sstep_ws *ws, int k,
-                                    cycle_end *end)
+                                    krill_cycle_end *end)
 {
     krill_status st = KRILL_OK;
     const int64_t n = p->n;
     const int ld = ws->m + 1;
     double *ydev = ws->dev + ws->off2 + 4 * (size_t)ws->s * (ws->m + 1) + ws->s;
-    int finite = 1;
     if (k == 0) goto cleanup;
-    for (int i = k - 1; i >= 0; i--) {
-        double sum = ws->g[i];
-        for (int l = i + 1; l < k; l++) sum -= ws->hrot[i + (size_t)l * ld] * ws->y[l];
-        ws->y[i] = sum / ws->hrot[i + (size_t)i * ld];
-        finite = finite && krill_is_finite(ws->y[i]);
-    }
-    if (!finite) {
-        *end = END_NAN;
+    if (!krill_hess_solve(k, ws->hrot, ld, ws->g, ws->y)) {
+        *end = KRILL_END_NAN;
         goto cleanup;
     }
     KRILL_TRY(krill_scalars_write(p->ctx, ydev, ws->y, k));
@@ -495,18 +484,18 @@ static void newton_shifts(sstep_ws *ws, int k)
 
 /* One cycle from the residual in V[:, 0] with norm beta (> 0), as gmres.c's */
 static krill_status sstep_cycle(const krill_solve_problem *p, sstep_ws *ws,
-                                krill_solve_info *info, double beta, int *it, cycle_end *end,
+                                krill_solve_info *info, double beta, int *it, krill_cycle_end *end,
                                 int *stopped)
 {
     krill_status st = KRILL_OK;
     const int ld = ws->m + 1;
     int k = 0, k0 = 0;
     double estimate = beta;
-    *end = END_FULL;
+    *end = KRILL_END_FULL;
     *stopped = 0;
     KRILL_TRY(krill_blas_scal(p->ctx, p->n, 1.0 / beta, ws->v));
     ws->g[0] = beta;
-    while (k0 < ws->m && *end == END_FULL) {
+    while (k0 < ws->m && *end == KRILL_END_FULL) {
         int sb = ws->s, a = 0;
         if (sb > ws->m - k0) sb = ws->m - k0;
         if (sb > p->opts.maxit - *it) sb = p->opts.maxit - *it;
@@ -514,91 +503,67 @@ static krill_status sstep_cycle(const krill_solve_problem *p, sstep_ws *ws,
         if (a == 0) {        /* NaN or Inf in the block's sums */
             info->history[++(*it)] = NAN;
             k = 0;
-            *end = END_NAN;
+            *end = KRILL_END_NAN;
             break;
         }
         for (int i = 0; i < a; i++) {
             const int c = k0 + i;
             const double *col = ws->hraw + (size_t)c * ld;
-            const double hn = col[c + 1], wnorm = krill_sstep_column_norm(col, c, hn);
+            const double hn = col[c + 1], wnorm = krill_hess_column_norm(col, c, hn);
             int singular, stop = 0;
             memcpy(ws->hrot + (size_t)c * ld, col, (size_t)(c + 2) * sizeof *col);
             (*it)++;
             if (!krill_is_finite(wnorm)) {
                 info->history[*it] = NAN;
                 k = 0;
-                *end = END_NAN;
+                *end = KRILL_END_NAN;
                 break;
             }
-            singular = krill_sstep_givens(ws->hrot + (size_t)c * ld, c, hn, SSTEP_HAPPY_RTOL * wnorm,
+            singular = krill_hess_givens(ws->hrot + (size_t)c * ld, c, hn, SSTEP_HAPPY_RTOL * wnorm,
                                           ws->cs, ws->sn, ws->g);
             estimate = fabs(ws->g[singular ? c : c + 1]);
             info->history[*it] = estimate;
             if (p->opts.monitor) stop = p->opts.monitor(*it, estimate, p->opts.monitor_data);
             if (stop) *stopped = 1;
             if (singular) {
-                *end = END_BREAKDOWN;
+                *end = KRILL_END_BREAKDOWN;
                 break;
             }
             k = c + 1;
             if (hn <= SSTEP_HAPPY_RTOL * wnorm) {
-                *end = END_LUCKY;
+                *end = KRILL_END_LUCKY;
                 ws->stats.discarded += a - i - 1;
                 break;
             }
         }
-        if (*end != END_FULL) break;
+        if (*end != KRILL_END_FULL) break;
         k0 += a;
-        if (estimate <= p->tol) *end = END_ESTIMATE;
-        else if (*it >= p->opts.maxit) *end = END_MAXIT;
-        else if (*stopped) *end = END_STOPPED;
+        if (estimate <= p->tol) *end = KRILL_END_ESTIMATE;
+        else if (*it >= p->opts.maxit) *end = KRILL_END_MAXIT;
+        else if (*stopped) *end = KRILL_END_STOPPED;
     }
-    if (*end != END_NAN) newton_shifts(ws, k);
+    if (*end != KRILL_END_NAN) newton_shifts(ws, k);
     if (basis_hook && k > 0) basis_hook(p->ctx, ws->v, p->n, k, basis_hook_user);
     KRILL_TRY(update_solution(p, ws, k, end));
 cleanup:
     return st;
 }
 
+static krill_status cycle_of_sstep(const krill_solve_problem *p, void *ws, krill_solve_info *info,
+                                   double beta, int *it, krill_cycle_end *end, int *stopped)
+{
+    return sstep_cycle(p, (sstep_ws *)ws, info, beta, it, end, stopped);
+}
+
 krill_status krill_sstep_run(const krill_solve_problem *p, krill_solve_info *info)
 {
     krill_status st = KRILL_OK;
     sstep_ws ws;
-    krill_reason reason;
-    double beta = 0.0;
-    int it = 0;
-
     memset(&ws, 0, sizeof ws);
     memset(&last_stats, 0, sizeof last_stats);
     KRILL_TRY(krill_timer_setup(p->timer));
     KRILL_TRY(krill_ctx_agree(p->ctx, ws_create(p, &ws)));
-    KRILL_TRY(krill_initial_residual(p, ws.v, ws.dev, &beta, info));
-    reason = krill_converged_reason(p, beta);
-    KRILL_TRY(krill_timer_loop(p->timer, KRILL_PHASE_OTHER));
-
-    while (reason == KRILL_REASON_NONE && it < p->opts.maxit) {
-        cycle_end end;
-        int stopped;
-        KRILL_TRY(sstep_cycle(p, &ws, info, beta, &it, &end, &stopped));
-        KRILL_TRY(krill_timer_phase(p->timer, KRILL_PHASE_SPMV));
-        KRILL_TRY(krill_true_residual(p, ws.v, ws.dev, &beta));
-        KRILL_TRY(krill_timer_phase(p->timer, KRILL_PHASE_OTHER));
-        KRILL_TRY(krill_timer_poll(p->timer));
-        if (!krill_is_finite(beta)) reason = KRILL_DIVERGED_NAN;
-        else reason = krill_converged_reason(p, beta);
-        if (reason != KRILL_REASON_NONE) break;
-        if (end == END_NAN) reason = KRILL_DIVERGED_NAN;
-        else if (end == END_BREAKDOWN) reason = KRILL_DIVERGED_BREAKDOWN;
-        else if (end == END_STOPPED || stopped) reason = KRILL_DIVERGED_MAXIT;
-    }
-    if (reason == KRILL_REASON_NONE) reason = KRILL_DIVERGED_MAXIT;
-
-    info->reason = reason;
-    info->iterations = it;
-    info->history_len = it + 1;
-    info->resnorm = beta;
-    info->relres = beta / p->bnorm;
-    KRILL_TRY(krill_timer_finish(p->timer, &info->times));
+    st = krill_restarted_run(p, info, &ws, ws.v, ws.dev, cycle_of_sstep);
 cleanup:
     last_stats = ws.stats;
     ws_destroy(p->ctx, &ws);

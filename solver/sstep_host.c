@@ -302,42 +302,6 @@ void krill_sstep_hessenberg(const krill_sstep_block *b, double *hraw, int ldh, d
 
 /* ---- the cycle's host steps ---------------------------------------------------------------- */
 
-double krill_sstep_column_norm(const double *col, int j, double hn)
-{
-    double ss = 0.0, scale = fabs(hn);
-    int finite = krill_is_finite(hn);
-    for (int i = 0; i <= j; i++) {
-        finite = finite && krill_is_finite(col[i]);
-        if (fabs(col[i]) > scale) scale = fabs(col[i]);
-    }
-    if (finite && scale > 0.0) {
-        for (int i = 0; i <= j; i++) ss += (col[i] / scale) * (col[i] / scale);
-        ss += (hn / scale) * (hn / scale);
-    }
-    return finite ? scale * sqrt(ss) : NAN;
-}
-
-int krill_sstep_givens(double *col, int j, double hn, double rmin, double *cs, double *sn,
-                       double *g)
-{
-    double a, r;
-    for (int i = 0; i < j; i++) {
-        double t = cs[i] * col[i] + sn[i] * col[i + 1];
-        col[i + 1] = -sn[i] * col[i] + cs[i] * col[i + 1];
-        col[i] = t;
-    }
-    a = col[j];
-    r = hypot(a, hn);
-    if (r <= rmin) return 1;
-    cs[j] = a / r;
-    sn[j] = hn / r;
-    col[j] = r;
-    col[j + 1] = 0.0;
-    g[j + 1] = -sn[j] * g[j];
-    g[j] = cs[j] * g[j];
-    return 0;
-}
-
 int krill_sstep_shifts(int k, const double *hraw, int ldh, int s, double *eig_h, double *wr,
                        double *wi, int *used, double *re, double *im, double *scale)
 {
