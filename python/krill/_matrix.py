@@ -148,18 +148,18 @@ class Matrix:
 
     # ---- solving -------------------------------------------------------------------------
     def solve(self, b, solver="auto", precond=None, rtol=1e-8, atol=0.0, maxiter=None,
-              restart=None, repro=False, *, x0=None, callback=None, ortho=None):
+              restart=None, repro=False, *, x0=None, callback=None, ortho=None, sstep=None):
         """Solve A x = b; returns a krill.SolveResult (the arguments and the result as
         krill.solve's). A named precond is built on first use and kept for the next solves
         (update_values refreshes it); a preconditioner of the caller's (an operator or a
         callable) is used for this solve only."""
         x, d = self._solve(b, x0, solver=solver, rtol=rtol, atol=atol, maxiter=maxiter,
                            restart=restart, precond=precond, repro=repro, callback=callback,
-                           keep=True, ortho=ortho)
+                           keep=True, ortho=ortho, sstep=sstep)
         return SolveResult(x, d)
 
     def _solve(self, b, x0, *, solver, rtol, atol, maxiter, restart, precond, repro,
-               callback, keep, ortho=None):
+               callback, keep, ortho=None, sstep=None):
         """The argument conversion of every solve (krill.solve, krill.sparse.linalg and
         Matrix.solve); returns (x, the C solve's result dict)."""
         n_rows, n_cols = self.shape
@@ -179,6 +179,8 @@ class Matrix:
             raise TypeError(f"krill: solver must be a string, got {type(solver).__name__}")
         if ortho is not None and not isinstance(ortho, str):
             raise TypeError(f"krill: ortho must be a string or None, got {type(ortho).__name__}")
+        if sstep is not None and (isinstance(sstep, bool) or not isinstance(sstep, (int, np.integer))):
+            raise TypeError(f"krill: sstep must be an integer or None, got {type(sstep).__name__}")
         precond, psolve = _as_preconditioner(precond, n_rows)
         for name, value in (("rtol", rtol), ("atol", atol)):
             if not np.isscalar(value) or not np.isreal(value):
@@ -188,7 +190,8 @@ class Matrix:
             raise TypeError("krill: callback must be callable or None")
         d = self._core.solve(vb, vx, solver, float(rtol), float(atol),
                              10000 if maxiter is None else int(maxiter),
-                             30 if restart is None else int(restart), ortho, precond,
+                             30 if restart is None else int(restart), ortho,
+                             0 if sstep is None else int(sstep), precond,
                              mode, slices,
                              callback, psolve, bool(keep))
         return x, d

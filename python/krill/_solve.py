@@ -153,6 +153,7 @@ class SolveResult:
     solver, solver_why : str    the method run and why it was chosen
     ortho : str or None         GMRES's / FGMRES's orthogonalization ("dcgs2", "cgs2",
                                 "mgs"); None for the other solvers
+    sstep : int or None         s-step GMRES's block S; None for any other solve
     format, format_choice       the storage format (and, for "auto", why it was chosen)
     precond_name : str          the preconditioner asked for ("none" without one)
     precond : str               what it built (krill_pc_describe), e.g. its block size
@@ -173,6 +174,7 @@ class SolveResult:
         self.solver = d["solver"]
         self.solver_why = d["solver_why"]
         self.ortho = d["ortho"]
+        self.sstep = d["sstep"]
         self.format = d["format"]
         self.format_choice = d["format_choice"]
         self.precond = d["precond"]
@@ -186,7 +188,7 @@ class SolveResult:
 
 
 def _run(A, b, x0, *, solver, rtol, atol, maxiter, restart, precond, format, device,
-         threads, repro, callback, ortho=None):
+         threads, repro, callback, ortho=None, sstep=None):
     """One solve on a Matrix made for it (krill.solve and krill.sparse.linalg); returns
     (x, result dict)."""
     from ._matrix import Matrix
@@ -195,12 +197,12 @@ def _run(A, b, x0, *, solver, rtol, atol, maxiter, restart, precond, format, dev
     m = Matrix(A, format=format, device=device, threads=threads, _operator_format=True)
     return m._solve(b, x0, solver=solver, rtol=rtol, atol=atol, maxiter=maxiter,
                     restart=restart, precond=precond, repro=repro, callback=callback,
-                    keep=False, ortho=ortho)
+                    keep=False, ortho=ortho, sstep=sstep)
 
 
 def solve(A, b, solver="auto", precond=None, format=None, device=None, rtol=1e-8, atol=0.0,
           maxiter=None, restart=None, repro=False, *, x0=None, threads=0, callback=None,
-          ortho=None):
+          ortho=None, sstep=None):
     """Solve A x = b with a krill Krylov solver; returns a SolveResult.
 
     Parameters
@@ -231,6 +233,10 @@ def solve(A, b, solver="auto", precond=None, format=None, device=None, rtol=1e-8
     ortho : GMRES's / FGMRES's orthogonalization: None (krill's default, "dcgs2": one
         reduction and two passes over the basis per iteration), "dcgs2", "cgs2" or "mgs"
         (doc/decisions.md compares them).
+    sstep : None (GMRES) or S in 2..32: s-step GMRES, the basis built S vectors at a time (a
+        Newton basis, block CGS2 + Cholesky-QR; ortho is then not used; restart must be a
+        multiple of S; "auto" then means GMRES). Today slower than DCGS2 per iteration
+        (doc/decisions.md, "s-step GMRES").
     repro : False, True (Ozaki scheme: identical bits on any thread count, device or
         format), "ozaki:S" or "ozaki-fast:S" (S slices; doc/reproducible.md).
     x0 : initial guess (default 0; NumPy or CuPy as b, never modified). threads : OpenMP
@@ -246,5 +252,5 @@ def solve(A, b, solver="auto", precond=None, format=None, device=None, rtol=1e-8
     """
     x, d = _run(A, b, x0, solver=solver, rtol=rtol, atol=atol, maxiter=maxiter,
                 restart=restart, precond=precond, format=format, device=device,
-                threads=threads, repro=repro, callback=callback, ortho=ortho)
+                threads=threads, repro=repro, callback=callback, ortho=ortho, sstep=sstep)
     return SolveResult(x, d)

@@ -241,7 +241,7 @@ class Matrix {
     // solve). Returns a dict with everything krill_solve_info says.
     nb::dict solve(nb::handle b, nb::handle x, const std::string &solver, double rtol,
                    double atol, int64_t maxit, int64_t restart,
-                   const std::optional<std::string> &ortho,
+                   const std::optional<std::string> &ortho, int sstep,
                    std::optional<std::string> precond, int repro_mode, int repro_slices,
                    nb::object callback, nb::object psolve, bool keep_pc)
     {
@@ -253,7 +253,12 @@ class Matrix {
         if (restart < 1 || restart > INT32_MAX)
             throw krill_failure{KRILL_ERR_ARG, "krill: restart = " + std::to_string(restart) +
                                                    "; it must be >= 1"};
-        solver_choice choice = solver == "auto" ? auto_solver() : choose_solver(solver, nullptr);
+        // s-step GMRES is GMRES's: "auto" then means GMRES, as `krill solve --sstep` does
+        solver_choice choice = solver == "auto" && sstep > 1
+                                   ? solver_choice{KRILL_SOLVER_GMRES, "gmres",
+                                                   "sstep asks for s-step GMRES"}
+                               : solver == "auto" ? auto_solver()
+                                                  : choose_solver(solver, nullptr);
         krill_solver_opts defaults;
         krill_solver_opts_default(&defaults);
         const krill_ortho ortho_choice = choose_ortho(ortho, defaults.ortho);
@@ -284,6 +289,7 @@ class Matrix {
         opts.maxit = (int)maxit;
         opts.restart = (int)restart;
         opts.ortho = ortho_choice;
+        opts.sstep = sstep;   // krill_solve checks it (range, solver, restart)
 
         pc_holder made;   // a preconditioner built for this solve (kept below when asked)
         vec_holder vb, vx;
@@ -380,6 +386,10 @@ class Matrix {
             out["ortho"] = std::string(ortho_name(opts.ortho));
         else
             out["ortho"] = nb::none();
+        if (opts.sstep > 1)   // s-step GMRES: its block; ortho above is then not used
+            out["sstep"] = opts.sstep;
+        else
+            out["sstep"] = nb::none();
         out["format"] = format();
         out["format_choice"] = format_choice();
         out["precond"] = pc_name == "none" ? std::string("none") : pc_describe;
@@ -657,7 +667,8 @@ NB_MODULE(_core, m)
              "indptr_ptr"_a, "index_bytes"_a, "indices_ptr"_a, "data_ptr"_a, "n_rows"_a,
              "n_cols"_a, "nnz"_a, "device_id"_a, "threads"_a)
         .def("solve", &Matrix::solve, "b"_a, "x"_a, "solver"_a, "rtol"_a, "atol"_a, "maxit"_a,
-             "restart"_a, "ortho"_a.none(), "precond"_a.none(), "repro_mode"_a, "repro_slices"_a,
+             "restart"_a, "ortho"_a.none(), "sstep"_a, "precond"_a.none(), "repro_mode"_a,
+             "repro_slices"_a,
              "callback"_a.none(), "psolve"_a.none(), "keep_pc"_a)
         .def("update_values", &Matrix::update_values, "data"_a)
         .def("update_values_in_place", &Matrix::update_values_in_place)

@@ -63,6 +63,25 @@ def test_each_solver(solver):
     assert relres(a, r.x, b) <= 1.01e-10
 
 
+def test_sstep():
+    n = 1000
+    a = sp.diags([-1.0, 2.5, -1.2], [-1, 0, 1], shape=(n, n), format="csr")
+    b = a @ np.ones(n)
+    r = krill.solve(a, b, rtol=1e-10, restart=32, sstep=4)
+    assert r.solver == "gmres" and r.sstep == 4 and r.converged
+    assert np.allclose(r.x, 1.0, atol=1e-7)
+    plain = krill.solve(a, b, solver="gmres", rtol=1e-10, restart=32)
+    assert plain.sstep is None and abs(r.iterations - plain.iterations) <= 4
+    with pytest.raises(krill.KrillError, match="not a multiple of sstep = 4"):
+        krill.solve(a, b, solver="gmres", restart=30, sstep=4)
+    with pytest.raises(krill.KrillError, match="applies to GMRES only"):
+        krill.solve(a, b, solver="cg", sstep=2)
+    with pytest.raises(krill.KrillError, match="sstep = 33"):
+        krill.solve(a, b, solver="gmres", restart=33, sstep=33)
+    with pytest.raises(TypeError, match="sstep must be an integer"):
+        krill.solve(a, b, sstep=2.0)
+
+
 @pytest.mark.parametrize("solver", ["gmres", "fgmres"])
 def test_orthogonalizations(solver):
     # dcgs2 is the default; all three reach the tolerance in about as many iterations
