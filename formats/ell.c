@@ -56,7 +56,7 @@ cleanup:
     return st;
 }
 
-krill_status krill_ell_host_build(const krill_csr *a, krill_ell_host *e)
+krill_status krill_ell_host_build(const krill_csr *a, int threads, krill_ell_host *e)
 {
     krill_status st = KRILL_OK;
     int64_t entries, n = a->n_rows;
@@ -64,15 +64,19 @@ krill_status krill_ell_host_build(const krill_csr *a, krill_ell_host *e)
     entries = n * e->k;
     KRILL_ALLOC(e->col, entries);
     KRILL_ALLOC(e->val, entries);
-    for (int64_t p = 0; p < entries; p++) {
-        e->col[p] = -1;
-        e->val[p] = 0.0;
+    if (threads < 1) threads = 1;
+    /* row i's K slots at [j * N + i]: its entries in CSR order, then padding; the rows in
+     * parallel (each thread writes its own rows' slots, so the arrays are those of one) */
+#pragma omp parallel for schedule(static) num_threads(threads) \
+    if (entries >= KRILL_BUILD_PARALLEL_MIN)
+    for (int64_t i = 0; i < n; i++) {
+        const int64_t lo = a->row_ptr[i];
+        for (int64_t j = 0; j < e->k; j++) {
+            const int in_row = j < e->len[i];
+            e->col[j * n + i] = in_row ? a->col[lo + j] : -1;
+            e->val[j * n + i] = in_row ? a->val[lo + j] : 0.0;
+        }
     }
-    for (int32_t i = 0; i < a->n_rows; i++) {
-        int64_t lo = a->row_ptr[i];
-        for (int64_t j = 0; j < e->len[i]; j++) e->col[j * n + i] = a->col[lo + j];
-    }
-    krill_ell_host_scatter(e, a->val);
 cleanup:
     if (st != KRILL_OK) krill_ell_host_free(e);
     return st;
@@ -146,7 +150,7 @@ static krill_status ell_build_common(krill_ctx *ctx, const krill_csr *csr, const
     KRILL_CALLOC(m, 1);
     m->with_len = with_len;
     m->threads = ctx->threads > 0 ? ctx->threads : 1;
-    KRILL_TRY(krill_ell_host_build(csr, &m->e));
+    KRILL_TRY(krill_ell_host_build(csr, ctx->threads, &m->e));
     *impl = m;
     m = NULL;
 cleanup:

@@ -145,7 +145,9 @@ typedef struct krill_ell_host {
                                 values and does not count it as stored) */
 } krill_ell_host;
 
-krill_status krill_ell_host_build(const krill_csr *csr, krill_ell_host *e);
+/* The arrays from a validated CSR, the rows in parallel on `threads` threads (the same
+ * arrays for any count). */
+krill_status krill_ell_host_build(const krill_csr *csr, int threads, krill_ell_host *e);
 /* The build's first half: the sizes, K (checked) and the row lengths, col and val NULL (the
  * GPU build fills its device arrays from the CSR itself, formats/ell.cu). */
 krill_status krill_ell_host_shape(const krill_csr *csr, krill_ell_host *e);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "formats/formats_impl.h"
 #include "testutil.h"
 
 static const char *const formats[] = {"ell", "ellr"};
@@ -213,9 +214,44 @@ static void test_testdata(krill_ctx *ctx)
     CHECK(tested > tu_testdata_expect(50, 10));
 }
 
+/* The host build over the rows in parallel gives one thread's arrays on 2, 3 and 8 (rows of
+ * different lengths, some empty: padding in every column). */
+static void test_host_threads(void)
+{
+    krill_csr *a = NULL;
+    krill_ell_host one, e;
+    CHECK_OK(krill_gen("rand100:1200", &a));
+    if (!a) return;
+    for (int32_t i = 0, q = 0, lo = 0; i < a->n_rows; i++) {   /* row i keeps i % 101 */
+        const int32_t hi = (int32_t)a->row_ptr[i + 1], keep = i % 101;
+        for (int32_t p = lo; p < hi && p - lo < keep; p++) {
+            a->col[q] = a->col[p];
+            a->val[q++] = a->val[p];
+        }
+        lo = hi;
+        a->row_ptr[i + 1] = q;
+        a->nnz = q;
+    }
+    CHECK(a->n_rows * 100 >= KRILL_BUILD_PARALLEL_MIN);
+    CHECK_OK(krill_ell_host_build(a, 1, &one));
+    for (int t = 2; t <= 8 && one.col; t += t == 3 ? 5 : 1) {
+        const size_t entries = (size_t)(one.n_rows * one.k);
+        CHECK_OK(krill_ell_host_build(a, t, &e));
+        CHECK(e.k == one.k && e.k == 100);
+        if (e.col && e.k == one.k)
+            CHECK(memcmp(e.col, one.col, entries * sizeof *e.col) == 0 &&
+                  memcmp(e.val, one.val, entries * sizeof *e.val) == 0 &&
+                  memcmp(e.len, one.len, (size_t)e.n_rows * sizeof *e.len) == 0);
+        krill_ell_host_free(&e);
+    }
+    krill_ell_host_free(&one);
+    krill_csr_destroy(&a);
+}
+
 int main(void)
 {
     krill_ctx *ctx = make_ctx();
+    test_host_threads();
     test_generated(ctx);
     test_refusal(ctx);
     test_solvers(ctx);
