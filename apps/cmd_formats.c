@@ -236,7 +236,7 @@ static int load_matrix(const formats_args *args, cli_formats_report *report, kri
     report->bandwidth_after = report->reordered ? krill_csr_bandwidth(*csr)
                                                 : report->bandwidth_before;
     krill_csr_row_stats(*csr, &report->matrix);
-    krill_csr_run_stats(*csr, &report->matrix);
+    krill_csr_run_stats(*csr, 0, &report->matrix);
 cleanup:
     if (rc != CLI_EXIT_OK) krill_csr_destroy(csr);
     krill_csr_destroy(&permuted);

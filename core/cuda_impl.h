@@ -24,16 +24,18 @@ krill_status krill_cuda_memcpy(krill_ctx *ctx, void *dst, const void *src, size_
 krill_status krill_cuda_memset0(krill_ctx *ctx, void *p, size_t bytes);
 
 /* ---- staged uploads (core/cuda_stage.cu) --------------------------------------------------
- * n_chunks chunks through the context's KRILL_STAGE_SLOTS page-locked slots: pack(user, k,
- * slot, slot_bytes) fills the slot on the host and returns its bytes (at most slot_bytes);
- * the copy engine then takes them to target(user, k) when target is set, else to a device
- * buffer of slot_bytes where land(ctx, user, k, buffer, bytes) queues the kernels that
+ * n_chunks chunks of at most chunk_bytes through the context's KRILL_STAGE_SLOTS page-locked
+ * slots (made or remade to hold chunk_bytes): pack(user, k, slot, chunk_bytes) fills the
+ * slot on the host and returns its bytes (at most chunk_bytes); the copy engine then takes
+ * them to target(user, k) when target is set, else to a device buffer of chunk_bytes where
+ * land(ctx, user, k, buffer, bytes) queues the kernels that
  * consume it on the context's stream (they run beside the next chunks' copies). Ordered
  * after the context's queued work, and the context's stream waits for the last copy. A
  * failure drains the queue before it returns. */
 #define KRILL_STAGE_SLOTS 4
 typedef struct krill_cuda_pipe {
     int64_t n_chunks;
+    size_t chunk_bytes;      /* the most a pack writes: 1 .. 1 GiB */
     size_t (*pack)(void *user, int64_t k, void *slot, size_t slot_bytes);
     void *(*target)(void *user, int64_t k);
     krill_status (*land)(krill_ctx *ctx, void *user, int64_t k, const void *buffer, size_t bytes);
@@ -42,9 +44,10 @@ typedef struct krill_cuda_pipe {
 krill_status krill_cuda_pipe_run(krill_ctx *ctx, const krill_cuda_pipe *p);
 /* bytes from pageable host memory to the device through the pipe (krill_mem_upload's path) */
 krill_status krill_cuda_upload_staged(krill_ctx *ctx, void *dst, const void *src, size_t bytes);
-/* The slots' size for staging made from now on (default 8 MiB, a multiple of 64; smaller
- * values make tests cut small arrays into many chunks; below 64: unchanged, a query);
- * returns the size before the call. */
+/* The chunk size of the uploads from now on and the slots' size for staging made from now on
+ * (default 8 MiB; a multiple of 64, at most 1 GiB; smaller values make tests cut small
+ * arrays into many chunks; below 64: unchanged, a query); returns the size before the
+ * call. Process-wide (atomic), for tests and benchmarks. */
 size_t krill_cuda_stage_slot_bytes(size_t bytes);
 /* Frees the context's staging now (the context's end does it too). */
 void krill_cuda_stage_release(krill_ctx *ctx);

@@ -16,6 +16,7 @@
  * The copies start after the context's queued work and the context's stream waits for the
  * last of them, so callers keep stream order. Traffic: the bytes once over the bus, and
  * once more through host memory (the pack); the time is about max(pack, bus) + one chunk. */
+#include <atomic>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -23,7 +24,8 @@
 
 namespace {
 
-size_t slot_bytes_setting = (size_t)8 << 20;   /* krill_cuda_stage_slot_bytes */
+std::atomic<size_t> slot_bytes_setting{(size_t)8 << 20};   /* krill_cuda_stage_slot_bytes */
+const size_t slot_bytes_max = (size_t)1 << 30;
 
 struct stage {
     size_t slot_bytes;
@@ -47,16 +49,18 @@ void stage_free(stage *sg)
     krill_free(sg);
 }
 
-/* The context's staging, made on first use: S slots of the current slot size. */
-krill_status stage_get(krill_ctx *ctx, stage **out)
+/* The context's staging, made on first use: S slots of the current slot size, or of `need`
+ * bytes if that is more; kept while its slots hold `need` (a pack never writes more). */
+krill_status stage_get(krill_ctx *ctx, size_t need, stage **out)
 {
     krill_status st = KRILL_OK;
     stage *sg = static_cast<stage *>(ctx->cuda->stage);
-    if (sg && sg->slot_bytes == slot_bytes_setting) goto cleanup;
+    const size_t setting = slot_bytes_setting.load();
+    if (sg && sg->slot_bytes >= need) goto cleanup;
     krill_cuda_stage_release(ctx);
     sg = NULL;
     KRILL_CALLOC(sg, 1);
-    sg->slot_bytes = slot_bytes_setting;
+    sg->slot_bytes = need > setting ? need : setting;
     KRILL_CUDA_TRY(cudaSetDevice(ctx->device_id));
     for (int s = 0; s < KRILL_STAGE_SLOTS; s++) {
         cudaError_t err;
@@ -103,7 +107,7 @@ size_t plain_pack(void *user, int64_t k, void *slot, size_t slot_bytes)
     const plain_upload *u = static_cast<const plain_upload *>(user);
     const size_t first = (size_t)k * u->chunk;
     const size_t n = u->bytes - first < u->chunk ? u->bytes - first : u->chunk;
-    (void)slot_bytes;
+    (void)slot_bytes;   /* >= u->chunk: krill_cuda_pipe_run checked it */
     krill_host_copy(u->ctx, slot, u->src + first, n);
     return n;
 }
@@ -126,9 +130,9 @@ extern "C" void krill_cuda_stage_release(krill_ctx *ctx)
 
 extern "C" size_t krill_cuda_stage_slot_bytes(size_t bytes)
 {
-    const size_t before = slot_bytes_setting;
-    if (bytes >= 64) slot_bytes_setting = bytes & ~(size_t)63;
-    return before;
+    if (bytes < 64) return slot_bytes_setting.load();
+    if (bytes > slot_bytes_max) bytes = slot_bytes_max;
+    return slot_bytes_setting.exchange(bytes & ~(size_t)63);
 }
 
 extern "C" krill_status krill_cuda_pipe_run(krill_ctx *ctx, const krill_cuda_pipe *p)
@@ -139,9 +143,14 @@ extern "C" krill_status krill_cuda_pipe_run(krill_ctx *ctx, const krill_cuda_pip
     const cudaStream_t ctx_stream = krill_cuda_stream(ctx);
     bool queued = false;
     if (p->n_chunks <= 0) goto cleanup;
-    KRILL_TRY(stage_get(ctx, &sg));
+    if (p->chunk_bytes == 0 || p->chunk_bytes > slot_bytes_max) {
+        st = krill_error(KRILL_ERR_INTERNAL, "krill_cuda_pipe_run: chunks of %zu bytes (1 .. %zu)",
+                         p->chunk_bytes, slot_bytes_max);
+        goto cleanup;
+    }
+    KRILL_TRY(stage_get(ctx, p->chunk_bytes, &sg));
     for (int s = 0; !p->target && s < KRILL_STAGE_SLOTS && s < p->n_chunks; s++)
-        KRILL_TRY(krill_cuda_alloc(ctx, &buffer[s], sg->slot_bytes, "an upload's device buffer"));
+        KRILL_TRY(krill_cuda_alloc(ctx, &buffer[s], p->chunk_bytes, "an upload's device buffer"));
     KRILL_CUDA_TRY(cudaEventRecord(sg->order, ctx_stream));   /* after the context's queued work */
     KRILL_CUDA_TRY(cudaStreamWaitEvent(sg->copy, sg->order, 0));
     queued = true;
@@ -149,10 +158,11 @@ extern "C" krill_status krill_cuda_pipe_run(krill_ctx *ctx, const krill_cuda_pip
         const int s = (int)(k % KRILL_STAGE_SLOTS);
         size_t bytes;
         KRILL_CUDA_TRY(cudaEventSynchronize(sg->copied[s]));   /* slot s's last copy is done */
-        bytes = p->pack(p->user, k, sg->slot[s], sg->slot_bytes);
-        if (bytes > sg->slot_bytes) {
+        bytes = p->pack(p->user, k, sg->slot[s], p->chunk_bytes);
+        if (bytes > p->chunk_bytes) {   /* a pack broke its promise: too late to be safe */
             st = krill_error(KRILL_ERR_INTERNAL, "krill_cuda_pipe_run: chunk %lld packed %zu "
-                             "bytes into a %zu-byte slot", (long long)k, bytes, sg->slot_bytes);
+                             "bytes, more than the %zu promised", (long long)k, bytes,
+                             p->chunk_bytes);
             goto cleanup;
         }
         if (p->target) {
@@ -187,8 +197,8 @@ extern "C" krill_status krill_cuda_upload_staged(krill_ctx *ctx, void *dst, cons
                                                  size_t bytes)
 {
     plain_upload u = {ctx, static_cast<char *>(dst), static_cast<const char *>(src), bytes,
-                      slot_bytes_setting};
-    krill_cuda_pipe p = {(int64_t)((bytes + u.chunk - 1) / u.chunk), plain_pack, plain_target,
-                         NULL, &u};
+                      slot_bytes_setting.load()};
+    krill_cuda_pipe p = {(int64_t)((bytes + u.chunk - 1) / u.chunk), u.chunk, plain_pack,
+                         plain_target, NULL, &u};
     return krill_cuda_pipe_run(ctx, &p);
 }

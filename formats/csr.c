@@ -71,11 +71,12 @@ int krill_gpu_lanes_per_row(double mean_row_nnz, int64_t n_rows, int min_lanes)
 /* Runs (Algorithm 3 of the RBP paper): within each row, a maximal stretch of two or more
  * consecutive columns is one run, stored as 2 column indices and all its values; every
  * other entry is isolated. One pass over the column indices. */
-void krill_csr_run_stats(const krill_csr *a, krill_format_stats *s)
+void krill_csr_run_stats(const krill_csr *a, int threads, krill_format_stats *s)
 {
     int64_t n_val = 0, n_col = 0, n_non = 0, kv = 0, kc = 0;   /* integer sums: any order */
+    if (threads <= 0) threads = omp_get_max_threads();
 #pragma omp parallel for schedule(static) reduction(+ : n_val, n_col, n_non) \
-    reduction(max : kv, kc) if (a->nnz >= KRILL_BUILD_PARALLEL_MIN)
+    reduction(max : kv, kc) num_threads(threads) if (a->nnz >= KRILL_BUILD_PARALLEL_MIN)
     for (int32_t i = 0; i < a->n_rows; i++) {
         int64_t row_val, row_col, isolated;
         krill_csr_row_runs(a, i, &row_val, &row_col, &isolated);

@@ -11,6 +11,7 @@
  * same bits as krill_csr_spmv_ref. Traffic per SpMV: ELL reads 12 N K bytes of matrix
  * (padding included: that is ELL's cost), ELL-R 12 nnz + 4 N plus whatever of the padded
  * cache lines it touches, and both x (gathered) and y. */
+#include <omp.h>
 #include <string.h>
 
 #include "formats/formats_impl.h"
@@ -64,7 +65,7 @@ krill_status krill_ell_host_build(const krill_csr *a, int threads, krill_ell_hos
     entries = n * e->k;
     KRILL_ALLOC(e->col, entries);
     KRILL_ALLOC(e->val, entries);
-    if (threads < 1) threads = 1;
+    if (threads <= 0) threads = omp_get_max_threads();
     /* row i's K slots at [j * N + i]: its entries in CSR order, then padding; the rows in
      * parallel (each thread writes its own rows' slots, so the arrays are those of one) */
 #pragma omp parallel for schedule(static) num_threads(threads) \

@@ -205,7 +205,9 @@ krill_status ell_cuda_build_common(krill_ctx *ctx, const krill_csr *csr, const c
                                    (size_t)(m->n_rows + 1) * sizeof *row_ptr));
         u = {ctx, csr, m, row_ptr,
              (int64_t)(krill_cuda_stage_slot_bytes(0) / (sizeof(double) + sizeof(int32_t)))};
-        pipe = {(m->nnz + u.per_chunk - 1) / u.per_chunk, ell_pack, NULL, ell_land, &u};
+        pipe = {(m->nnz + u.per_chunk - 1) / u.per_chunk,
+                (size_t)u.per_chunk * (sizeof(double) + sizeof(int32_t)), ell_pack, NULL,
+                ell_land, &u};
         KRILL_TRY(krill_cuda_pipe_run(ctx, &pipe));
     }
     KRILL_TRY(krill_cuda_sync(ctx));   /* the row offsets may go now */

@@ -109,8 +109,9 @@ krill_status krill_mat_build(krill_ctx *ctx, const krill_csr *csr, const char *f
  * gives a matrix too small to fill the GPU more lanes (formats/csr.c says how). */
 int krill_gpu_lanes_per_row(double mean_row_nnz, int64_t n_rows, int min_lanes);
 /* The RBP quantities of a CSR (n_val, n_col, n_non, kv, kc; the rest untouched): what
- * every RBP format stores and what `auto` estimates bytes from, without building. */
-void krill_csr_run_stats(const krill_csr *csr, krill_format_stats *stats);
+ * every RBP format stores and what `auto` estimates bytes from, without building; the rows
+ * on `threads` threads (0: OpenMP's default; integer sums, the same for any count). */
+void krill_csr_run_stats(const krill_csr *csr, int threads, krill_format_stats *stats);
 /* The runs of row i: *run_values values in runs (two or more consecutive columns), 2 column
  * indices per run in *run_cols, the other entries in *isolated. One branch-free pass over
  * the row: entry p links to p - 1 when col[p] = col[p - 1] + 1; a run of L entries is L - 1
@@ -145,8 +146,8 @@ typedef struct krill_ell_host {
                                 values and does not count it as stored) */
 } krill_ell_host;
 
-/* The arrays from a validated CSR, the rows in parallel on `threads` threads (the same
- * arrays for any count). */
+/* The arrays from a validated CSR, the rows in parallel on `threads` threads (0: OpenMP's
+ * default; the same arrays for any count). */
 krill_status krill_ell_host_build(const krill_csr *csr, int threads, krill_ell_host *e);
 /* The build's first half: the sizes, K (checked) and the row lengths, col and val NULL (the
  * GPU build fills its device arrays from the CSR itself, formats/ell.cu). */
@@ -233,7 +234,8 @@ typedef struct krill_rbp_host {
  * 2^31 - 1 like ell); else KRILL_ERR_UNSUPPORTED with the count and a way out. */
 krill_status krill_rbp_fits(const char *format, int ell_layout, const krill_format_stats *s);
 /* Algorithm 3 on a validated CSR; `format` names the caller in the refusal message; the
- * rows in parallel on `threads` threads (the arrays the same for any count). */
+ * rows in parallel on `threads` threads (0: OpenMP's default; the arrays the same for any
+ * count). */
 krill_status krill_rbp_host_build(const krill_csr *csr, const char *format, int threads,
                                   krill_rbp_host *h);
 /* New values (nnz, the CSR order of the build) into comp_val (n_val) and non_val (n_non),
@@ -325,7 +327,7 @@ typedef struct krill_segscan_host {
 } krill_segscan_host;
 
 /* Build the stream, hints, warp-tile row counts and spans from a validated CSR, the rows
- * in parallel on `threads` threads (the arrays the same for any count). */
+ * in parallel on `threads` threads (0: OpenMP's default; the same arrays for any count). */
 krill_status krill_segscan_host_build(const krill_csr *csr, int threads, krill_segscan_host *h);
 /* The stream's len values from nnz new values in CSR order (zeros at the PAD positions). */
 void krill_segscan_host_scatter(const krill_segscan_host *h, const double *values, double *val);

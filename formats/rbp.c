@@ -15,6 +15,7 @@
  * Widths (formula (4) of the paper): 4-byte columns and 4-byte offsets. Offsets index
  * Comp_Values and the CSR part, so N_val or N_non above 2^31 - 1 cannot be stored; such a
  * matrix (over 16 GB of values alone) is refused with KRILL_ERR_UNSUPPORTED, "use csr". */
+#include <omp.h>
 #include <string.h>
 
 #include "formats/formats_impl.h"
@@ -86,7 +87,7 @@ krill_status krill_rbp_host_build(const krill_csr *a, const char *format, int th
     int32_t bad_row = a->n_rows;
     const int par = a->nnz >= KRILL_BUILD_PARALLEL_MIN;
     memset(h, 0, sizeof *h);
-    if (threads < 1) threads = 1;
+    if (threads <= 0) threads = omp_get_max_threads();
     h->n_rows = a->n_rows;
     h->n_cols = a->n_cols;
     h->nnz = a->nnz;

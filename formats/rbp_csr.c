@@ -42,7 +42,7 @@ static krill_status rbp_csr_build(krill_ctx *ctx, const krill_csr *csr, const ch
     m->chunk = krill_rbp_cpu_chunk(csr->n_rows, m->threads);
     KRILL_TRY(krill_rbp_host_build(csr, "rbp-csr", ctx->threads, &m->h));
     krill_csr_row_stats(csr, &m->stats);
-    krill_csr_run_stats(csr, &m->stats);
+    krill_csr_run_stats(csr, ctx->threads, &m->stats);
     m->stats.bytes = krill_rbp_csr_bytes(&m->h);
     strcpy(m->stats.variant, "row-merged");
     *impl = m;

@@ -235,7 +235,7 @@ krill_status rbp_csr_cuda_build(krill_ctx *ctx, const krill_csr *csr, const char
     KRILL_TRY(krill_rbp_host_build(csr, "rbp-csr", ctx->threads, &m->host));
     m->n_rows = h->n_rows;
     krill_csr_row_stats(csr, &m->stats);
-    krill_csr_run_stats(csr, &m->stats);
+    krill_csr_run_stats(csr, ctx->threads, &m->stats);
     m->stats.bytes = krill_rbp_csr_bytes(h);
     if (forced == 0) m->lanes = krill_gpu_lanes_per_row(m->stats.mean_row_nnz, m->n_rows, 1);
     else if (forced < 0) m->lanes = krill_gpu_lanes_per_row(m->stats.mean_row_nnz, 0, 2);

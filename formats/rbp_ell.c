@@ -17,6 +17,7 @@
  * to their right, so each row is summed in CSR column order and y has the bits of
  * krill_csr_spmv_ref. Traffic: the bytes above (the column-major layout makes a CPU thread
  * stride by N through them, as in ell), x gathered, y written (read when beta != 0). */
+#include <omp.h>
 #include <string.h>
 
 #include "formats/formats_impl.h"
@@ -49,7 +50,7 @@ krill_status krill_rbp_ell_host_build(const krill_csr *a, const char *format, in
     const int64_t n = a->n_rows;
     memset(e, 0, sizeof *e);
     runs.n_rows = n;
-    krill_csr_run_stats(a, &runs);
+    krill_csr_run_stats(a, threads, &runs);
     KRILL_TRY(krill_rbp_fits(format, 1, &runs));   /* before anything of N * K_v is made */
     KRILL_TRY(krill_rbp_host_build(a, format, threads, &h));
     e->n_rows = n;
@@ -61,7 +62,7 @@ krill_status krill_rbp_ell_host_build(const krill_csr *a, const char *format, in
     KRILL_ALLOC(e->col, n * e->kc);
     KRILL_ALLOC(e->val, n * e->kv);
     KRILL_ALLOC(e->len, n);
-    if (threads < 1) threads = 1;
+    if (threads <= 0) threads = omp_get_max_threads();
     /* zeros first, then each row's runs at [c * N + i]: the rows in parallel, each thread
      * touching the pages of its own rows' slots first */
 #pragma omp parallel for schedule(static) num_threads(threads) if (a->nnz >= KRILL_BUILD_PARALLEL_MIN)
@@ -192,7 +193,7 @@ static krill_status rbp_ell_build_common(krill_ctx *ctx, const krill_csr *csr, c
         m->e.len = NULL;
     }
     krill_csr_row_stats(csr, &m->stats);
-    krill_csr_run_stats(csr, &m->stats);
+    krill_csr_run_stats(csr, ctx->threads, &m->stats);
     m->stats.bytes = krill_rbp_ell_bytes(&m->e, with_len);
     strcpy(m->stats.variant, with_len ? "row-lengths" : "padded");
     *impl = m;

@@ -160,7 +160,7 @@ krill_status rbp_ell_cuda_build_common(krill_ctx *ctx, const krill_csr *csr, con
     m->kv = h->kv;
     m->kc = h->kc;
     krill_csr_row_stats(csr, &m->stats);
-    krill_csr_run_stats(csr, &m->stats);
+    krill_csr_run_stats(csr, ctx->threads, &m->stats);
     m->stats.bytes = krill_rbp_ell_bytes(h, with_len);
     snprintf(m->stats.variant, sizeof m->stats.variant, "%s", with_len ? "row-lengths" : "padded");
 

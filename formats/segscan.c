@@ -20,6 +20,7 @@
  * Traffic per SpMV: 13 bytes per stream element, x gathered once per entry, y written once
  * per row (and read when beta != 0), 8 bytes per span-cut tile boundary. */
 #include <stdio.h>
+#include <omp.h>
 #include <string.h>
 
 #include "formats/formats_impl.h"
@@ -72,6 +73,9 @@ static void find_spans(krill_segscan_host *h, const int64_t *start)
 /* Run indices (distance to the run's first element: the row's HEAD or the segment's start;
  * segments are independent, so they run in parallel) and the row heads before each warp
  * tile (each tile's heads counted in parallel, then their prefix sums). */
+_Static_assert(KRILL_SEGSCAN_WARP_TILE % KRILL_SEGSCAN_SEG == 0,
+               "a warp tile starts a segment: index_runs restarts the run index there");
+
 static void index_runs(krill_segscan_host *h, int threads, int par)
 {
     const int64_t n_warps = h->len / KRILL_SEGSCAN_WARP_TILE;
@@ -103,7 +107,7 @@ krill_status krill_segscan_host_build(const krill_csr *a, int threads, krill_seg
     int64_t used, *start = NULL;
     const int par = a->nnz >= KRILL_BUILD_PARALLEL_MIN;
     memset(h, 0, sizeof *h);
-    if (threads < 1) threads = 1;
+    if (threads <= 0) threads = omp_get_max_threads();
     h->n_rows = a->n_rows;
     h->n_cols = a->n_cols;
     h->nnz = a->nnz;

@@ -458,9 +458,9 @@ static void test_elasticity_runs(void)
     krill_csr *s = shuffled(a, 300), *b = s ? rcm_of(s, NULL) : NULL;
     krill_format_stats natural = {0}, before = {0}, after = {0};
     if (b) {
-        krill_csr_run_stats(a, &natural);
-        krill_csr_run_stats(s, &before);
-        krill_csr_run_stats(b, &after);
+        krill_csr_run_stats(a, 0, &natural);
+        krill_csr_run_stats(s, 0, &before);
+        krill_csr_run_stats(b, 0, &after);
         CHECK(a->n_rows == 3600 && krill_csr_bandwidth(s) > 3000);
         CHECK(krill_csr_bandwidth(b) <= 749);
         CHECK(after.n_val > before.n_val);
@@ -607,8 +607,8 @@ static void test_testdata(void)
             krill_csr *b = rcm_of(a, &perm);
             if (b && perm) {
                 krill_format_stats before = {0}, after = {0};
-                krill_csr_run_stats(a, &before);
-                krill_csr_run_stats(b, &after);
+                krill_csr_run_stats(a, 0, &before);
+                krill_csr_run_stats(b, 0, &after);
                 const int32_t bw = krill_csr_bandwidth(a), bw_rcm = krill_csr_bandwidth(b);
                 printf("%-24s %8d %10lld %8d %8d %10lld %10lld %10lld %10lld\n", e->d_name,
                        a->n_rows, (long long)a->nnz, bw, bw_rcm, (long long)before.n_val,

@@ -631,9 +631,12 @@ static void test_threads(void)
         a->nnz = q;
     }
     CHECK(a && a->nnz >= KRILL_BUILD_PARALLEL_MIN && krill_csr_check(a, "threads") == KRILL_OK);
+    memset(&one, 0, sizeof one);
+    memset(&e1, 0, sizeof e1);
     if (!a || krill_rbp_host_build(a, "rbp-csr", 1, &one) != KRILL_OK ||
         krill_rbp_ell_host_build(a, "rbp-ell", 1, &e1) != KRILL_OK) {
         CHECK(0);
+        krill_rbp_host_free(&one);
         krill_csr_destroy(&a);
         return;
     }

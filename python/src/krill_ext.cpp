@@ -241,7 +241,7 @@ class Matrix {
     // solve). Returns a dict with everything krill_solve_info says.
     nb::dict solve(nb::handle b, nb::handle x, const std::string &solver, double rtol,
                    double atol, int64_t maxit, int64_t restart,
-                   const std::optional<std::string> &ortho, int sstep,
+                   const std::optional<std::string> &ortho, int64_t sstep,
                    std::optional<std::string> precond, int repro_mode, int repro_slices,
                    nb::object callback, nb::object psolve, bool keep_pc)
     {
@@ -250,6 +250,10 @@ class Matrix {
         if (maxit < 0 || maxit > INT32_MAX - 1)
             throw krill_failure{KRILL_ERR_ARG, "krill: maxiter = " + std::to_string(maxit) +
                                                    "; it must be in 0..2^31 - 2"};
+        if (sstep < 0 || sstep > KRILL_SSTEP_MAX)   // krill_solve's own words for an int
+            throw krill_failure{KRILL_ERR_ARG, "krill: sstep = " + std::to_string(sstep) +
+                                                   "; it must be 0 or 1 (GMRES) or 2 .. " +
+                                                   std::to_string(KRILL_SSTEP_MAX)};
         if (restart < 1 || restart > INT32_MAX)
             throw krill_failure{KRILL_ERR_ARG, "krill: restart = " + std::to_string(restart) +
                                                    "; it must be >= 1"};
@@ -289,7 +293,7 @@ class Matrix {
         opts.maxit = (int)maxit;
         opts.restart = (int)restart;
         opts.ortho = ortho_choice;
-        opts.sstep = sstep;   // krill_solve checks it (range, solver, restart)
+        opts.sstep = (int)sstep;   // krill_solve checks the rest (solver, restart)
 
         pc_holder made;   // a preconditioner built for this solve (kept below when asked)
         vec_holder vb, vx;

@@ -78,6 +78,8 @@ def test_sstep():
         krill.solve(a, b, solver="cg", sstep=2)
     with pytest.raises(krill.KrillError, match="sstep = 33"):
         krill.solve(a, b, solver="gmres", restart=33, sstep=33)
+    with pytest.raises(krill.KrillError, match="sstep = 1099511627776"):
+        krill.solve(a, b, solver="gmres", sstep=2**40)
     with pytest.raises(TypeError, match="sstep must be an integer"):
         krill.solve(a, b, sstep=2.0)
 
