@@ -153,6 +153,29 @@ static inline krill_status su_solve(su_system *s, const krill_pc *pc,
     return krill_solve(s->a, pc, s->b, s->x, o, info);
 }
 
+/* What a whole solve gave, for the tests that compare solvers (test_dcgs2, test_sstep). */
+typedef struct su_run {
+    int iterations;
+    krill_reason reason;
+    double relres;           /* by the reference SpMV */
+    double estimate;         /* the last history entry, relative to ||b|| */
+} su_run;
+
+/* su_solve (checked), then x downloaded and r filled; info's history freed. */
+static inline void su_solve_run(su_system *s, const krill_pc *pc, const krill_solver_opts *o,
+                                su_run *r)
+{
+    krill_solve_info info;
+    const double bn = su_norm(s->b_host, s->n);
+    CHECK_OK(su_solve(s, pc, o, &info));
+    CHECK_OK(krill_vec_download(s->x, s->x_host));
+    r->iterations = info.iterations;
+    r->reason = info.reason;
+    r->relres = su_true_relres(s->csr, s->x_host, s->b_host);
+    r->estimate = info.history[info.history_len - 1] / bn;
+    krill_solve_info_free(&info);
+}
+
 /* diag(d) x = 1 (n entries) on ctx from x = 0, without a preconditioner: the status of
  * krill_solve; info filled (the caller frees its history). The indefinite tests' system. */
 static inline krill_status su_diagonal_solve(krill_ctx *ctx, int32_t n, const double *d,

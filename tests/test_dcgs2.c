@@ -166,26 +166,6 @@ static int within_2pct(int it, int ref)
     return fabs((double)(it - ref)) <= (slack > 1.0 ? slack : 1.0);
 }
 
-typedef struct run {
-    int iterations;
-    krill_reason reason;
-    double relres;           /* by the reference SpMV */
-    double estimate;         /* the last history entry, relative to ||b|| */
-} run;
-
-static void solve(su_system *s, const krill_pc *pc, const krill_solver_opts *o, run *r)
-{
-    krill_solve_info info;
-    double bn = su_norm(s->b_host, s->n);
-    CHECK_OK(su_solve(s, pc, o, &info));
-    CHECK_OK(krill_vec_download(s->x, s->x_host));
-    r->iterations = info.iterations;
-    r->reason = info.reason;
-    r->relres = su_true_relres(s->csr, s->x_host, s->b_host);
-    r->estimate = info.history[info.history_len - 1] / bn;
-    krill_solve_info_free(&info);
-}
-
 /* GMRES (or FGMRES) with CGS2 and DCGS2 on csr (owned): both converge, DCGS2 within 2%, its
  * final estimate within 1% (and 1e-3 rtol) of the true residual. */
 static void compare_counts(krill_ctx *ctx, const char *name, krill_csr *csr, const char *pc_name,
@@ -193,14 +173,14 @@ static void compare_counts(krill_ctx *ctx, const char *name, krill_csr *csr, con
 {
     su_system s;
     krill_pc *pc = NULL;
-    run r[2];
+    su_run r[2];
     const double rtol = 1e-10;
     su_system_make(&s, ctx, csr, NULL, 7);
     if (pc_name) CHECK_OK(krill_pc_create(s.a, pc_name, &pc));
     for (int i = 0; i < 2; i++) {
         krill_solver_opts o = su_krylov_opts(solver, i ? KRILL_ORTHO_DCGS2 : KRILL_ORTHO_CGS2,
                                          restart, rtol, 5000);
-        solve(&s, pc, &o, &r[i]);
+        su_solve_run(&s, pc, &o, &r[i]);
         CHECK(r[i].reason == KRILL_CONVERGED_RTOL);
         CHECK(r[i].relres <= rtol);
     }
@@ -295,13 +275,13 @@ static void check_loss(krill_ctx *ctx, const char *name, krill_csr *csr, int res
     static const krill_ortho orthos[] = {KRILL_ORTHO_CGS2, KRILL_ORTHO_DCGS2, KRILL_ORTHO_MGS};
     su_system s;
     ortho_loss loss[3];
-    run r;
+    su_run r;
     su_system_make(&s, ctx, csr, NULL, 11);
     for (int i = 0; i < 3; i++) {
         krill_solver_opts o = su_krylov_opts(KRILL_SOLVER_GMRES, orthos[i], restart, 1e-14, maxit);
         memset(&loss[i], 0, sizeof loss[i]);
         krill_gmres_set_basis_hook(basis_hook, &loss[i]);
-        solve(&s, NULL, &o, &r);
+        su_solve_run(&s, NULL, &o, &r);
         krill_gmres_set_basis_hook(NULL, NULL);
         CHECK(loss[i].cycles > 0);
         printf("||I - Q'Q||_F %-26s %-5s: %.3e (worst of %d cycles, %d iterations, "
@@ -342,7 +322,7 @@ static void testdata_one(const krill_csr *a, const char *name, void *user)
     const int maxit = 600;
     krill_csr *copy = NULL;
     su_system s;
-    run r[3];
+    su_run r[3];
     if (krill_csr_copy(a, &copy) != KRILL_OK) exit(1);
     su_system_make(&s, wk->ctx, copy, NULL, 5);
     for (int i = 0; i < 2; i++) {
@@ -350,7 +330,7 @@ static void testdata_one(const krill_csr *a, const char *name, void *user)
         krill_solver_opts o = su_krylov_opts(KRILL_SOLVER_GMRES,
                                          i ? KRILL_ORTHO_DCGS2 : KRILL_ORTHO_CGS2, 30, 1e-8,
                                          i ? maxit + maxit / 50 + 1 : maxit);
-        solve(&s, NULL, &o, &r[i]);
+        su_solve_run(&s, NULL, &o, &r[i]);
     }
     wk->tested++;
     printf("%-36s n %7d: cgs2 %4d it (%-16s relres %.1e), dcgs2 %4d it (%-16s relres %.1e)\n",
@@ -366,7 +346,7 @@ static void testdata_one(const krill_csr *a, const char *name, void *user)
              * other rounding, shows how far the count moves by rounding alone. */
             krill_solver_opts o = su_krylov_opts(KRILL_SOLVER_GMRES, KRILL_ORTHO_MGS, 30, 1e-8,
                                              2 * maxit);
-            solve(&s, NULL, &o, &r[2]);
+            su_solve_run(&s, NULL, &o, &r[2]);
             CHECK(abs(r[1].iterations - r[0].iterations) <= 0.1 * r[0].iterations);
             wk->beyond++;
             printf("  dcgs2 beyond 2%% of cgs2 (%+.1f%%); mgs takes %d (%+.1f%%)\n",

@@ -187,18 +187,16 @@ typedef struct run {
     krill_sstep_stats stats;
 } run;
 
+/* su_solve_run, and the s-step statistics of the solve */
 static void solve(su_system *s, const krill_pc *pc, const krill_solver_opts *o, run *r)
 {
-    krill_solve_info info;
-    double bn = su_norm(s->b_host, s->n);
-    CHECK_OK(su_solve(s, pc, o, &info));
-    CHECK_OK(krill_vec_download(s->x, s->x_host));
-    r->iterations = info.iterations;
-    r->reason = info.reason;
-    r->relres = su_true_relres(s->csr, s->x_host, s->b_host);
-    r->estimate = info.history[info.history_len - 1] / bn;
+    su_run base;
+    su_solve_run(s, pc, o, &base);
+    r->iterations = base.iterations;
+    r->reason = base.reason;
+    r->relres = base.relres;
+    r->estimate = base.estimate;
     krill_sstep_last_stats(&r->stats);
-    krill_solve_info_free(&info);
 }
 
 static krill_solver_opts sstep_opts(int sstep, int restart, double rtol, int maxit)
