@@ -1,7 +1,8 @@
 /* bench/bench_solve.c - time krill_solve: iterations, time per iteration and its breakdown.
  *
  *   bench_solve [--device cpu|gpu] [--threads N] [--format NAME] [--precond LIST]
- *               [--rtol R] [--maxit N] [--restart M] [--ortho cgs2|mgs|dcgs2] [--runs K]
+ *               [--rtol R] [--maxit N] [--restart M] [--ortho cgs2|mgs|dcgs2] [--sstep S]
+ *               [--runs K]
  *               [--write-bin DIR] [--no-solve] [--repro S] [--csv FILE] [--json FILE]
  *               [SOLVER:MATRIX ...]
  *
@@ -10,7 +11,8 @@
  * With none: cg:poisson3d:128 and gmres:convdiff3d:128. The system is the one the issue
  * fixes for every side of the comparison: b = A*1 (computed on the host by krill_csr_spmv_ref),
  * x0 = 0, rtol relative to ||b|| (default 1e-8), GMRES restart 30, orthogonalization DCGS2
- * (--ortho: GMRES and FGMRES).
+ * (--ortho: GMRES and FGMRES; --sstep S: the GMRES problems as s-step GMRES, restart a
+ * multiple of S).
  *
  * --precond LIST: comma-separated preconditioner names as krill_pc_create takes them
  * (default none; e.g. none,jacobi,bjacobi:3,ic0): every problem is solved with each, the
@@ -72,6 +74,7 @@ typedef struct solve_opts {
     double rtol;
     int maxit, restart, runs;
     int ortho;                        /* index in ortho_names */
+    int sstep;                        /* s-step GMRES's block for the gmres problems (0: off) */
     const char *bin_dir;
     int no_solve;
     int repro;                        /* --repro S: S >= 0; -1 = plain (default) */
@@ -99,7 +102,7 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: bench_solve [--device cpu|gpu] [--threads N] [--format NAME]\n"
             "                   [--precond LIST] [--rtol R] [--maxit N] [--restart M]\n"
-            "                   [--ortho cgs2|mgs|dcgs2] [--runs K] [--write-bin DIR]\n"
+            "                   [--ortho cgs2|mgs|dcgs2] [--sstep S] [--runs K] [--write-bin DIR]\n"
             "                   [--no-solve] [--repro S] [--csv FILE] [--json FILE]\n"
             "                   [SOLVER:MATRIX ...]\n"
             "SOLVER: cg | gmres | fgmres | bicgstab | minres | pipecg; MATRIX: a krill_gen SPEC or\n"
@@ -175,6 +178,7 @@ static krill_status run_solves(krill_ctx *ctx, const krill_csr *csr, const doubl
     so.rtol = o->rtol;
     so.restart = o->restart;
     so.ortho = ortho_types[o->ortho];
+    so.sstep = type == KRILL_SOLVER_GMRES ? o->sstep : 0;
     so.maxit = o->restart < o->maxit ? o->restart : o->maxit;   /* warm-up: one cycle */
     KRILL_TRY(timed_pc_build(a, precond, clock, &pc, &warm_s));
     KRILL_TRY(timed_solve(a, pc, b, x, &so, clock, &info, &warm_s));
@@ -329,8 +333,9 @@ static int write_json(const char *path, const solve_result *res, int n, krill_ct
     fprintf(f, ", \"threads\": %d, \"clock\": \"%s\", \"format\": ", krill_ctx_threads(ctx),
             clock_kind);
     bench_json_string(f, o->format);
-    fprintf(f, ", \"rtol\": %.3e, \"restart\": %d, \"ortho\": \"%s\", \"maxit\": %d, "
-               "\"results\": [\n", o->rtol, o->restart, ortho_names[o->ortho], o->maxit);
+    fprintf(f, ", \"rtol\": %.3e, \"restart\": %d, \"ortho\": \"%s\", \"sstep\": %d, "
+               "\"maxit\": %d, \"results\": [\n", o->rtol, o->restart, ortho_names[o->ortho],
+            o->sstep, o->maxit);
     for (int i = 0; i < n; i++) {
         const solve_result *r = &res[i];
         fprintf(f, "  {\"problem\": ");
@@ -376,6 +381,7 @@ static int parse_args(int argc, char **argv, solve_opts *o, int *n_positional)
         {.name = "--maxit", .kind = BENCH_OPT_INT, .field = &o->maxit},
         {.name = "--restart", .kind = BENCH_OPT_INT, .field = &o->restart},
         {.name = "--ortho", .kind = BENCH_OPT_CHOICE, .field = &o->ortho, .choices = ortho_names},
+        {.name = "--sstep", .kind = BENCH_OPT_INT, .field = &o->sstep},
         {.name = "--runs", .kind = BENCH_OPT_INT, .field = &o->runs},
         {.name = "--write-bin", .kind = BENCH_OPT_STRING, .field = &o->bin_dir},
         {.name = "--no-solve", .kind = BENCH_OPT_FLAG, .field = &o->no_solve},
@@ -393,9 +399,10 @@ static int parse_args(int argc, char **argv, solve_opts *o, int *n_positional)
     if (bench_parse_options(argc, argv, "bench_solve", opts, &o->run, usage, n_positional) != 0)
         return -1;
     if (o->run.threads < 0 || o->repro < -1 || !(o->rtol > 0.0) || o->maxit < 1 || o->restart < 1 || o->runs < 1 ||
-        o->runs > MAX_RUNS) {
+        o->runs > MAX_RUNS || o->sstep < 0 || o->sstep > KRILL_SSTEP_MAX) {
         fprintf(stderr, "bench_solve: need --threads >= 0, --repro >= 0, --rtol > 0, --maxit >= 1, "
-                        "--restart >= 1, 1 <= --runs <= %d\n", MAX_RUNS);
+                        "--restart >= 1, 1 <= --runs <= %d, 0 <= --sstep <= %d\n", MAX_RUNS,
+                KRILL_SSTEP_MAX);
         return -1;
     }
     o->n_preconds = 0;
@@ -443,9 +450,10 @@ int main(int argc, char **argv)
         goto cleanup;
     }
     printf("# bench_solve on %s; clock: %s; format %s, rtol %.1e, restart %d, ortho %s, "
-           "maxit %d, %d timed runs; repro %s (S = %d)\n",
+           "sstep %d, maxit %d, %d timed runs; repro %s (S = %d)\n",
            krill_ctx_describe(ctx), bench_clock_kind(clock), o.format, o.rtol, o.restart,
-           ortho_names[o.ortho], o.maxit, o.runs, o.repro >= 0 ? "ozaki" : "off", o.repro);
+           ortho_names[o.ortho], o.sstep, o.maxit, o.runs, o.repro >= 0 ? "ozaki" : "off",
+           o.repro);
     for (int p = 0; p < n_problems; p++)
         bench_problem(ctx, problems[p], &o, clock, &res[p * o.n_preconds]);
     for (int i = 0; i < n_results; i++)
