@@ -153,6 +153,13 @@ static inline krill_status su_solve(su_system *s, const krill_pc *pc,
     return krill_solve(s->a, pc, s->b, s->x, o, info);
 }
 
+/* A test's context: the GPU's (exit 77 without one) when gpu, else `threads` CPU threads
+ * (the tests built twice, for CPU and GPU contexts). */
+static inline krill_ctx *su_test_ctx(int gpu, int threads)
+{
+    return gpu ? tu_gpu_ctx_or_skip() : tu_cpu_ctx(threads);
+}
+
 /* What a whole solve gave, for the tests that compare solvers (test_dcgs2, test_sstep). */
 typedef struct su_run {
     int iterations;

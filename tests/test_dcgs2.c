@@ -26,15 +26,12 @@
 
 #ifdef DCGS2_TEST_GPU
 #define DEVICE "gpu"
-static krill_ctx *test_ctx(int threads)
-{
-    (void)threads;
-    return tu_gpu_ctx_or_skip();
-}
+#define ON_GPU 1
 #else
 #define DEVICE "cpu"
-static krill_ctx *test_ctx(int threads) { return tu_cpu_ctx(threads); }
+#define ON_GPU 0
 #endif
+#define test_ctx(threads) su_test_ctx(ON_GPU, threads)
 
 /* ---- the passes against their references ----------------------------------------------- */
 

@@ -25,15 +25,12 @@
 
 #ifdef SSTEP_TEST_GPU
 #define DEVICE "gpu"
-static krill_ctx *test_ctx(int threads)
-{
-    (void)threads;
-    return tu_gpu_ctx_or_skip();
-}
+#define ON_GPU 1
 #else
 #define DEVICE "cpu"
-static krill_ctx *test_ctx(int threads) { return tu_cpu_ctx(threads); }
+#define ON_GPU 0
 #endif
+#define test_ctx(threads) su_test_ctx(ON_GPU, threads)
 
 /* s-step iterations <= SSTEP_FACTOR x GMRES's + S (a block ends past the convergence point
  * by up to S - 1 steps per cycle, and the polynomial basis costs a few more) */
