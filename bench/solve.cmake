@@ -23,3 +23,7 @@ endif()
 # bench_gmres_formats: GMRES(m) with every format, time split as the RBP paper's Figure 8
 krill_bench(bench_gmres_formats bench_gmres_formats.c)
 target_link_libraries(bench_gmres_formats PRIVATE krill_bench_common)
+
+# bench_ortho: GMRES's orthogonalization passes one at a time against the copy rate
+krill_bench(bench_ortho bench_ortho.c)
+target_link_libraries(bench_ortho PRIVATE krill_bench_common)

@@ -10,41 +10,61 @@
 //                 accumulators would not stay in registers; krill_cuda_dcgs2_gemm (cuBLAS,
 //                 kernels/krylov.cu) takes over.
 //   dcgs2_update  per row: u_i <- c[k] u_i + sum_j c[j] v_ij, then w_i <- c[2k+2] w_i +
-//                 sum_j c[k+1+j] v_ij + c[2k+1] u_i (the new u_i). Any k: the coefficients
-//                 are broadcast loads through the read-only cache.
+//                 sum_j c[k+1+j] v_ij + c[2k+1] u_i (the new u_i). The coefficients are
+//                 staged in shared memory once per block.
 //                 Traffic: k + 2 reads, 2 writes.
 //
+// Both kernels are instantiated for a column bound C of 8, 16 or 32 (the smallest that
+// holds k), the loops over columns unrolled to C with a test against k, so that a thread
+// issues all of its row's loads of V before it needs the first one: the k + 2 loads in
+// flight per thread are what hide the memory latency. A bound of 32 holds 2C + 3 = 67
+// accumulators in registers, which leaves room for one block of 256 threads per
+// multiprocessor (32 loads of 8 bytes each in flight: 64 KiB per SM, above the ~30 KiB
+// that the bandwidth-latency product of an H100 or H200 asks per SM); smaller bounds run
+// 2 or 3 blocks per SM (3 x 256 threads leave 85 registers each for 19 accumulators and 8
+// loads), so that short sweeps still keep enough bytes in flight.
+//
 // Reproducible mode: the sums come from ozaki/ (solver/fused.c never calls dcgs2_dots then);
-// dcgs2_update runs as dcgs2_update_kernel<true>, every product and sum rounded on its own
+// dcgs2_update runs as dcgs2_update_kernel<C, true>, every product and sum rounded on its own
 // (KRILL_OZ_MUL / KRILL_OZ_ADD: __dmul_rn / __dadd_rn, never contracted) in the order of
-// the CPU loop, so the bits equal the CPU's. The plain instance lets nvcc contract.
+// the CPU loop, so the bits equal the CPU's. The plain instances let nvcc contract.
 //
 // dcgs2_dots sums as cgs_pass_kernel does (kernels/krylov.cu): rows in order per thread, a
 // fixed warp tree, block partials in krill_cuda_cgs_partials(ctx) doubles, the last block
-// adding them in block order over krill_cuda_cgs_blocks(ctx, n) blocks: the same GPU gives
-// the same bits.
+// adding them in block order over dcgs2_blocks(ctx, n, C) blocks: the same GPU gives the
+// same bits.
 #include "kernels/kernels_impl.cuh"
 #include "ozaki/ozaki_math.h"
 #include "solver/solver_impl.h"
 
 namespace {
 
-constexpr int MAXC = KRILL_DCGS2_MAX_COLS;
-// Accumulators: [0, MAXC) Q'u, [MAXC, 2 MAXC) Q'w, 2 MAXC u'u, 2 MAXC + 1 u'w, 2 MAXC + 2 w'w.
-constexpr int NACC = 2 * MAXC + 3;
-static_assert(NACC <= KRILL_CGS_MAX_COLS + 1,
-              "DCGS2's partials must fit the CGS passes' buffer (krill_cuda_cgs_partials)");
+// Blocks per multiprocessor for column bound C (see the file comment).
+__host__ __device__ constexpr int blocks_per_sm(int c) { return c <= 8 ? 3 : c <= 16 ? 2 : 1; }
 
-// Whether accumulator a carries a sum for k columns.
-__device__ __forceinline__ bool active(int a, int k)
+// Accumulators for bound C: [0, C) Q'u, [C, 2C) Q'w, 2C u'u, 2C + 1 u'w, 2C + 2 w'w.
+__host__ __device__ constexpr int n_acc(int c) { return 2 * c + 3; }
+
+static_assert(KRILL_DCGS2_MAX_COLS == 32, "the instances below stop at 32 columns");
+static_assert(n_acc(8) * blocks_per_sm(8) <= KRILL_SWEEP_PARTIALS_PER_SM &&
+                  n_acc(16) * blocks_per_sm(16) <= KRILL_SWEEP_PARTIALS_PER_SM &&
+                  n_acc(32) * blocks_per_sm(32) <= KRILL_SWEEP_PARTIALS_PER_SM,
+              "DCGS2's partials must fit the sweeps' buffer (krill_cuda_cgs_partials)");
+
+int dcgs2_blocks(const krill_ctx *ctx, int64_t n, int c)
 {
-    return a >= 2 * MAXC || (a < MAXC ? a < k : a - MAXC < k);
+    const int64_t most = (int64_t)ctx->cuda->sm_count * blocks_per_sm(c);
+    const int64_t need = (n + KRILL_CUDA_THREADS - 1) / KRILL_CUDA_THREADS;
+    const int64_t blocks = need < most ? need : most;
+    return blocks < 1 ? 1 : (int)blocks;
 }
 
-__global__ void __launch_bounds__(KRILL_CUDA_THREADS, KRILL_CGS_BLOCKS_PER_SM)
+template <int C>
+__global__ void __launch_bounds__(KRILL_CUDA_THREADS, blocks_per_sm(C))
 dcgs2_dots_kernel(int64_t n, int k, const double *__restrict__ v, int64_t ldv,
                   double *__restrict__ partial, double *work, double *__restrict__ out)
 {
+    constexpr int NACC = n_acc(C);
     const double *u = v + (int64_t)k * ldv, *w = u + ldv;
 
     double acc[NACC];
@@ -53,29 +73,31 @@ dcgs2_dots_kernel(int64_t n, int k, const double *__restrict__ v, int64_t ldv,
     const int64_t stride = (int64_t)gridDim.x * blockDim.x;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
         const double ui = __ldg(&u[i]), wi = __ldg(&w[i]);
+        double q[C];
 #pragma unroll
-        for (int c = 0; c < MAXC; c++) {
+        for (int c = 0; c < C; c++) q[c] = c < k ? __ldg(&v[i + c * ldv]) : 0.0;
+#pragma unroll
+        for (int c = 0; c < C; c++) {
             if (c < k) {
-                const double vic = __ldg(&v[i + c * ldv]);
-                acc[c] += vic * ui;
-                acc[MAXC + c] += vic * wi;
+                acc[c] += q[c] * ui;
+                acc[C + c] += q[c] * wi;
             }
         }
-        acc[2 * MAXC] += ui * ui;
-        acc[2 * MAXC + 1] += ui * wi;
-        acc[2 * MAXC + 2] += wi * wi;
+        acc[2 * C] += ui * ui;
+        acc[2 * C + 1] += ui * wi;
+        acc[2 * C + 2] += wi * wi;
     }
 
     // the sums, laid out as [Q u w]^T [u w] (u'w twice)
-    const auto live = [k](int a) { return active(a, k); };
+    const auto live = [k](int a) { return a >= 2 * C || (a < C ? a < k : a - C < k); };
     const auto store = [k, out](int a, double s) {
-        if (a < MAXC) {
+        if (a < C) {
             out[a] = s;
-        } else if (a < 2 * MAXC) {
-            out[k + 2 + (a - MAXC)] = s;
-        } else if (a == 2 * MAXC) {
+        } else if (a < 2 * C) {
+            out[k + 2 + (a - C)] = s;
+        } else if (a == 2 * C) {
             out[k] = s;
-        } else if (a == 2 * MAXC + 1) {
+        } else if (a == 2 * C + 1) {
             out[k + 1] = s;
             out[2 * k + 2] = s;
         } else {
@@ -86,13 +108,21 @@ dcgs2_dots_kernel(int64_t n, int k, const double *__restrict__ v, int64_t ldv,
 }
 
 // One thread per row (grid-stride). Q's columns are only read, u and w only by their own
-// row's thread.
-template <bool REPRO>
+// row's thread. C == 0: any k, the loop over columns not unrolled (restarts beyond 32).
+template <int C, bool REPRO>
 __global__ void dcgs2_update_kernel(int64_t n, int k, double *v, int64_t ldv,
                                     const double *__restrict__ c)
 {
+    __shared__ double coef[C > 0 ? 2 * C : 1];   // C > 0: [0, k) for u's sums, [k, 2k) w's
     double *u = v + (int64_t)k * ldv, *w = u + ldv;
     const double cu = __ldg(&c[k]), cq = __ldg(&c[2 * k + 1]), cw = __ldg(&c[2 * k + 2]);
+    if (C > 0) {
+        for (int j = threadIdx.x; j < k; j += blockDim.x) {
+            coef[j] = c[j];
+            coef[k + j] = c[k + 1 + j];
+        }
+        __syncthreads();
+    }
     const int64_t stride = (int64_t)gridDim.x * blockDim.x;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
         double ui = u[i], wi = w[i];
@@ -103,15 +133,34 @@ __global__ void dcgs2_update_kernel(int64_t n, int k, double *v, int64_t ldv,
             ui *= cu;
             wi *= cw;
         }
-        for (int j = 0; j < k; j++) {
-            const double vij = __ldg(&v[i + (int64_t)j * ldv]);
-            const double su = __ldg(&c[j]), sw = __ldg(&c[k + 1 + j]);
-            if (REPRO) {
-                ui = KRILL_OZ_ADD(ui, KRILL_OZ_MUL(su, vij));
-                wi = KRILL_OZ_ADD(wi, KRILL_OZ_MUL(sw, vij));
-            } else {
-                ui += su * vij;
-                wi += sw * vij;
+        if (C > 0) {
+            double q[C > 0 ? C : 1];
+#pragma unroll
+            for (int j = 0; j < C; j++) q[j] = j < k ? __ldg(&v[i + (int64_t)j * ldv]) : 0.0;
+#pragma unroll
+            for (int j = 0; j < C; j++) {
+                if (j < k) {
+                    if (REPRO) {
+                        ui = KRILL_OZ_ADD(ui, KRILL_OZ_MUL(coef[j], q[j]));
+                        wi = KRILL_OZ_ADD(wi, KRILL_OZ_MUL(coef[k + j], q[j]));
+                    } else {
+                        ui += coef[j] * q[j];
+                        wi += coef[k + j] * q[j];
+                    }
+                }
+            }
+        } else {
+#pragma unroll 4
+            for (int j = 0; j < k; j++) {
+                const double vij = __ldg(&v[i + (int64_t)j * ldv]);
+                const double su = __ldg(&c[j]), sw = __ldg(&c[k + 1 + j]);
+                if (REPRO) {
+                    ui = KRILL_OZ_ADD(ui, KRILL_OZ_MUL(su, vij));
+                    wi = KRILL_OZ_ADD(wi, KRILL_OZ_MUL(sw, vij));
+                } else {
+                    ui += su * vij;
+                    wi += sw * vij;
+                }
             }
         }
         wi = REPRO ? KRILL_OZ_ADD(wi, KRILL_OZ_MUL(cq, ui)) : wi + cq * ui;
@@ -120,16 +169,50 @@ __global__ void dcgs2_update_kernel(int64_t n, int k, double *v, int64_t ldv,
     }
 }
 
+template <int C>
+void launch_dots(krill_ctx *ctx, double *partial, int64_t n, int k, const double *v,
+                 int64_t ldv, double *out)
+{
+    dcgs2_dots_kernel<C><<<dcgs2_blocks(ctx, n, C), KRILL_CUDA_THREADS, 0,
+                           krill_cuda_stream(ctx)>>>(n, k, v, ldv, partial, ctx->cuda->work, out);
+}
+
+template <int C, bool REPRO>
+void launch_update(krill_ctx *ctx, int blocks, int64_t n, int k, double *v, int64_t ldv,
+                   const double *c)
+{
+    dcgs2_update_kernel<C, REPRO><<<blocks, KRILL_CUDA_THREADS, 0, krill_cuda_stream(ctx)>>>(
+        n, k, v, ldv, c);
+}
+
+template <bool REPRO>
+void launch_update_any(krill_ctx *ctx, int blocks, int64_t n, int k, double *v, int64_t ldv,
+                       const double *c)
+{
+    if (k <= 8)
+        launch_update<8, REPRO>(ctx, blocks, n, k, v, ldv, c);
+    else if (k <= 16)
+        launch_update<16, REPRO>(ctx, blocks, n, k, v, ldv, c);
+    else if (k <= 32)
+        launch_update<32, REPRO>(ctx, blocks, n, k, v, ldv, c);
+    else
+        launch_update<0, REPRO>(ctx, blocks, n, k, v, ldv, c);
+}
+
 }  // namespace
 
 extern "C" krill_status krill_cuda_dcgs2_dots(krill_ctx *ctx, double *partial, int64_t n, int k,
                                              const double *v, int64_t ldv, double *out)
 {
-    if (k < 0 || k > MAXC)
+    if (k < 0 || k > KRILL_DCGS2_MAX_COLS)
         return krill_error(KRILL_ERR_INTERNAL, "dcgs2_dots: %d columns (0 to %d allowed)", k,
-                           MAXC);
-    dcgs2_dots_kernel<<<krill_cuda_cgs_blocks(ctx, n), KRILL_CUDA_THREADS, 0,
-                        krill_cuda_stream(ctx)>>>(n, k, v, ldv, partial, ctx->cuda->work, out);
+                           KRILL_DCGS2_MAX_COLS);
+    if (k <= 8)
+        launch_dots<8>(ctx, partial, n, k, v, ldv, out);
+    else if (k <= 16)
+        launch_dots<16>(ctx, partial, n, k, v, ldv, out);
+    else
+        launch_dots<32>(ctx, partial, n, k, v, ldv, out);
     return krill_cuda_check_launch("dcgs2_dots_kernel");
 }
 
@@ -139,10 +222,8 @@ extern "C" krill_status krill_cuda_dcgs2_update(krill_ctx *ctx, int64_t n, int k
     if (n == 0) return KRILL_OK;
     const int blocks = krill_cuda_blocks(ctx, n);
     if (ctx->repro != KRILL_REPRO_OFF)
-        dcgs2_update_kernel<true><<<blocks, KRILL_CUDA_THREADS, 0, krill_cuda_stream(ctx)>>>(
-            n, k, v, ldv, c);
+        launch_update_any<true>(ctx, blocks, n, k, v, ldv, c);
     else
-        dcgs2_update_kernel<false><<<blocks, KRILL_CUDA_THREADS, 0, krill_cuda_stream(ctx)>>>(
-            n, k, v, ldv, c);
+        launch_update_any<false>(ctx, blocks, n, k, v, ldv, c);
     return krill_cuda_check_launch("dcgs2_update_kernel");
 }

@@ -185,9 +185,19 @@ __device__ __forceinline__ void krill_grid_sum_wide(const double (&acc)[NACC], d
     __threadfence();
     for (int a = warp; a < NACC; a += KRILL_CUDA_WARPS) {
         if (!live(a)) continue;   /* uniform over the warp */
+        /* the lane's partials b = lane, lane + 32, ... added in that order; loaded eight
+           at a time first (from L2, not a stale L1), so that their round trips overlap */
+        const double *pa = partial + (size_t)a * gridDim.x;
         double s = 0.0;
-        for (unsigned int b = lane; b < gridDim.x; b += 32)
-            s += __ldcg(&partial[(size_t)a * gridDim.x + b]);   /* from L2, not a stale L1 */
+        for (unsigned int b0 = lane; b0 < gridDim.x; b0 += 32u * 8u) {
+            double t[8];
+#pragma unroll
+            for (unsigned int m = 0; m < 8u; m++)
+                t[m] = b0 + 32u * m < gridDim.x ? __ldcg(&pa[b0 + 32u * m]) : 0.0;
+#pragma unroll
+            for (unsigned int m = 0; m < 8u; m++)
+                if (b0 + 32u * m < gridDim.x) s += t[m];
+        }
         s = krill_warp_sum(s);
         if (lane == 0) store(a, s);
     }

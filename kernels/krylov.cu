@@ -441,10 +441,10 @@ cgs_pass_kernel(int64_t n, int k, const double *__restrict__ v, int64_t ldv,
 
 }  // namespace
 
-// Blocks of a CGS pass (and of DCGS2's sweep, kernels/dcgs2.cu): KRILL_CGS_BLOCKS_PER_SM per
-// multiprocessor (33 accumulators per thread leave room for few blocks anyway; each thread
-// keeps up to k independent loads in flight, which covers the memory latency), fewer for
-// short vectors.
+// Blocks of a CGS pass: KRILL_CGS_BLOCKS_PER_SM per multiprocessor (33 accumulators per
+// thread leave room for few blocks anyway; each thread keeps up to k independent loads in
+// flight, which covers the memory latency), fewer for short vectors. DCGS2's sweep chooses
+// its own (kernels/dcgs2.cu).
 extern "C" int krill_cuda_cgs_blocks(const krill_ctx *ctx, int64_t n)
 {
     const int64_t most = (int64_t)ctx->cuda->sm_count * KRILL_CGS_BLOCKS_PER_SM;
@@ -453,9 +453,12 @@ extern "C" int krill_cuda_cgs_blocks(const krill_ctx *ctx, int64_t n)
     return blocks < 1 ? 1 : (int)blocks;
 }
 
+static_assert(CGS_NACC * KRILL_CGS_BLOCKS_PER_SM <= KRILL_SWEEP_PARTIALS_PER_SM,
+              "the CGS pass's partials must fit the sweeps' buffer");
+
 extern "C" size_t krill_cuda_cgs_partials(const krill_ctx *ctx)
 {
-    return (size_t)CGS_NACC * (size_t)ctx->cuda->sm_count * KRILL_CGS_BLOCKS_PER_SM;
+    return (size_t)KRILL_SWEEP_PARTIALS_PER_SM * (size_t)ctx->cuda->sm_count;
 }
 
 extern "C" krill_status krill_cuda_cgs_pass(krill_ctx *ctx, double *partial, int64_t n, int k,

@@ -205,6 +205,10 @@ krill_status krill_fused_gemv_n(krill_ctx *ctx, int64_t n, int k, double alpha,
  *                                                    reads k+1 vectors (+1 write with h_sub) */
 #define KRILL_CGS_MAX_COLS 32
 #define KRILL_CGS_BLOCKS_PER_SM 2
+/* Doubles of block partials per multiprocessor that the sweeps' buffer holds (ws->partial:
+ * krill_cuda_cgs_partials): at least accumulators x blocks per SM of every sweep kernel
+ * (CGS pass 33 x 2, DCGS2 19 x 4, 35 x 2, 67 x 1; static_asserts at the kernels). */
+#define KRILL_SWEEP_PARTIALS_PER_SM 76
 krill_status krill_fused_cgs_pass(krill_ctx *ctx, const krill_reduce_ws *ws, int64_t n, int k,
                                   const double *v, int64_t ldv, const double *h_sub, double *w,
                                   double *h_out, double *ss_out);
@@ -220,10 +224,10 @@ krill_status krill_fused_axpy_dot(krill_ctx *ctx, const krill_reduce_ws *ws, int
  *   out[0..k-1] = Q'u, out[k] = u'u, out[k+1] = w'u,
  *   out[k+2..2k+1] = Q'w, out[2k+2] = u'w, out[2k+3] = w'w   (out in context memory).
  * All 2k+3 sums in one pass and one reduction. On the GPU one kernel for k <=
- * KRILL_DCGS2_MAX_COLS (2k+3 <= 33 register accumulators, as the CGS pass), else one cuBLAS
- * DGEMM of the same shape. Reproducible mode: two krill_ozaki_mdot calls (u, then w).
+ * KRILL_DCGS2_MAX_COLS (2k+3 <= 67 register accumulators), else one cuBLAS DGEMM of the same
+ * shape. Reproducible mode: two krill_ozaki_mdot calls (u, then w).
  *                                                    reads k+2 vectors */
-#define KRILL_DCGS2_MAX_COLS 15
+#define KRILL_DCGS2_MAX_COLS 32
 krill_status krill_fused_dcgs2_dots(krill_ctx *ctx, const krill_reduce_ws *ws, int64_t n, int k,
                                     const double *v, int64_t ldv, double *out);
 /* DCGS2's update pass, per row i, with c (context memory, 2k+3 doubles) and the same V:

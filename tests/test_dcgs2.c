@@ -1,7 +1,7 @@
 /* DCGS2, the delayed CGS2 of GMRES and FGMRES (issue 18; solver/dcgs2.c):
  *   - its two passes (krill_fused_dcgs2_dots, krill_fused_dcgs2_update) against the plain C
- *     references below, k = 0 .. 31 columns (the GPU's fused kernel and its cuBLAS
- *     fallback), short and long vectors (threaded), plain and reproducible mode: the update
+ *     references below, k = 0 .. 40 columns (the GPU's fused kernels for up to 8, 16 and 32
+ *     columns, their edges, and the cuBLAS sweep and generic update beyond), short and long vectors (threaded), plain and reproducible mode: the update
  *     bit for bit (the GPU's plain kernel contracts: close), the sums close to the
  *     reference's, and on the CPU the same bits on 1 and 2 threads in reproducible mode;
  *   - GMRES(30) with DCGS2 takes the iterations of CGS2 within 2% (at least 1) on generated
@@ -34,6 +34,8 @@
 #define test_ctx(threads) su_test_ctx(ON_GPU, threads)
 
 /* ---- the passes against their references ----------------------------------------------- */
+
+#define TEST_MAX_K 40   /* the most columns checked */
 
 /* out = [Q u w]'[u w] (solver_impl.h's layout), each sum in index order; mag: the same
  * sums of |terms| (the scale of the rounding error) */
@@ -75,7 +77,8 @@ static void check_passes(krill_ctx *ctx, int64_t n, int k, int repro, double *go
 {
     const size_t len = (size_t)n * (size_t)(k + 2);
     double *vh = malloc(len * sizeof(double) + 8), *ref = malloc(len * sizeof(double) + 8);
-    double out[2 * 31 + 4], want[2 * 31 + 4], mag[2 * 31 + 4], ch[2 * 31 + 3];
+    double out[2 * TEST_MAX_K + 4], want[2 * TEST_MAX_K + 4], mag[2 * TEST_MAX_K + 4];
+    double ch[2 * TEST_MAX_K + 3];
     double *v, *outd, *cd;
     krill_reduce_ws red;
     int sums_ok = 1, update_ok = 1;
@@ -125,7 +128,8 @@ static void test_passes(void)
 {
     /* 20011: threaded on the CPU; 70001: several of the CPU sweep's 32768-row blocks per thread */
     static const int64_t ns[] = {0, 1, 7, 3001, 20011, 70001};
-    static const int ks[] = {0, 1, 2, 5, 15, 16, 31};     /* 15 / 16: the GPU kernel's edge */
+    /* the GPU instances' bounds 8, 16, 32 and their edges; 40: the cuBLAS sweep */
+    static const int ks[] = {0, 1, 2, 5, 8, 9, 15, 16, 17, 31, 32, 33, TEST_MAX_K};
     const int nn = (int)(sizeof ns / sizeof ns[0]), nk = (int)(sizeof ks / sizeof ks[0]);
     const int contexts = strcmp(DEVICE, "gpu") == 0 ? 1 : 2;   /* CPU: 1 and 2 threads */
     krill_ctx *ctx[2] = {test_ctx(1), contexts == 2 ? test_ctx(2) : NULL};
