@@ -17,8 +17,8 @@
  *                                                                         k + 2
  *   cgs1-cublas   CuPy's GMRES step: h = Q'w, w -= Q h by two cuBLAS DGEMVs (GPU: the
  *                 peer; it orthogonalizes once where DCGS2 does twice)   2k + 3
- *   dcgs2-step    sweep, read of the 2k + 4 sums to the host, write of the 2k + 3
- *                 coefficients, update: a whole DCGS2 step of GMRES, host round trip
+ *   dcgs2-step    sweep, read of the 2k + 4 sums to the host, update with the 2k + 3
+ *                 coefficients from the host: a whole DCGS2 step of GMRES, host round trip
  *                 included (the time the solver's breakdown counts as orthogonalization)
  *                                                                         2k + 6
  * Vectors are counted as n * 8 bytes each, every read and write once (the floor: the
@@ -28,7 +28,7 @@
  * over --runs (default 9) batches. Columns: seconds per call, GB/s, and the fraction of the
  * copy rate measured in the same run.
  *
- * The update's coefficients are 1/2 for u and w and 1e-3 for Q, so V stays bounded over the
+ * The update's coefficients are all 1 / (kmax + 3), so V stays bounded over the
  * repetitions. */
 #include <math.h>
 #include <stdlib.h>
@@ -41,6 +41,7 @@
 #define MAX_COLS 64
 #define COPY_VECTORS 16
 #define BATCH_SECONDS 0.02
+#define COEF (2 * MAX_COLS + 4)   /* where the coefficients start in dev and host */
 
 typedef struct ortho_opts {
     bench_run_opts run;
@@ -58,8 +59,8 @@ typedef struct ortho_data {
     int k;
     double *v;       /* n x (kmax + 2), context memory */
     double *copy;    /* COPY_VECTORS x n, context memory */
-    double *dev;     /* 2 MAX_COLS + 8 doubles of context memory: sums, then coefficients */
-    double host[2 * MAX_COLS + 8];
+    double *dev;     /* 2 COEF doubles of context memory: sums, then coefficients */
+    double host[2 * COEF];
 } ortho_data;
 
 typedef krill_status (*ortho_fn)(ortho_data *d);
@@ -95,24 +96,25 @@ cleanup:
 
 static krill_status do_update(ortho_data *d)
 {
-    return krill_fused_dcgs2_update(d->ctx, d->n, d->k, d->v, d->n, d->dev + MAX_COLS + 4);
+    return krill_fused_dcgs2_update(d->ctx, d->n, d->k, d->v, d->n, d->host + COEF,
+                                    d->dev + COEF);
 }
 
 static krill_status do_cgs_pass(ortho_data *d)
 {
     double *w = d->v + (size_t)(d->k + 1) * (size_t)d->n;
     return krill_fused_cgs_pass(d->ctx, &d->red, d->n, d->k, d->v, d->n,
-                                d->dev + MAX_COLS + 4, w, d->dev, d->dev + MAX_COLS);
+                                d->dev + COEF, w, d->dev, d->dev + MAX_COLS);
 }
 
 static krill_status do_step(ortho_data *d)
 {
     krill_status st = KRILL_OK;
-    double *coef = d->dev + MAX_COLS + 4;
+    double *coef = d->dev + COEF;
     KRILL_TRY(do_sweep(d));
     KRILL_TRY(krill_scalars_read(d->ctx, d->dev, d->host, 2 * d->k + 4));
-    KRILL_TRY(krill_scalars_write(d->ctx, coef, d->host + MAX_COLS + 4, 2 * d->k + 3));
-    KRILL_TRY(krill_fused_dcgs2_update(d->ctx, d->n, d->k, d->v, d->n, coef));
+    KRILL_TRY(krill_fused_dcgs2_update(d->ctx, d->n, d->k, d->v, d->n, d->host + COEF,
+                                       coef));
 cleanup:
     return st;
 }
@@ -186,7 +188,7 @@ static krill_status fill(ortho_data *d, int kmax)
 {
     krill_status st = KRILL_OK;
     const size_t count = (size_t)d->n * (size_t)(kmax + 2);
-    double *h = NULL, coef[2 * MAX_COLS + 8];
+    double *h = NULL;
     unsigned long long s = 0x9e3779b97f4a7c15ULL;
     KRILL_ALLOC(h, count);
     for (size_t i = 0; i < count; i++) {
@@ -196,11 +198,10 @@ static krill_status fill(ortho_data *d, int kmax)
     KRILL_TRY(krill_mem_upload(d->ctx, d->v, h, count * sizeof(double)));
     KRILL_TRY(krill_mem_zero(d->ctx, d->copy,
                              (size_t)COPY_VECTORS * (size_t)d->n * sizeof(double)));
-    /* the update's coefficients at dev + MAX_COLS + 4, for every k: 1e-3 each, 1/2 for u, w
-       (layout of solver_impl.h: [0, k) u's, k u's scale, [k+1, 2k+1) w's, 2k+1, 2k+2 w's) */
-    for (int i = 0; i < 2 * MAX_COLS + 4; i++) coef[i] = 1e-3;
-    KRILL_TRY(krill_scalars_write(d->ctx, d->dev + MAX_COLS + 4, coef, MAX_COLS + 4));
-    for (int i = 0; i < MAX_COLS + 4; i++) d->host[MAX_COLS + 4 + i] = 1e-3;
+    /* the coefficients (host and device): all 1 / (kmax + 3), so that each row of u and w
+       stays bounded by 1 over any number of updates */
+    for (int i = 0; i < COEF; i++) d->host[COEF + i] = 1.0 / (kmax + 3);
+    KRILL_TRY(krill_scalars_write(d->ctx, d->dev + COEF, d->host + COEF, COEF));
 cleanup:
     krill_free(h);
     return st;
@@ -243,7 +244,7 @@ int main(int argc, char **argv)
                         "V") != KRILL_OK ||
         krill_mem_alloc(d.ctx, (void **)&d.copy,
                         (size_t)COPY_VECTORS * (size_t)d.n * sizeof(double), "copy") != KRILL_OK ||
-        krill_mem_alloc(d.ctx, (void **)&d.dev, (2 * MAX_COLS + 8) * sizeof(double), "sums") !=
+        krill_mem_alloc(d.ctx, (void **)&d.dev, 2 * COEF * sizeof(double), "sums") !=
             KRILL_OK ||
         fill(&d, kmax) != KRILL_OK) {
         fprintf(stderr, "bench_ortho: %s\n", krill_last_error());

@@ -109,6 +109,9 @@ typedef struct krill_cuda {
  * across calls (krill_vec_dot, krill_csr_cuda_check and the tests use them so). */
 #define KRILL_CUDA_SLOT(ctx, k) ((ctx)->cuda->work + KRILL_CUDA_PARTIALS + (k))
 #define KRILL_CUDA_PINNED_DOUBLES 4096
+/* Device-to-host copies of at most this many bytes go through the start of `pinned`
+ * (krill_cuda_memcpy; synchronous, so they never meet another user of it). */
+#define KRILL_CUDA_BOUNCE_BYTES 8192
 
 /* ---- communicator ----------------------------------------------------------------------
  * What a context on several processes needs from MPI, as a table that dist/ fills

@@ -13,6 +13,7 @@
 #include <cublas_v2.h>
 #include <cusparse.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "kernels/kernels_impl.cuh"
 
@@ -232,6 +233,13 @@ extern "C" void krill_cuda_free(krill_ctx *ctx, void *p)
  * queued on the context's stream behind the work already there. A host -> device copy from
  * pageable memory has read the source when it returns; from page-locked memory the source
  * must stay unchanged until the stream reaches the copy (krill_cuda_sync). */
+/* Whether [p, p + bytes) overlaps the context's page-locked buffer. */
+static bool pinned_holds(const krill_ctx *ctx, const void *p, size_t bytes)
+{
+    const char *a = (const char *)ctx->cuda->pinned, *b = (const char *)p;
+    return b < a + KRILL_CUDA_PINNED_DOUBLES * sizeof(double) && a < b + bytes;
+}
+
 extern "C" krill_status krill_cuda_memcpy(krill_ctx *ctx, void *dst, const void *src, size_t bytes,
                                           int kind)
 {
@@ -246,8 +254,18 @@ extern "C" krill_status krill_cuda_memcpy(krill_ctx *ctx, void *dst, const void 
         goto cleanup;
     }
     if (bytes == 0) goto cleanup;
-    err = cudaMemcpyAsync(dst, src, bytes, kinds[kind], krill_cuda_stream(ctx));
-    if (err == cudaSuccess && kind == 1) err = cudaStreamSynchronize(krill_cuda_stream(ctx));
+    if (kind == 1 && bytes <= KRILL_CUDA_BOUNCE_BYTES && ctx->cuda->pinned &&
+        !pinned_holds(ctx, dst, bytes)) {
+        /* a small read (the solvers' sums): through the context's page-locked buffer, which
+           the copy engine writes directly; a pageable destination would add the driver's
+           own staging to every iteration's round trip */
+        err = cudaMemcpyAsync(ctx->cuda->pinned, src, bytes, kinds[kind], krill_cuda_stream(ctx));
+        if (err == cudaSuccess) err = cudaStreamSynchronize(krill_cuda_stream(ctx));
+        if (err == cudaSuccess) memcpy(dst, ctx->cuda->pinned, bytes);
+    } else {
+        err = cudaMemcpyAsync(dst, src, bytes, kinds[kind], krill_cuda_stream(ctx));
+        if (err == cudaSuccess && kind == 1) err = cudaStreamSynchronize(krill_cuda_stream(ctx));
+    }
     if (err != cudaSuccess) {
         (void)cudaGetLastError();
         st = krill_error(KRILL_ERR_DEVICE, "copying %zu bytes %s failed: %s (%s)", bytes,

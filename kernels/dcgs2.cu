@@ -10,8 +10,8 @@
 //                 accumulators would not stay in registers; krill_cuda_dcgs2_gemm (cuBLAS,
 //                 kernels/krylov.cu) takes over.
 //   dcgs2_update  per row: u_i <- c[k] u_i + sum_j c[j] v_ij, then w_i <- c[2k+2] w_i +
-//                 sum_j c[k+1+j] v_ij + c[2k+1] u_i (the new u_i). The coefficients are
-//                 staged in shared memory once per block.
+//                 sum_j c[k+1+j] v_ij + c[2k+1] u_i (the new u_i). The coefficients
+//                 travel as kernel parameters (k <= 32: no copy before the launch).
 //                 Traffic: k + 2 reads, 2 writes.
 //
 // Both kernels are instantiated for a column bound C of 8, 16 or 32 (the smallest that
@@ -31,8 +31,10 @@
 //
 // dcgs2_dots sums as cgs_pass_kernel does (kernels/krylov.cu): rows in order per thread, a
 // fixed warp tree, block partials in krill_cuda_cgs_partials(ctx) doubles, the last block
-// adding them in block order over dcgs2_blocks(ctx, n, C) blocks: the same GPU gives the
-// same bits.
+// adding them in block order over the grid of krill_cuda_sweep_blocks: the same GPU gives
+// the same bits.
+#include <string.h>
+
 #include "kernels/kernels_impl.cuh"
 #include "ozaki/ozaki_math.h"
 #include "solver/solver_impl.h"
@@ -50,14 +52,6 @@ static_assert(n_acc(8) * blocks_per_sm(8) <= KRILL_SWEEP_PARTIALS_PER_SM &&
                   n_acc(16) * blocks_per_sm(16) <= KRILL_SWEEP_PARTIALS_PER_SM &&
                   n_acc(32) * blocks_per_sm(32) <= KRILL_SWEEP_PARTIALS_PER_SM,
               "DCGS2's partials must fit the sweeps' buffer (krill_cuda_cgs_partials)");
-
-int dcgs2_blocks(const krill_ctx *ctx, int64_t n, int c)
-{
-    const int64_t most = (int64_t)ctx->cuda->sm_count * blocks_per_sm(c);
-    const int64_t need = (n + KRILL_CUDA_THREADS - 1) / KRILL_CUDA_THREADS;
-    const int64_t blocks = need < most ? need : most;
-    return blocks < 1 ? 1 : (int)blocks;
-}
 
 template <int C>
 __global__ void __launch_bounds__(KRILL_CUDA_THREADS, blocks_per_sm(C))
@@ -107,22 +101,23 @@ dcgs2_dots_kernel(int64_t n, int k, const double *__restrict__ v, int64_t ldv,
     krill_grid_sum_wide<NACC>(acc, partial, work, live, store);
 }
 
+// The update's 2k + 3 coefficients passed by value (kernel parameters: no copy to the
+// device before the launch, and every thread reads them from the constant bank).
+struct dcgs2_coefs {
+    double c[2 * KRILL_DCGS2_MAX_COLS + 3];
+};
+
 // One thread per row (grid-stride). Q's columns are only read, u and w only by their own
-// row's thread. C == 0: any k, the loop over columns not unrolled (restarts beyond 32).
+// row's thread. C > 0: the coefficients in cf (c unused), the loop over columns unrolled to
+// C; C == 0: any k, the coefficients in device memory at c (restarts beyond 32).
 template <int C, bool REPRO>
 __global__ void dcgs2_update_kernel(int64_t n, int k, double *v, int64_t ldv,
-                                    const double *__restrict__ c)
+                                    const dcgs2_coefs cf, const double *__restrict__ c)
 {
-    __shared__ double coef[C > 0 ? 2 * C : 1];   // C > 0: [0, k) for u's sums, [k, 2k) w's
     double *u = v + (int64_t)k * ldv, *w = u + ldv;
-    const double cu = __ldg(&c[k]), cq = __ldg(&c[2 * k + 1]), cw = __ldg(&c[2 * k + 2]);
-    if (C > 0) {
-        for (int j = threadIdx.x; j < k; j += blockDim.x) {
-            coef[j] = c[j];
-            coef[k + j] = c[k + 1 + j];
-        }
-        __syncthreads();
-    }
+    const double cu = C > 0 ? cf.c[k] : __ldg(&c[k]);
+    const double cq = C > 0 ? cf.c[2 * k + 1] : __ldg(&c[2 * k + 1]);
+    const double cw = C > 0 ? cf.c[2 * k + 2] : __ldg(&c[2 * k + 2]);
     const int64_t stride = (int64_t)gridDim.x * blockDim.x;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
         double ui = u[i], wi = w[i];
@@ -140,12 +135,13 @@ __global__ void dcgs2_update_kernel(int64_t n, int k, double *v, int64_t ldv,
 #pragma unroll
             for (int j = 0; j < C; j++) {
                 if (j < k) {
+                    const double su = cf.c[j], sw = cf.c[k + 1 + j];
                     if (REPRO) {
-                        ui = KRILL_OZ_ADD(ui, KRILL_OZ_MUL(coef[j], q[j]));
-                        wi = KRILL_OZ_ADD(wi, KRILL_OZ_MUL(coef[k + j], q[j]));
+                        ui = KRILL_OZ_ADD(ui, KRILL_OZ_MUL(su, q[j]));
+                        wi = KRILL_OZ_ADD(wi, KRILL_OZ_MUL(sw, q[j]));
                     } else {
-                        ui += coef[j] * q[j];
-                        wi += coef[k + j] * q[j];
+                        ui += su * q[j];
+                        wi += sw * q[j];
                     }
                 }
             }
@@ -173,30 +169,31 @@ template <int C>
 void launch_dots(krill_ctx *ctx, double *partial, int64_t n, int k, const double *v,
                  int64_t ldv, double *out)
 {
-    dcgs2_dots_kernel<C><<<dcgs2_blocks(ctx, n, C), KRILL_CUDA_THREADS, 0,
-                           krill_cuda_stream(ctx)>>>(n, k, v, ldv, partial, ctx->cuda->work, out);
+    const int blocks = krill_cuda_sweep_blocks(ctx, n, blocks_per_sm(C));
+    dcgs2_dots_kernel<C><<<blocks, KRILL_CUDA_THREADS, 0, krill_cuda_stream(ctx)>>>(
+        n, k, v, ldv, partial, ctx->cuda->work, out);
 }
 
 template <int C, bool REPRO>
 void launch_update(krill_ctx *ctx, int blocks, int64_t n, int k, double *v, int64_t ldv,
-                   const double *c)
+                   const dcgs2_coefs &cf, const double *c)
 {
     dcgs2_update_kernel<C, REPRO><<<blocks, KRILL_CUDA_THREADS, 0, krill_cuda_stream(ctx)>>>(
-        n, k, v, ldv, c);
+        n, k, v, ldv, cf, c);
 }
 
 template <bool REPRO>
 void launch_update_any(krill_ctx *ctx, int blocks, int64_t n, int k, double *v, int64_t ldv,
-                       const double *c)
+                       const dcgs2_coefs &cf, const double *c)
 {
     if (k <= 8)
-        launch_update<8, REPRO>(ctx, blocks, n, k, v, ldv, c);
+        launch_update<8, REPRO>(ctx, blocks, n, k, v, ldv, cf, c);
     else if (k <= 16)
-        launch_update<16, REPRO>(ctx, blocks, n, k, v, ldv, c);
+        launch_update<16, REPRO>(ctx, blocks, n, k, v, ldv, cf, c);
     else if (k <= 32)
-        launch_update<32, REPRO>(ctx, blocks, n, k, v, ldv, c);
+        launch_update<32, REPRO>(ctx, blocks, n, k, v, ldv, cf, c);
     else
-        launch_update<0, REPRO>(ctx, blocks, n, k, v, ldv, c);
+        launch_update<0, REPRO>(ctx, blocks, n, k, v, ldv, cf, c);
 }
 
 }  // namespace
@@ -217,13 +214,24 @@ extern "C" krill_status krill_cuda_dcgs2_dots(krill_ctx *ctx, double *partial, i
 }
 
 extern "C" krill_status krill_cuda_dcgs2_update(krill_ctx *ctx, int64_t n, int k, double *v,
-                                               int64_t ldv, const double *c)
+                                               int64_t ldv, const double *c, double *c_dev)
 {
-    if (n == 0) return KRILL_OK;
+    krill_status st = KRILL_OK;
+    dcgs2_coefs cf;
     const int blocks = krill_cuda_blocks(ctx, n);
+    if (n == 0) goto cleanup;
+    if (k <= KRILL_DCGS2_MAX_COLS) {
+        memcpy(cf.c, c, (size_t)(2 * k + 3) * sizeof(double));
+        c_dev = NULL;
+    } else {
+        memset(&cf, 0, sizeof cf);
+        KRILL_TRY(krill_scalars_write(ctx, c_dev, c, 2 * k + 3));
+    }
     if (ctx->repro != KRILL_REPRO_OFF)
-        launch_update_any<true>(ctx, blocks, n, k, v, ldv, c);
+        launch_update_any<true>(ctx, blocks, n, k, v, ldv, cf, c_dev);
     else
-        launch_update_any<false>(ctx, blocks, n, k, v, ldv, c);
-    return krill_cuda_check_launch("dcgs2_update_kernel");
+        launch_update_any<false>(ctx, blocks, n, k, v, ldv, cf, c_dev);
+    st = krill_cuda_check_launch("dcgs2_update_kernel");
+cleanup:
+    return st;
 }

@@ -74,6 +74,17 @@ static inline int krill_cuda_blocks(const krill_ctx *ctx, int64_t items)
     return blocks < 1 ? 1 : (int)blocks;
 }
 
+/* Blocks of a sweep kernel that keeps per_sm blocks on each multiprocessor (its registers
+ * allow no more), fewer for short vectors: the grid of the CGS and DCGS2 sweeps, whose block
+ * partials fit krill_cuda_cgs_partials(ctx) (KRILL_SWEEP_PARTIALS_PER_SM per SM). */
+static inline int krill_cuda_sweep_blocks(const krill_ctx *ctx, int64_t n, int per_sm)
+{
+    const int64_t most = (int64_t)ctx->cuda->sm_count * per_sm;
+    const int64_t need = (n + KRILL_CUDA_THREADS - 1) / KRILL_CUDA_THREADS;
+    const int64_t blocks = need < most ? need : most;
+    return blocks < 1 ? 1 : (int)blocks;
+}
+
 /* ---- device side -------------------------------------------------------------------- */
 
 /* Sum of v over the 32 lanes of a warp (all lanes must call it); lane 0 gets the sum.

@@ -24,8 +24,8 @@
 //                 w_i -= V_i: h_sub (optional), then h_out += V_i:' w_i and ss += w_i^2 with
 //                 the new w_i. Row i's update needs only row i, so the projection of one
 //                 Gram-Schmidt pass and the dot products of the next share one read of V
-//                 (the second read of V_i: hits L1: a thread re-reads the k values it has
-//                 just loaded). Traffic: k + 1 reads, + 1 write with h_sub.
+//                 (V_i: is loaded once into registers). Traffic: k + 1 reads, + 1 write
+//                 with h_sub.
 //   gemv_t/gemv_n cuBLAS Dgemv on the contiguous n x k block of Krylov vectors (CGS2
 //                 with more than KRILL_CGS_MAX_COLS columns; GMRES's solution update).
 //   dcgs2_gemm    cuBLAS Dgemm: DCGS2's 2k + 3 sums beyond KRILL_DCGS2_MAX_COLS columns
@@ -392,69 +392,89 @@ extern "C" krill_status krill_cuda_pipecg_update(krill_ctx *ctx, int64_t n, int 
 
 namespace {
 
-// Accumulator KRILL_CGS_MAX_COLS holds w'w; accumulators c < k hold V[:, c]'w.
-#define CGS_NACC (KRILL_CGS_MAX_COLS + 1)
+// Instances for a column bound C of 8, 16 or 32 (the smallest that holds k), as DCGS2's
+// sweep (kernels/dcgs2.cu): row i's k values of V are loaded once into registers, before
+// the first is needed, and serve both the subtraction and the dot products (the row is
+// read once from memory: k + 1 reads, + 1 write with h_sub). Accumulator C holds w'w,
+// accumulators c < k hold V[:, c]'w. C = 32 holds 33 accumulators and 32 loads: one block
+// of 256 threads per multiprocessor.
+__host__ __device__ constexpr int cgs_blocks_per_sm(int c)
+{
+    return c <= 8 ? 3 : c <= 16 ? 2 : 1;
+}
+static_assert(9 * cgs_blocks_per_sm(8) <= KRILL_SWEEP_PARTIALS_PER_SM &&
+                  17 * cgs_blocks_per_sm(16) <= KRILL_SWEEP_PARTIALS_PER_SM &&
+                  33 * cgs_blocks_per_sm(32) <= KRILL_SWEEP_PARTIALS_PER_SM,
+              "the CGS pass's partials must fit the sweeps' buffer");
+static_assert(KRILL_CGS_MAX_COLS == 32, "the instances below stop at 32 columns");
 
 // One CGS pass (see the file comment). Sums: each thread accumulates its rows in order,
 // each block adds its threads warp by warp in a fixed tree and stores its partials at
 // partial[c * gridDim.x + block]; the last block (atomic counter in the context's
 // workspace) adds the partials of each accumulator in block order, one warp per
 // accumulator. The order depends only on the grid, so the same GPU gives the same bits.
-template <bool SUB, bool HOUT>
-__global__ void __launch_bounds__(KRILL_CUDA_THREADS, KRILL_CGS_BLOCKS_PER_SM)
+template <int C, bool SUB, bool HOUT>
+__global__ void __launch_bounds__(KRILL_CUDA_THREADS, cgs_blocks_per_sm(C))
 cgs_pass_kernel(int64_t n, int k, const double *__restrict__ v, int64_t ldv,
                 const double *__restrict__ h_sub, double *__restrict__ w,
                 double *__restrict__ partial, double *work, double *__restrict__ h_out,
                 double *__restrict__ ss_out)
 {
-    __shared__ double hs[KRILL_CGS_MAX_COLS];
+    constexpr int NACC = C + 1;
+    __shared__ double hs[C];
     if (SUB && threadIdx.x < k) hs[threadIdx.x] = h_sub[threadIdx.x];
     __syncthreads();
 
-    double acc[CGS_NACC];
+    double acc[NACC];
 #pragma unroll
-    for (int c = 0; c < CGS_NACC; c++) acc[c] = 0.0;
+    for (int c = 0; c < NACC; c++) acc[c] = 0.0;
     const int64_t stride = (int64_t)gridDim.x * blockDim.x;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
-        double wi = w[i];
+        double wi = w[i], q[C];
+#pragma unroll
+        for (int c = 0; c < C; c++) q[c] = c < k ? __ldg(&v[i + c * ldv]) : 0.0;
         if (SUB) {
 #pragma unroll
-            for (int c = 0; c < KRILL_CGS_MAX_COLS; c++)
-                if (c < k) wi -= __ldg(&v[i + c * ldv]) * hs[c];
+            for (int c = 0; c < C; c++)
+                if (c < k) wi -= q[c] * hs[c];
             w[i] = wi;
         }
         if (HOUT) {
 #pragma unroll
-            for (int c = 0; c < KRILL_CGS_MAX_COLS; c++)
-                if (c < k) acc[c] += __ldca(&v[i + c * ldv]) * wi;   // L1 hit after SUB
+            for (int c = 0; c < C; c++)
+                if (c < k) acc[c] += q[c] * wi;
         }
-        acc[KRILL_CGS_MAX_COLS] += wi * wi;
+        acc[C] += wi * wi;
     }
 
-    const auto live = [k](int c) { return c == KRILL_CGS_MAX_COLS || (HOUT && c < k); };
+    const auto live = [k](int c) { return c == C || (HOUT && c < k); };
     const auto store = [h_out, ss_out](int c, double s) {
-        if (c < KRILL_CGS_MAX_COLS) h_out[c] = s;
+        if (c < C) h_out[c] = s;
         else if (ss_out) *ss_out = s;
     };
-    krill_grid_sum_wide<CGS_NACC>(acc, partial, work, live, store);
+    krill_grid_sum_wide<NACC>(acc, partial, work, live, store);
+}
+
+template <int C>
+void launch_cgs_pass(krill_ctx *ctx, double *partial, int64_t n, int k, const double *v,
+                     int64_t ldv, const double *h_sub, double *w, double *h_out,
+                     double *ss_out)
+{
+    const int blocks = krill_cuda_sweep_blocks(ctx, n, cgs_blocks_per_sm(C));
+    cudaStream_t s = krill_cuda_stream(ctx);
+    double *work = ctx->cuda->work;
+    if (h_sub && h_out)
+        cgs_pass_kernel<C, true, true><<<blocks, KRILL_CUDA_THREADS, 0, s>>>(
+            n, k, v, ldv, h_sub, w, partial, work, h_out, ss_out);
+    else if (h_sub)
+        cgs_pass_kernel<C, true, false><<<blocks, KRILL_CUDA_THREADS, 0, s>>>(
+            n, k, v, ldv, h_sub, w, partial, work, h_out, ss_out);
+    else
+        cgs_pass_kernel<C, false, true><<<blocks, KRILL_CUDA_THREADS, 0, s>>>(
+            n, k, v, ldv, h_sub, w, partial, work, h_out, ss_out);
 }
 
 }  // namespace
-
-// Blocks of a CGS pass: KRILL_CGS_BLOCKS_PER_SM per multiprocessor (33 accumulators per
-// thread leave room for few blocks anyway; each thread keeps up to k independent loads in
-// flight, which covers the memory latency), fewer for short vectors. DCGS2's sweep chooses
-// its own (kernels/dcgs2.cu).
-extern "C" int krill_cuda_cgs_blocks(const krill_ctx *ctx, int64_t n)
-{
-    const int64_t most = (int64_t)ctx->cuda->sm_count * KRILL_CGS_BLOCKS_PER_SM;
-    const int64_t need = (n + KRILL_CUDA_THREADS - 1) / KRILL_CUDA_THREADS;
-    const int64_t blocks = need < most ? need : most;
-    return blocks < 1 ? 1 : (int)blocks;
-}
-
-static_assert(CGS_NACC * KRILL_CGS_BLOCKS_PER_SM <= KRILL_SWEEP_PARTIALS_PER_SM,
-              "the CGS pass's partials must fit the sweeps' buffer");
 
 extern "C" size_t krill_cuda_cgs_partials(const krill_ctx *ctx)
 {
@@ -465,22 +485,16 @@ extern "C" krill_status krill_cuda_cgs_pass(krill_ctx *ctx, double *partial, int
                                             const double *v, int64_t ldv, const double *h_sub,
                                             double *w, double *h_out, double *ss_out)
 {
-    const int blocks = krill_cuda_cgs_blocks(ctx, n);
-    cudaStream_t s = krill_cuda_stream(ctx);
-    double *work = ctx->cuda->work;
     if (k < 1 || k > KRILL_CGS_MAX_COLS || (!h_sub && !h_out))
         return krill_error(KRILL_ERR_INTERNAL, "cgs_pass: %d columns (1 to %d allowed), "
                            "h_sub %s, h_out %s", k, KRILL_CGS_MAX_COLS, h_sub ? "set" : "NULL",
                            h_out ? "set" : "NULL");
-    if (h_sub && h_out)
-        cgs_pass_kernel<true, true><<<blocks, KRILL_CUDA_THREADS, 0, s>>>(
-            n, k, v, ldv, h_sub, w, partial, work, h_out, ss_out);
-    else if (h_sub)
-        cgs_pass_kernel<true, false><<<blocks, KRILL_CUDA_THREADS, 0, s>>>(
-            n, k, v, ldv, h_sub, w, partial, work, h_out, ss_out);
+    if (k <= 8)
+        launch_cgs_pass<8>(ctx, partial, n, k, v, ldv, h_sub, w, h_out, ss_out);
+    else if (k <= 16)
+        launch_cgs_pass<16>(ctx, partial, n, k, v, ldv, h_sub, w, h_out, ss_out);
     else
-        cgs_pass_kernel<false, true><<<blocks, KRILL_CUDA_THREADS, 0, s>>>(
-            n, k, v, ldv, h_sub, w, partial, work, h_out, ss_out);
+        launch_cgs_pass<32>(ctx, partial, n, k, v, ldv, h_sub, w, h_out, ss_out);
     return krill_cuda_check_launch("cgs_pass_kernel");
 }
 

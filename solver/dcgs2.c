@@ -48,7 +48,8 @@
  * GMRES(m): sum_{j<m} (2j + 6) + m + 1 = m^2 + 6m + 1 vectors, against CGS2's
  * sum_{j<m} (3j + 10) = (3m^2 + 17m) / 2: at m = 30, 1081 against 1605 (0.67x). The normalization of u_{j+1} is fused into the update (CGS2
  * scales w in a pass of its own). On the GPU the host reads 2j + 4 doubles (one
- * synchronization, as CGS2) and writes the 2j + 3 coefficients back per iteration.
+ * synchronization, as CGS2) and passes the 2j + 3 coefficients to the update kernel as its
+ * parameters (no copy; restarts beyond 33 copy them to the device).
  * Reproducible mode: the sweep is two Ozaki multi-dots ([Q u w]'u and [Q u w]'w, each a
  * statistics and a products pass over j + 3 vectors: 4j + 12) and the update the same pass
  * without contraction: 5j + 16 per iteration (CGS2: 6j + 20); every host step reads only
@@ -169,8 +170,7 @@ cleanup:
 krill_status krill_dcgs2_update(const krill_solve_problem *p, krill_dcgs2 *d, double *v, int j)
 {
     krill_status st = KRILL_OK;
-    KRILL_TRY(krill_scalars_write(p->ctx, d->coef, d->hcoef, 2 * j + 3));
-    KRILL_TRY(krill_fused_dcgs2_update(p->ctx, p->n, j, v, p->n, d->coef));
+    KRILL_TRY(krill_fused_dcgs2_update(p->ctx, p->n, j, v, p->n, d->hcoef, d->coef));
 cleanup:
     return st;
 }

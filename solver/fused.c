@@ -452,11 +452,12 @@ static void update2_rows(int64_t lo, int64_t hi, int k, const double *v, int64_t
  * columns by four keeps each element's sequence of roundings); per block of rows, u's block
  * is finished before w's reads it. */
 krill_status krill_fused_dcgs2_update(krill_ctx *ctx, int64_t n, int k, double *v, int64_t ldv,
-                                      const double *c)
+                                      const double *c, double *c_dev)
 {
 #ifdef KRILL_HAVE_CUDA
-    if (krill_on_gpu(ctx)) return krill_cuda_dcgs2_update(ctx, n, k, v, ldv, c);
+    if (krill_on_gpu(ctx)) return krill_cuda_dcgs2_update(ctx, n, k, v, ldv, c, c_dev);
 #endif
+    (void)c_dev;
     double *u = v + (size_t)k * (size_t)ldv, *w = u + ldv;
 #pragma omp parallel num_threads(krill_fused_threads(ctx)) if (n >= KRILL_FUSED_PARALLEL_MIN)
     {

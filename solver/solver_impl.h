@@ -204,10 +204,10 @@ krill_status krill_fused_gemv_n(krill_ctx *ctx, int64_t n, int k, double alpha,
  * (a register-held accumulator per column); above that, cuBLAS GEMVs and a dot.
  *                                                    reads k+1 vectors (+1 write with h_sub) */
 #define KRILL_CGS_MAX_COLS 32
-#define KRILL_CGS_BLOCKS_PER_SM 2
 /* Doubles of block partials per multiprocessor that the sweeps' buffer holds (ws->partial:
  * krill_cuda_cgs_partials): at least accumulators x blocks per SM of every sweep kernel
- * (CGS pass 33 x 2, DCGS2 19 x 4, 35 x 2, 67 x 1; static_asserts at the kernels). */
+ * (CGS pass 9 x 3, 17 x 2, 33 x 1; DCGS2 19 x 3, 35 x 2, 67 x 1; static_asserts at the
+ * kernels). */
 #define KRILL_SWEEP_PARTIALS_PER_SM 76
 krill_status krill_fused_cgs_pass(krill_ctx *ctx, const krill_reduce_ws *ws, int64_t n, int k,
                                   const double *v, int64_t ldv, const double *h_sub, double *w,
@@ -230,19 +230,19 @@ krill_status krill_fused_axpy_dot(krill_ctx *ctx, const krill_reduce_ws *ws, int
 #define KRILL_DCGS2_MAX_COLS 32
 krill_status krill_fused_dcgs2_dots(krill_ctx *ctx, const krill_reduce_ws *ws, int64_t n, int k,
                                     const double *v, int64_t ldv, double *out);
-/* DCGS2's update pass, per row i, with c (context memory, 2k+3 doubles) and the same V:
+/* DCGS2's update pass, per row i, with c (host memory, 2k+3 doubles) and the same V:
  *   u_i <- c[k] u_i, then u_i <- u_i + c[j] v_ij for j = 0..k-1,
  *   w_i <- c[2k+2] w_i, then w_i <- w_i + c[k+1+j] v_ij for j = 0..k-1,
  *          then w_i <- w_i + c[2k+1] u_i with the new u_i,
  * every product and sum rounded (the reproducible order; the plain GPU kernel contracts).
+ * On the GPU c goes to the kernel as its parameters (k <= KRILL_DCGS2_MAX_COLS), else it is
+ * copied to c_dev (context memory, 2k+3 doubles; unused otherwise and on the CPU).
  *                                                    reads k+2 vectors, writes 2 */
 krill_status krill_fused_dcgs2_update(krill_ctx *ctx, int64_t n, int k, double *v, int64_t ldv,
-                                      const double *c);
+                                      const double *c, double *c_dev);
 
 #ifdef KRILL_HAVE_CUDA
 size_t krill_cuda_cgs_partials(const krill_ctx *ctx);
-/* the grid of the CGS and DCGS2 sweeps (kernels/krylov.cu) */
-int krill_cuda_cgs_blocks(const krill_ctx *ctx, int64_t n);
 /* k <= KRILL_DCGS2_MAX_COLS; partial: krill_cuda_cgs_partials(ctx) doubles */
 krill_status krill_cuda_dcgs2_dots(krill_ctx *ctx, double *partial, int64_t n, int k,
                                    const double *v, int64_t ldv, double *out);
@@ -251,7 +251,7 @@ krill_status krill_cuda_dcgs2_gemm(krill_ctx *ctx, int64_t n, int k, const doubl
                                    int64_t ldv, double *out);
 /* without contraction in reproducible mode (ctx->repro) */
 krill_status krill_cuda_dcgs2_update(krill_ctx *ctx, int64_t n, int k, double *v, int64_t ldv,
-                                     const double *c);
+                                     const double *c, double *c_dev);
 /* krill_fused_gemv_n's element order on the GPU (reproducible mode), no cuBLAS */
 krill_status krill_cuda_gemv_n_repro(krill_ctx *ctx, int64_t n, int k, double alpha,
                                      const double *v, int64_t ldv, const double *h, double beta,

@@ -96,7 +96,7 @@ static void check_passes(krill_ctx *ctx, int64_t n, int k, int repro, double *go
     for (int i = 0; i < 2 * k + 4; i++)
         if (!(fabs(out[i] - want[i]) <= 1e-13 * mag[i])) sums_ok = 0;
     CHECK(sums_ok);
-    CHECK_OK(krill_fused_dcgs2_update(ctx, n, k, v, n, cd));
+    CHECK_OK(krill_fused_dcgs2_update(ctx, n, k, v, n, ch, cd));
     CHECK_OK(krill_mem_download(ctx, got, v + (size_t)k * (size_t)n,
                                 2 * (size_t)n * sizeof(double)));
     ref_update(n, k, ref, ch);
