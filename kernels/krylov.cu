@@ -396,15 +396,15 @@ namespace {
 // sweep (kernels/dcgs2.cu): row i's k values of V are loaded once into registers, before
 // the first is needed, and serve both the subtraction and the dot products (the row is
 // read once from memory: k + 1 reads, + 1 write with h_sub). Accumulator C holds w'w,
-// accumulators c < k hold V[:, c]'w. C = 32 holds 33 accumulators and 32 loads: one block
-// of 256 threads per multiprocessor.
-__host__ __device__ constexpr int cgs_blocks_per_sm(int c)
+// accumulators c < k hold V[:, c]'w. C = 32 with the sums holds 33 accumulators and 32
+// loads: one block of 256 threads per multiprocessor; the subtraction alone, two.
+__host__ __device__ constexpr int cgs_blocks_per_sm(int c, bool hout)
 {
-    return c <= 8 ? 3 : c <= 16 ? 2 : 1;
+    return c <= 8 ? 3 : c <= 16 || !hout ? 2 : 1;
 }
-static_assert(9 * cgs_blocks_per_sm(8) <= KRILL_SWEEP_PARTIALS_PER_SM &&
-                  17 * cgs_blocks_per_sm(16) <= KRILL_SWEEP_PARTIALS_PER_SM &&
-                  33 * cgs_blocks_per_sm(32) <= KRILL_SWEEP_PARTIALS_PER_SM,
+static_assert(9 * cgs_blocks_per_sm(8, true) <= KRILL_SWEEP_PARTIALS_PER_SM &&
+                  17 * cgs_blocks_per_sm(16, true) <= KRILL_SWEEP_PARTIALS_PER_SM &&
+                  33 * cgs_blocks_per_sm(32, false) <= KRILL_SWEEP_PARTIALS_PER_SM,
               "the CGS pass's partials must fit the sweeps' buffer");
 static_assert(KRILL_CGS_MAX_COLS == 32, "the instances below stop at 32 columns");
 
@@ -414,7 +414,7 @@ static_assert(KRILL_CGS_MAX_COLS == 32, "the instances below stop at 32 columns"
 // workspace) adds the partials of each accumulator in block order, one warp per
 // accumulator. The order depends only on the grid, so the same GPU gives the same bits.
 template <int C, bool SUB, bool HOUT>
-__global__ void __launch_bounds__(KRILL_CUDA_THREADS, cgs_blocks_per_sm(C))
+__global__ void __launch_bounds__(KRILL_CUDA_THREADS, cgs_blocks_per_sm(C, HOUT))
 cgs_pass_kernel(int64_t n, int k, const double *__restrict__ v, int64_t ldv,
                 const double *__restrict__ h_sub, double *__restrict__ w,
                 double *__restrict__ partial, double *work, double *__restrict__ h_out,
@@ -460,7 +460,7 @@ void launch_cgs_pass(krill_ctx *ctx, double *partial, int64_t n, int k, const do
                      int64_t ldv, const double *h_sub, double *w, double *h_out,
                      double *ss_out)
 {
-    const int blocks = krill_cuda_sweep_blocks(ctx, n, cgs_blocks_per_sm(C));
+    const int blocks = krill_cuda_sweep_blocks(ctx, n, cgs_blocks_per_sm(C, h_out != NULL));
     cudaStream_t s = krill_cuda_stream(ctx);
     double *work = ctx->cuda->work;
     if (h_sub && h_out)
