@@ -35,6 +35,12 @@
  * updates y (csr_long_rows_kernel). The forced variants ("scalar", "vector", "vector:N") run
  * the plain paper kernels, whatever the rows, so that they can be compared as such.
  *
+ * Tried and dropped (2026-11-28, H100, `bench_spmv --device gpu --formats csr` on the paper
+ * matrices, poisson3d:160 and elasticity3d:160,64,64, old and new binaries alternating): a
+ * lane issuing four rounds of loads before adding, with the next row's offsets loaded during
+ * the current row: elasticity3d 906 us against 836 (slower), rand100 196 against 203,
+ * the others within 1%.
+ *
  * Memory traffic of one SpMV: 12 nnz + 4 (n + 1) bytes of matrix, the x entries the columns
  * touch, y written (and read when beta != 0). spmv_dot adds nothing: the dot x'y is formed
  * from y_r in the register that writes it (and x_r, from cache for most matrices). */
@@ -84,18 +90,10 @@ struct csr_gpu {
 
 /* ---- kernels ------------------------------------------------------------------------- */
 
-/* Rounds of loads a lane issues together in csr_rows_kernel: its next CSR_ROUNDS entries
- * (columns and values, then the x they name) are all in flight before the first is added.
- * With one round at a time, each entry cost two dependent memory latencies (the column,
- * then x) per lane; a 3-D elasticity row of 81 entries on 32 lanes is 2-3 rounds. */
-constexpr int CSR_ROUNDS = 4;
-
 /* y_r = alpha * (A x)_r + beta * y_r (beta == 0: y_r not read) for the rows with at most
  * long_min entries; with DOT also *xy = sum_r x_r y_r over those rows (the caller passes
  * alpha = 1, beta = 0 and no long rows). Sub-warps of L lanes take rows cyclically; the
- * loop test depends only on the warp, so every lane reaches every shuffle. A lane adds its
- * entries k = begin + sublane, + L, ... in that order (the bits do not depend on
- * CSR_ROUNDS); the offsets of its next row are loaded while the current one is summed. */
+ * loop test depends only on the warp, so every lane reaches every shuffle. */
 template <int L, typename I, bool DOT>
 __global__ void __launch_bounds__(KRILL_CUDA_THREADS)
 csr_rows_kernel(int64_t n_rows, const I *__restrict__ row_ptr, const int32_t *__restrict__ col,
@@ -107,36 +105,21 @@ csr_rows_kernel(int64_t n_rows, const I *__restrict__ row_ptr, const int32_t *__
     const int lane = threadIdx.x & 31;
     const int sub = lane / L, sublane = lane % L;
     const int64_t warp = ((int64_t)blockIdx.x * KRILL_CUDA_THREADS + threadIdx.x) / 32;
-    const int64_t step = (int64_t)gridDim.x * KRILL_CUDA_WARPS * rows_per_warp;
+    const int64_t warps = (int64_t)gridDim.x * KRILL_CUDA_WARPS;
     double dot[1] = {0.0};
-    int64_t first = warp * rows_per_warp, next_begin = 0, next_end = 0;
-    if (first + sub < n_rows) {
-        next_begin = row_ptr[first + sub];
-        next_end = row_ptr[first + sub + 1];
-    }
-    for (; first < n_rows; first += step) {
-        const int64_t r = first + sub, begin = next_begin, end = next_end;
-        const bool mine = r < n_rows && end - begin <= long_min;
-        next_begin = next_end = 0;
-        if (r + step < n_rows) {
-            next_begin = row_ptr[r + step];
-            next_end = row_ptr[r + step + 1];
+    for (int64_t first = warp * rows_per_warp; first < n_rows; first += warps * rows_per_warp) {
+        const int64_t r = first + sub;
+        bool mine = r < n_rows;
+        int64_t begin = 0, end = 0;
+        if (mine) {
+            begin = row_ptr[r];
+            end = row_ptr[r + 1];
+            mine = end - begin <= long_min;
         }
         double sum = 0.0;
-        if (mine) {
-            for (int64_t k = begin + sublane; k < end; k += CSR_ROUNDS * L) {
-                double v[CSR_ROUNDS], xv[CSR_ROUNDS];
-#pragma unroll
-                for (int u = 0; u < CSR_ROUNDS; u++) {
-                    const int64_t e = k + u * L;
-                    v[u] = e < end ? val[e] : 0.0;
-                    xv[u] = e < end ? x[col[e]] : 0.0;
-                }
-#pragma unroll
-                for (int u = 0; u < CSR_ROUNDS; u++)
-                    if (k + u * L < end) sum = __fma_rn(v[u], xv[u], sum);
-            }
-        }
+        if (mine)
+            for (int64_t k = begin + sublane; k < end; k += L)
+                sum = __fma_rn(val[k], x[col[k]], sum);
 #pragma unroll
         for (int offset = L / 2; offset > 0; offset >>= 1)
             sum += __shfl_down_sync(0xffffffffu, sum, offset, L);
