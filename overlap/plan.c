@@ -8,6 +8,14 @@
  *    ready blocks whose only missing input is r, and run the first of them; else run the
  *    ready block with the fewest missing bytes. Residency is simulated with the memory
  *    budget (least recently used region evicted first). The search is O(blocks^2) steps.
+ *    A block that writes a region the previous block wrote (it "chases" it) is taken last:
+ *    after the other resident ready blocks and after sending the best region for another,
+ *    since its kernel, updating the region's device bytes, must wait for the previous
+ *    block's receive of them (bytes / D2H bandwidth after that kernel), which another
+ *    block's kernel in between hides. The rule runs blocks as soon as they are ready, so it
+ *    looks ahead across rounds by itself (out-of-core APSP: round K + 1's panels run once
+ *    round K wrote their tiles, between round K's other tiles); without the rule each such
+ *    block chased its tile and the kernel lane waited a receive for it.
  * 2. and 3. Placement in device memory and the steps with their waits: steps.c.
  * 4. Prediction (predict.c): the steps run on the model, pipelined and sequential; AUTO
  *    keeps the pipelined schedule unless the sequential one is predicted no slower. */
@@ -184,31 +192,46 @@ static int64_t missing(const residency *rs, int32_t b, int *count, int32_t *only
     return bytes;
 }
 
+/* 1 if block b writes a region that the block at position done - 1 of the order wrote
+ * (written[r]: the position of r's last writer, -1 if none). */
+static int chases(const krill_overlap_plan *p, const int32_t *written, int32_t b, int32_t done)
+{
+    int found = 0;
+    for (int32_t k = p->blk_out_first[b]; k < p->blk_out_first[b + 1] && !found; k++)
+        found = written[p->blk_out[k]] == done - 1;
+    return found;
+}
+
 static krill_status order_blocks(planner *pl)
 {
     krill_status st = KRILL_OK;
     krill_overlap_plan *p = pl->plan;
     const int32_t nb = p->n_blocks;
     int32_t *waiting = NULL;     /* `after` blocks not yet run; -1 once the block ran */
+    int32_t *written = NULL;     /* per region: the position of its last writer, or -1 */
     double *gain = NULL;
     residency rs = {p, NULL, NULL, 0, 0, (int64_t)p->opts.memory};
     KRILL_CALLOC(rs.resident, (size_t)p->n_regions + 1);
     KRILL_CALLOC(rs.stamp, (size_t)p->n_regions + 1);
     KRILL_ALLOC(waiting, (size_t)nb);
     KRILL_ALLOC(gain, (size_t)p->n_regions + 1);
+    KRILL_ALLOC(written, (size_t)p->n_regions + 1);
+    for (int32_t r = 0; r < p->n_regions; r++) written[r] = -1;
     for (int32_t b = 0; b < nb; b++) waiting[b] = pl->after_first[b + 1] - pl->after_first[b];
     for (int32_t done = 0; done < nb; done++) {
-        int32_t pick = -1, best_r = -1, cheapest = -1;
+        int32_t pick = -1, chasing = -1, best_r = -1, cheapest = -1;
         int64_t cheapest_bytes = INT64_MAX;
         double best_ratio = 0;
         for (int32_t r = 0; r < p->n_regions; r++) gain[r] = 0;
         for (int32_t b = 0; b < nb && pick < 0; b++) {
-            int count = 0;
+            int count = 0, chaser;
             int32_t only = -1;
             int64_t bytes;
             if (waiting[b] != 0) continue;
             bytes = missing(&rs, b, &count, &only);
-            if (count == 0) pick = b;
+            chaser = count == 0 && chases(p, written, b, done);
+            if (count == 0 && !chaser) pick = b;
+            if (chaser && chasing < 0) chasing = b;
             if (count == 1) gain[only] += 1;
             if (bytes < cheapest_bytes) cheapest_bytes = bytes, cheapest = b;
         }
@@ -221,10 +244,13 @@ static krill_status order_blocks(planner *pl)
                 int count = 0;
                 int32_t only = -1;
                 if (waiting[b] == 0 && (missing(&rs, b, &count, &only), count == 1) &&
-                    only == best_r)
-                    pick = b;
+                    only == best_r) {
+                    if (!chases(p, written, b, done)) pick = b;
+                    else if (chasing < 0) chasing = b;
+                }
             }
         }
+        if (pick < 0) pick = chasing;
         if (pick < 0) pick = cheapest;
         if (pick < 0) {
             st = krill_error(KRILL_ERR_ARG, "overlap: the blocks' `after` lists form a cycle "
@@ -233,6 +259,8 @@ static krill_status order_blocks(planner *pl)
         }
         KRILL_TRY(reside(&rs, pick));
         p->order[done] = pick;
+        for (int32_t k = p->blk_out_first[pick]; k < p->blk_out_first[pick + 1]; k++)
+            written[p->blk_out[k]] = done;
         waiting[pick] = -1;
         for (int32_t k = pl->dep_first[pick]; k < pl->dep_first[pick + 1]; k++)
             waiting[pl->dep[k]]--;
@@ -241,6 +269,7 @@ cleanup:
     krill_free(rs.resident);
     krill_free(rs.stamp);
     krill_free(waiting);
+    krill_free(written);
     krill_free(gain);
     return st;
 }

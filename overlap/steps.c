@@ -4,7 +4,18 @@
  *
  * Placement: the block's missing regions, largest first, go first-fit; when one does not
  * fit, the resident region used furthest in the future (or never again) that the block
- * does not use is evicted (Belady's rule: exact, the order is known). If that still fails
+ * does not use is evicted (Belady's rule: exact, the order is known), preferring regions
+ * whose bytes are free in time. Reused bytes wait for the old occupant's last kernel and
+ * receive, and the new send follows; so on the kernel-bound clock (the model's kernel
+ * seconds of the blocks placed so far) a victim is in time when its last kernel's end plus
+ * its receive plus the new send is at most the clock at this block's kernel. Belady alone
+ * picks, in a cyclic sweep (every tile of out-of-core APSP once a round), the region the
+ * previous block just wrote -- used again only next round -- and the kernel lane then waits
+ * for its receive and the send behind it (recv + send per block, about a kernel's time at
+ * blocks of 2048). The preference applies only while the sends keep ahead of the kernels
+ * (the send lane's model seconds so far at most the kernel clock), since evicting a region
+ * used sooner may send it again: where the bus is the bottleneck, fewest bytes (Belady)
+ * win. If that still fails
  * (the free bytes are fragmented around the block's own resident regions), the arena is
  * emptied and all the block's regions are placed afresh from offset 0, which succeeds
  * whenever their sizes (rounded to OVERLAP_ALIGN) sum to at most `memory`; its inputs are
@@ -34,6 +45,9 @@ typedef struct placer {
     int64_t *use_cursor, *next_use;  /* per region: its next entry in use_pos, and that position */
     char *fresh;                 /* per region: placed for the current block */
     int32_t *list;               /* scratch: a block's regions */
+    /* the kernel-bound clock: model seconds of the kernels and sends placed so far, and per
+       region when its bytes are free (its last kernel's end, plus its receive if written) */
+    double kernel_clock, send_clock, *free_at;
 } placer;
 
 static int64_t aligned_bytes(const krill_overlap_plan *p, int32_t r)
@@ -147,20 +161,27 @@ cleanup:
     return st;
 }
 
-/* Place region r for block b, evicting regions b does not use (furthest next use first).
+/* Place region r for block b, evicting regions b does not use: those free in time first
+ * (while the sends keep ahead), then furthest next use first (see the opening comment).
  * KRILL_ERR_DEVICE_ALLOC when no such region is left and r still does not fit. */
 static krill_status place(placer *pc, int32_t r, int32_t b)
 {
     krill_status st = KRILL_OK;
     const krill_overlap_plan *p = pc->p;
+    const krill_overlap_model *m = &p->model;
     const int64_t bytes = aligned_bytes(p, r);
+    const double send = copy_seconds(p, r, m->h2d_latency, m->h2d_bandwidth, m->h2d_row_seconds);
+    const int slack = pc->send_clock + send <= pc->kernel_clock;
     int64_t at, k;
     while ((at = first_fit(pc, bytes)) < 0) {
         int64_t victim = -1, victim_next = -1;
+        int victim_in_time = 0;
         for (k = 0; k < pc->n_live; k++) {
             int32_t v = pc->live[k].region;
-            if (!overlap_blk_uses(p, b, v) && pc->next_use[v] > victim_next)
-                victim = k, victim_next = pc->next_use[v];
+            int in_time = slack && pc->free_at[v] + send <= pc->kernel_clock;
+            if (!overlap_blk_uses(p, b, v) && (in_time > victim_in_time ||
+                (in_time == victim_in_time && pc->next_use[v] > victim_next)))
+                victim = k, victim_next = pc->next_use[v], victim_in_time = in_time;
         }
         if (victim < 0) {
             st = krill_error(KRILL_ERR_DEVICE_ALLOC, "overlap: block %d does not fit in the "
@@ -283,6 +304,7 @@ static krill_status block_steps(placer *pc, int64_t pos, int64_t *n_args)
         p->steps[p->n_steps].host_after = pc->last_recv[r];
         p->steps[p->n_steps].seconds = copy_seconds(p, r, m->h2d_latency, m->h2d_bandwidth,
                                                     m->h2d_row_seconds);
+        pc->send_clock += p->steps[p->n_steps].seconds;
         pc->fresh[r] = 0;                                        /* sent */
         p->n_steps++;
     }
@@ -300,10 +322,12 @@ static krill_status block_steps(placer *pc, int64_t pos, int64_t *n_args)
     p->steps[kernel_step].args_first = *n_args;
     p->steps[kernel_step].seconds =
         p->blk_seconds[b] > m->launch_latency ? p->blk_seconds[b] : m->launch_latency;
+    pc->kernel_clock += p->steps[kernel_step].seconds;
     for (int32_t k = 0; k < overlap_blk_count(p, b); k++) {
         int32_t r = overlap_blk_region(p, b, k);
         p->args[(*n_args)++] = pc->live[pc->where[r]].offset;
         pc->release_kernel[r] = kernel_step;
+        pc->free_at[r] = pc->kernel_clock;
     }
     p->n_steps++;
     for (int32_t k = n_in; k < overlap_blk_count(p, b); k++) {  /* the receives */
@@ -314,6 +338,7 @@ static krill_status block_steps(placer *pc, int64_t pos, int64_t *n_args)
         p->steps[p->n_steps].seconds = copy_seconds(p, r, m->d2h_latency, m->d2h_bandwidth,
                                                     m->d2h_row_seconds);
         pc->last_recv[r] = p->n_steps;
+        pc->free_at[r] += p->steps[p->n_steps].seconds;
         p->n_steps++;
     }
     for (int32_t k = 0; k < overlap_blk_count(p, b); k++)
@@ -346,6 +371,7 @@ krill_status overlap_build_steps(krill_overlap_plan *p)
     KRILL_ALLOC(pc.last_recv, (size_t)p->n_regions + 1);
     KRILL_CALLOC(pc.fresh, (size_t)p->n_regions + 1);
     KRILL_ALLOC(pc.list, (size_t)widest);
+    KRILL_CALLOC(pc.free_at, (size_t)p->n_regions + 1);
     for (int32_t r = 0; r < p->n_regions; r++)
         pc.where[r] = pc.release_kernel[r] = pc.last_recv[r] = -1;
     KRILL_TRY(index_uses(&pc));
@@ -363,5 +389,6 @@ cleanup:
     krill_free(pc.next_use);
     krill_free(pc.fresh);
     krill_free(pc.list);
+    krill_free(pc.free_at);
     return st;
 }

@@ -5,6 +5,8 @@
  * pitched copies, malformed problems and allocation faults. Nothing runs: regions point at
  * a dummy byte. */
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "overlap/overlap_impl.h"
 #include "testutil.h"
@@ -368,6 +370,135 @@ static void test_faults(void)
     krill_overlap_plan_destroy(&p);                      /* NULL-safe */
 }
 
+/* The blocks of out-of-core APSP (apsp/ooc.c) for nb x nb tiles of s x s int32: round K's
+ * pivot (K,K,K), panels (K,K,J) and (K,I,K), rest (K,I,J), numbered (K nb + I) nb + J, with
+ * ooc.c's regions (tile I nb + J) and `after` lists. Kernels `k` seconds each. */
+typedef struct apsp_shaped {
+    int32_t nb;
+    krill_overlap_region *regions;
+    krill_overlap_block *blocks;
+    int32_t *lists;
+    krill_overlap_problem pb;
+} apsp_shaped;
+
+static int32_t apsp_id(int32_t nb, int32_t K, int32_t I, int32_t J)
+{
+    return (K * nb + I) * nb + J;
+}
+
+static int apsp_shape(apsp_shaped *a, int32_t nb, size_t s, double k)
+{
+    const int32_t per = 3 + 1 + 3 + 2 * nb, nblocks = nb * nb * nb;
+    a->nb = nb;
+    a->regions = calloc((size_t)nb * nb, sizeof *a->regions);
+    a->blocks = calloc((size_t)nblocks, sizeof *a->blocks);
+    a->lists = calloc((size_t)nblocks * per, sizeof *a->lists);
+    if (!a->regions || !a->blocks || !a->lists) return 0;
+    for (int32_t r = 0; r < nb * nb; r++)
+        a->regions[r] = (krill_overlap_region){&dummy, 4 * s, s, 4 * s * (size_t)nb};
+    for (int32_t K = 0; K < nb; K++)
+        for (int32_t I = 0; I < nb; I++)
+            for (int32_t J = 0; J < nb; J++) {
+                const int32_t id = apsp_id(nb, K, I, J), q = K - 1;
+                int32_t *in = a->lists + (size_t)id * per, *out = in + 3, *after = in + 4;
+                int32_t n_in = 0, n_after = 0;
+                in[n_in++] = out[0] = I * nb + J;
+                if ((I == K) != (J == K)) {
+                    in[n_in++] = K * nb + K;
+                    after[n_after++] = apsp_id(nb, K, K, K);
+                }
+                if (I != K && J != K) {
+                    in[n_in++] = I * nb + K, in[n_in++] = K * nb + J;
+                    after[n_after++] = apsp_id(nb, K, K, J);
+                    after[n_after++] = apsp_id(nb, K, I, K);
+                }
+                if (K > 0) {                 /* round q's writer and readers of tile IJ */
+                    after[n_after++] = apsp_id(nb, q, I, J);
+                    for (int32_t X = 0; X < nb; X++) {
+                        if (X == q) continue;
+                        if (I == q && J == q) {
+                            after[n_after++] = apsp_id(nb, q, q, X);
+                            after[n_after++] = apsp_id(nb, q, X, q);
+                        } else if (I == q) {
+                            after[n_after++] = apsp_id(nb, q, X, J);
+                        } else if (J == q) {
+                            after[n_after++] = apsp_id(nb, q, I, X);
+                        }
+                    }
+                }
+                a->blocks[id] = (krill_overlap_block){in, out, after, n_in, 1, n_after, k};
+            }
+    a->pb = (krill_overlap_problem){a->regions, a->blocks, nb * nb, nblocks, no_kernel, NULL};
+    return 1;
+}
+
+static void apsp_unshape(apsp_shaped *a)
+{
+    free(a->regions);
+    free(a->blocks);
+    free(a->lists);
+}
+
+/* Out-of-core APSP's plan on an H200-like direct model (tiles of 2048 int32: a send or a
+ * receive about 0.4 ms, a kernel 0.72 ms), D 8 x 8 tiles, a budget of 17 tiles: the kernel
+ * lane must not wait on transfers. The order keeps `after` (and runs blocks of round K + 1
+ * as soon as round K wrote their tiles); few kernels update the tile the block just before
+ * them wrote (each would wait for that tile's receive: 0.4 ms); no send waits for the
+ * receive of the block just before its own (evicting the tile just written, as Belady's
+ * rule alone does in this sweep, puts that receive and the send between two kernels). The
+ * prediction is then within 5% of the kernels' sum (before both rules: 1.30x, 63 blocks
+ * chasing, 76 such sends). */
+static void test_apsp_lookahead(void)
+{
+    const int32_t nb = 8;
+    const size_t s = 2048, tile = 4 * s * s;
+    krill_overlap_model m = unit_model();
+    krill_overlap_plan_opts o = opts_with(17.0 * tile, KRILL_OVERLAP_PIPELINED);
+    krill_overlap_plan *p = NULL;
+    krill_overlap_plan_info info;
+    apsp_shaped a;
+    int32_t *pos = NULL;
+    m.device = 0;
+    m.h2d_bandwidth = 54.7e9, m.d2h_bandwidth = 55.3e9;
+    m.h2d_latency = 4.8e-6, m.d2h_latency = 4.0e-6, m.launch_latency = 4.9e-6;
+    m.h2d_row_seconds = 36e-9, m.d2h_row_seconds = 48e-9;
+    o.host_page_locked = 1;
+    CHECK(apsp_shape(&a, nb, s, 0.72e-3));
+    pos = calloc((size_t)a.pb.n_blocks, sizeof *pos);
+    CHECK(pos != NULL);
+    if (pos) CHECK_OK(krill_overlap_plan_create(&m, &a.pb, &o, &p));
+    if (p) {
+        const int32_t *order = krill_overlap_plan_order(p);
+        int chased = 0, late_sends = 0;
+        krill_overlap_plan_info_get(p, &info);
+        for (int32_t i = 0; i < a.pb.n_blocks; i++) pos[order[i]] = i;
+        for (int32_t b = 0; b < a.pb.n_blocks; b++)
+            for (int32_t k = 0; k < a.blocks[b].n_after; k++)
+                CHECK(pos[a.blocks[b].after[k]] < pos[b]);
+        for (int32_t i = 1; i < a.pb.n_blocks; i++)
+            chased += a.lists[(size_t)order[i] * (7 + 2 * nb) + 3] ==
+                      a.lists[(size_t)order[i - 1] * (7 + 2 * nb) + 3];
+        for (int64_t t = 0; t < p->n_steps; t++) {
+            const overlap_step *st = &p->steps[t];
+            for (int32_t w = 0; w < st->n_wait && st->kind == OVERLAP_SEND; w++) {
+                const overlap_step *on = &p->steps[p->waits[st->wait_first + w]];
+                late_sends += on->kind == OVERLAP_RECV && pos[on->block] + 1 >= pos[st->block];
+            }
+        }
+        printf("test_apsp_lookahead: %d of %d blocks chase the previous one, %d sends wait "
+               "for the previous block's receive, predicted %.1f ms for %.1f ms of kernels\n",
+               chased, a.pb.n_blocks, late_sends, info.predicted_pipelined * 1e3,
+               info.kernel_seconds * 1e3);
+        CHECK(chased <= a.pb.n_blocks / 16);
+        CHECK(late_sends == 0);
+        CHECK(p->arena_bytes <= (int64_t)o.memory);
+        CHECK(!info.sequential && info.predicted_pipelined <= 1.05 * info.kernel_seconds);
+    }
+    krill_overlap_plan_destroy(&p);
+    free(pos);
+    apsp_unshape(&a);
+}
+
 int main(void)
 {
     test_order_rule();
@@ -378,5 +509,6 @@ int main(void)
     test_fragmentation();
     test_malformed();
     test_faults();
+    test_apsp_lookahead();
     return tu_finish("test_overlap_plan");
 }
