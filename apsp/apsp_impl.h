@@ -32,6 +32,7 @@
 #include <stdint.h>
 #include "core/core_impl.h"
 #include "krill/apsp.h"
+#include "krill/overlap.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -167,6 +168,14 @@ extern const apsp_ooc_kernels apsp_gpu_ooc_kernels;  /* gpu_ooc.cu */
  * `memory` device bytes, D's n x n corner into `dist`; fills inf's times, out_of_core and
  * ooc_bytes_moved. */
 krill_status apsp_ooc_run(apsp_run *run, double memory, void *dist, krill_apsp_info *inf);
+
+/* The blocks of the nb rounds over nb x nb tiles (ooc.c's opening comment): block
+ * (K nb + I) nb + J updates tile I nb + J in round K; its in, out and after lists go to
+ * lists (APSP_OOC_LIST_INTS(nb) ints a block), its time estimate is kernel_seconds; blocks
+ * holds nb^3. Also what the planner's test plans, without a device. */
+#define APSP_OOC_LIST_INTS(nb) (3 + 1 + 3 + 2 * (nb))
+void apsp_ooc_blocks(int32_t nb, double kernel_seconds, int32_t *lists,
+                     krill_overlap_block *blocks);
 
 /* The int32 rule above for one sum (host and device code). */
 static inline int32_t apsp_i32_clamp(int32_t s, int32_t clamp_hi)

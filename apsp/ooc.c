@@ -46,11 +46,6 @@ static int kind_of(int32_t K, int32_t I, int32_t J)
     return I == K ? (J == K ? OOC_PIVOT : OOC_ROW) : (J == K ? OOC_COLUMN : OOC_REST);
 }
 
-static int32_t block_id(const ooc_job *j, int32_t K, int32_t I, int32_t J)
-{
-    return (K * j->nb + I) * j->nb + J;
-}
-
 static krill_status ooc_kernel(void *user, int32_t block, void *stream, void *const *in,
                                void *const *out)
 {
@@ -72,11 +67,49 @@ static krill_status ooc_kernel(void *user, int32_t block, void *stream, void *co
     return st;
 }
 
-/* The blocks of all rounds (see the opening comment). */
+void apsp_ooc_blocks(int32_t nb, double kernel_seconds, int32_t *lists,
+                     krill_overlap_block *blocks)
+{
+    const int32_t per = APSP_OOC_LIST_INTS(nb);
+#define ID(K, I, J) (((K) * nb + (I)) * nb + (J))
+    for (int32_t K = 0; K < nb; K++)
+        for (int32_t I = 0; I < nb; I++)
+            for (int32_t J = 0; J < nb; J++) {
+                const int32_t id = ID(K, I, J), k = K - 1;
+                int32_t *in = lists + (size_t)id * per, *out = in + 3, *after = in + 4;
+                int32_t n_in = 0, n_after = 0;
+                const int kind = kind_of(K, I, J);
+                in[n_in++] = I * nb + J;
+                if (kind == OOC_ROW || kind == OOC_COLUMN) in[n_in++] = K * nb + K;
+                if (kind == OOC_REST) in[n_in++] = I * nb + K, in[n_in++] = K * nb + J;
+                out[0] = I * nb + J;
+                if (kind == OOC_ROW || kind == OOC_COLUMN) after[n_after++] = ID(K, K, K);
+                if (kind == OOC_REST) after[n_after++] = ID(K, K, J), after[n_after++] = ID(K, I, K);
+                if (K > 0) {     /* the previous round's writer and readers of D_IJ */
+                    after[n_after++] = ID(k, I, J);
+                    for (int32_t X = 0; X < nb; X++) {
+                        if (X == k) continue;
+                        if (I == k && J == k) {
+                            after[n_after++] = ID(k, k, X);
+                            after[n_after++] = ID(k, X, k);
+                        } else if (I == k) {
+                            after[n_after++] = ID(k, X, J);
+                        } else if (J == k) {
+                            after[n_after++] = ID(k, I, X);
+                        }
+                    }
+                }
+                blocks[id] = (krill_overlap_block){in, out, after, n_in, 1, n_after,
+                                                   kernel_seconds};
+            }
+#undef ID
+}
+
+/* The blocks of all rounds (see the opening comment) over the tiles of D. */
 static krill_status describe(ooc_job *j, double kernel_seconds, krill_overlap_problem *pb)
 {
     krill_status st = KRILL_OK;
-    const int32_t nb = j->nb, per = 3 + 1 + 3 + 2 * nb;
+    const int32_t nb = j->nb, per = APSP_OOC_LIST_INTS(nb);
     const int64_t nblocks = (int64_t)nb * nb * nb;
     const size_t elem = j->run->elem, ld = (size_t)j->run->npad;
     KRILL_REQUIRE(nblocks < INT32_MAX / per, "apsp: %lld out-of-core blocks are too many",
@@ -89,37 +122,7 @@ static krill_status describe(ooc_job *j, double kernel_seconds, krill_overlap_pr
             j->regions[I * nb + J] = (krill_overlap_region){
                 (char *)j->run->d + ((size_t)I * j->side * ld + (size_t)J * j->side) * elem,
                 (size_t)j->side * elem, (size_t)j->side, ld * elem};
-    for (int32_t K = 0; K < nb; K++)
-        for (int32_t I = 0; I < nb; I++)
-            for (int32_t J = 0; J < nb; J++) {
-                const int32_t id = block_id(j, K, I, J), k = K - 1;
-                int32_t *in = j->lists + (size_t)id * per, *out = in + 3, *after = in + 4;
-                int32_t n_in = 0, n_after = 0;
-                const int kind = kind_of(K, I, J);
-                in[n_in++] = I * nb + J;
-                if (kind == OOC_ROW || kind == OOC_COLUMN) in[n_in++] = K * nb + K;
-                if (kind == OOC_REST) in[n_in++] = I * nb + K, in[n_in++] = K * nb + J;
-                out[0] = I * nb + J;
-                if (kind == OOC_ROW || kind == OOC_COLUMN) after[n_after++] = block_id(j, K, K, K);
-                if (kind == OOC_REST)
-                    after[n_after++] = block_id(j, K, K, J), after[n_after++] = block_id(j, K, I, K);
-                if (K > 0) {     /* the previous round's writer and readers of D_IJ */
-                    after[n_after++] = block_id(j, k, I, J);
-                    for (int32_t X = 0; X < nb; X++) {
-                        if (X == k) continue;
-                        if (I == k && J == k) {
-                            after[n_after++] = block_id(j, k, k, X);
-                            after[n_after++] = block_id(j, k, X, k);
-                        } else if (I == k) {
-                            after[n_after++] = block_id(j, k, X, J);
-                        } else if (J == k) {
-                            after[n_after++] = block_id(j, k, I, X);
-                        }
-                    }
-                }
-                j->blocks[id] = (krill_overlap_block){in, out, after, n_in, 1, n_after,
-                                                      kernel_seconds};
-            }
+    apsp_ooc_blocks(nb, kernel_seconds, j->lists, j->blocks);
     *pb = (krill_overlap_problem){j->regions, j->blocks, nb * nb, (int32_t)nblocks, ooc_kernel, j};
 cleanup:
     return st;

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "apsp/apsp_impl.h"
 #include "overlap/overlap_impl.h"
 #include "testutil.h"
 
@@ -381,53 +382,18 @@ typedef struct apsp_shaped {
     krill_overlap_problem pb;
 } apsp_shaped;
 
-static int32_t apsp_id(int32_t nb, int32_t K, int32_t I, int32_t J)
-{
-    return (K * nb + I) * nb + J;
-}
-
+/* nb x nb tiles of s int32 columns (of 4 s bytes each), ooc.c's blocks, k seconds each */
 static int apsp_shape(apsp_shaped *a, int32_t nb, size_t s, double k)
 {
-    const int32_t per = 3 + 1 + 3 + 2 * nb, nblocks = nb * nb * nb;
+    const int32_t nblocks = nb * nb * nb;
     a->nb = nb;
     a->regions = calloc((size_t)nb * nb, sizeof *a->regions);
     a->blocks = calloc((size_t)nblocks, sizeof *a->blocks);
-    a->lists = calloc((size_t)nblocks * per, sizeof *a->lists);
+    a->lists = calloc((size_t)nblocks * APSP_OOC_LIST_INTS(nb), sizeof *a->lists);
     if (!a->regions || !a->blocks || !a->lists) return 0;
     for (int32_t r = 0; r < nb * nb; r++)
         a->regions[r] = (krill_overlap_region){&dummy, 4 * s, s, 4 * s * (size_t)nb};
-    for (int32_t K = 0; K < nb; K++)
-        for (int32_t I = 0; I < nb; I++)
-            for (int32_t J = 0; J < nb; J++) {
-                const int32_t id = apsp_id(nb, K, I, J), q = K - 1;
-                int32_t *in = a->lists + (size_t)id * per, *out = in + 3, *after = in + 4;
-                int32_t n_in = 0, n_after = 0;
-                in[n_in++] = out[0] = I * nb + J;
-                if ((I == K) != (J == K)) {
-                    in[n_in++] = K * nb + K;
-                    after[n_after++] = apsp_id(nb, K, K, K);
-                }
-                if (I != K && J != K) {
-                    in[n_in++] = I * nb + K, in[n_in++] = K * nb + J;
-                    after[n_after++] = apsp_id(nb, K, K, J);
-                    after[n_after++] = apsp_id(nb, K, I, K);
-                }
-                if (K > 0) {                 /* round q's writer and readers of tile IJ */
-                    after[n_after++] = apsp_id(nb, q, I, J);
-                    for (int32_t X = 0; X < nb; X++) {
-                        if (X == q) continue;
-                        if (I == q && J == q) {
-                            after[n_after++] = apsp_id(nb, q, q, X);
-                            after[n_after++] = apsp_id(nb, q, X, q);
-                        } else if (I == q) {
-                            after[n_after++] = apsp_id(nb, q, X, J);
-                        } else if (J == q) {
-                            after[n_after++] = apsp_id(nb, q, I, X);
-                        }
-                    }
-                }
-                a->blocks[id] = (krill_overlap_block){in, out, after, n_in, 1, n_after, k};
-            }
+    apsp_ooc_blocks(nb, k, a->lists, a->blocks);
     a->pb = (krill_overlap_problem){a->regions, a->blocks, nb * nb, nblocks, no_kernel, NULL};
     return 1;
 }
