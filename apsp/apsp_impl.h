@@ -172,7 +172,8 @@ krill_status apsp_ooc_run(apsp_run *run, double memory, void *dist, krill_apsp_i
 /* The blocks of the nb rounds over nb x nb tiles (ooc.c's opening comment): block
  * (K nb + I) nb + J updates tile I nb + J in round K; its in, out and after lists go to
  * lists (APSP_OOC_LIST_INTS(nb) ints a block), its time estimate is kernel_seconds; blocks
- * holds nb^3. Also what the planner's test plans, without a device. */
+ * holds nb^3, and nb^3 APSP_OOC_LIST_INTS(nb) must fit an int32_t (ooc.c checks it before
+ * its call). Also what the planner's test plans, without a device. */
 #define APSP_OOC_LIST_INTS(nb) (3 + 1 + 3 + 2 * (nb))
 void apsp_ooc_blocks(int32_t nb, double kernel_seconds, int32_t *lists,
                      krill_overlap_block *blocks);

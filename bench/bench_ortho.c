@@ -9,7 +9,9 @@
  * rows), random entries in [-1, 1]. For each k of --cols (default 0,1,2,4,8,15,16,24,29,32:
  * the columns of a GMRES(30) step, the instances' bounds of kernels/dcgs2.cu and their
  * edges), Q = V[:, 0..k-1], u = V[:, k], w = V[:, k+1]:
- *   copy          krill_mem_copy of 16 vectors (the ceiling; bytes read + written)
+ *   copy          8 vectors copied, 16 counted (read + written): the ceiling. GPU: a
+ *                 device-to-device copy (krill_mem_copy); CPU: the context's threaded copy
+ *                 (krill_host_copy), as the passes run on its threads
  *   dcgs2-sweep   [Q u w]'[u w] (krill_fused_dcgs2_dots)                  k + 2 vectors
  *   sweep-cublas  the same sums by one cuBLAS DGEMM (GPU: the peer)      k + 2
  *   dcgs2-update  u, w <- the update pass (krill_fused_dcgs2_update)      k + 4
@@ -28,8 +30,8 @@
  * over --runs (default 9) batches. Columns: seconds per call, GB/s, and the fraction of the
  * copy rate measured in the same run.
  *
- * The update's coefficients are all 1 / (kmax + 3), so V stays bounded over the
- * repetitions. */
+ * The update's coefficients are all 1 / (kmax + 3), so u and w stay bounded over the
+ * repetitions (the CGS pass drifts w by the same amount each call: harmless for timing). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,7 +70,9 @@ typedef krill_status (*ortho_fn)(ortho_data *d);
 static krill_status do_copy(ortho_data *d)
 {
     const size_t half = (size_t)COPY_VECTORS / 2 * (size_t)d->n * sizeof(double);
-    return krill_mem_copy(d->ctx, d->copy, (char *)d->copy + half, half);
+    if (krill_on_gpu(d->ctx)) return krill_mem_copy(d->ctx, d->copy, (char *)d->copy + half, half);
+    krill_host_copy(d->ctx, d->copy, (char *)d->copy + half, half);
+    return KRILL_OK;
 }
 
 static krill_status do_sweep(ortho_data *d)
@@ -257,7 +261,7 @@ int main(int argc, char **argv)
         if (time_method(&d, &methods[0], o.runs, &s) != KRILL_OK) goto failed;
         copy_rate = (double)COPY_VECTORS * (double)d.n * 8.0 / s;
     }
-    printf("# bench_ortho on %s: n = %d, medians of %d batches; copy (%d vectors, read + "
+    printf("# bench_ortho on %s: n = %d, medians of %d batches; copy (%d vectors read + "
            "written): %.1f GB/s\n", krill_ctx_describe(d.ctx), o.n, o.runs, COPY_VECTORS,
            copy_rate * 1e-9);
     printf("%-14s %4s %12s %10s %10s %8s\n", "pass", "k", "seconds", "MB", "GB/s", "of_copy");
@@ -272,7 +276,7 @@ int main(int argc, char **argv)
             double s = 0.0, bytes, rate;
             if ((me->gpu_only && !krill_on_gpu(d.ctx)) || d.k < me->min_k) continue;
             if (me->run == do_sweep && d.k > KRILL_DCGS2_MAX_COLS && krill_on_gpu(d.ctx))
-                continue;   /* the DGEMM takes over there: the row above is that */
+                continue;   /* the DGEMM takes over there: the sweep-cublas row is that */
             if (time_method(&d, me, o.runs, &s) != KRILL_OK) goto failed;
             bytes = (double)(me->vec_per_col * d.k + me->vec_fixed) * (double)d.n * 8.0;
             rate = bytes / s;

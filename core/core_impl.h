@@ -94,7 +94,8 @@ typedef struct krill_cuda {
                                 first use (core/cuda_stage.cu) */
     double *pinned;          /* pinned host buffer, KRILL_CUDA_PINNED_DOUBLES doubles; its last
                                 KRILL_ASYNC_READ_DOUBLES (solver_impl.h) are the solvers'
-                                asynchronous reads, nothing else may use them */
+                                asynchronous reads, nothing else may use them; its first
+                                KRILL_CUDA_BOUNCE_BYTES carry small synchronous reads */
     int sm_count;
     int max_threads_per_sm;
     size_t mem_total;

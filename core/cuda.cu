@@ -229,16 +229,21 @@ extern "C" void krill_cuda_free(krill_ctx *ctx, void *p)
     if (p) (void)cudaFree(p);
 }
 
-/* kind 0: host -> device, 1: device -> host (waits for it), 2: device -> device. All are
- * queued on the context's stream behind the work already there. A host -> device copy from
- * pageable memory has read the source when it returns; from page-locked memory the source
- * must stay unchanged until the stream reaches the copy (krill_cuda_sync). */
 /* Whether [p, p + bytes) overlaps the context's page-locked buffer. */
 static bool pinned_holds(const krill_ctx *ctx, const void *p, size_t bytes)
 {
     const char *a = (const char *)ctx->cuda->pinned, *b = (const char *)p;
     return b < a + KRILL_CUDA_PINNED_DOUBLES * sizeof(double) && a < b + bytes;
 }
+
+/* the bounce region stays clear of the solvers' asynchronous reads at the buffer's end */
+static_assert(KRILL_CUDA_BOUNCE_BYTES <= (KRILL_CUDA_PINNED_DOUBLES - 64) * sizeof(double),
+              "small reads bounce through the start of the pinned buffer only");
+
+/* kind 0: host -> device, 1: device -> host (waits for it), 2: device -> device. All are
+ * queued on the context's stream behind the work already there. A host -> device copy from
+ * pageable memory has read the source when it returns; from page-locked memory the source
+ * must stay unchanged until the stream reaches the copy (krill_cuda_sync). */
 
 extern "C" krill_status krill_cuda_memcpy(krill_ctx *ctx, void *dst, const void *src, size_t bytes,
                                           int kind)

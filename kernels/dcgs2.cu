@@ -17,12 +17,15 @@
 // Both kernels are instantiated for a column bound C of 8, 16 or 32 (the smallest that
 // holds k), the loops over columns unrolled to C with a test against k, so that a thread
 // issues all of its row's loads of V before it needs the first one: the k + 2 loads in
-// flight per thread are what hide the memory latency. A bound of 32 holds 2C + 3 = 67
-// accumulators in registers, which leaves room for one block of 256 threads per
-// multiprocessor (32 loads of 8 bytes each in flight: 64 KiB per SM, above the ~30 KiB
+// flight per thread are what hide the memory latency. The sweep's bound of 32 holds
+// 2C + 3 = 67 accumulators in registers, which leaves room for one block of 256 threads
+// per multiprocessor (32 loads of 8 bytes each in flight: 64 KiB per SM, above the ~30 KiB
 // that the bandwidth-latency product of an H100 or H200 asks per SM); smaller bounds run
 // 2 or 3 blocks per SM (3 x 256 threads leave 85 registers each for 19 accumulators and 8
-// loads), so that short sweeps still keep enough bytes in flight.
+// loads), so that short sweeps still keep enough bytes in flight (at 16 columns, 128
+// registers: sm_90 spills 12 bytes, outside the loop). The update has no accumulators and
+// no launch bounds; it runs on the grid of krill_cuda_blocks (at 32 columns, 90 registers:
+// two resident blocks per SM).
 //
 // Reproducible mode: the sums come from ozaki/ (solver/fused.c never calls dcgs2_dots then);
 // dcgs2_update runs as dcgs2_update_kernel<C, true>, every product and sum rounded on its own

@@ -155,8 +155,8 @@ __device__ __forceinline__ void krill_grid_sum(double (&v)[NACC], double *work,
     }
 }
 
-/* Grid sums of up to KRILL_CGS_MAX_COLS + 1 accumulators, of which those with live(a) are
- * summed (the Gram-Schmidt kernels of kernels/krylov.cu and kernels/dcgs2.cu, whose live set
+/* Grid sums of up to 2 KRILL_DCGS2_MAX_COLS + 3 accumulators (DCGS2's sweep), of which those
+ * with live(a) are summed (the Gram-Schmidt kernels of kernels/krylov.cu and kernels/dcgs2.cu, whose live set
  * depends on the column count). Each block adds its threads warp by warp in a fixed tree,
  * thread a adds accumulator a's warp sums in warp order and stores them at
  * partial[a * gridDim.x + blockIdx.x]; the last block (atomic counter in `work`) adds each
@@ -201,13 +201,13 @@ __device__ __forceinline__ void krill_grid_sum_wide(const double (&acc)[NACC], d
         const double *pa = partial + (size_t)a * gridDim.x;
         double s = 0.0;
         for (unsigned int b0 = lane; b0 < gridDim.x; b0 += 32u * 8u) {
-            double t[8];
+            double part[8];
 #pragma unroll
             for (unsigned int m = 0; m < 8u; m++)
-                t[m] = b0 + 32u * m < gridDim.x ? __ldcg(&pa[b0 + 32u * m]) : 0.0;
+                part[m] = b0 + 32u * m < gridDim.x ? __ldcg(&pa[b0 + 32u * m]) : 0.0;
 #pragma unroll
             for (unsigned int m = 0; m < 8u; m++)
-                if (b0 + 32u * m < gridDim.x) s += t[m];
+                if (b0 + 32u * m < gridDim.x) s += part[m];
         }
         s = krill_warp_sum(s);
         if (lane == 0) store(a, s);

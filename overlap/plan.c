@@ -193,11 +193,11 @@ static int64_t missing(const residency *rs, int32_t b, int *count, int32_t *only
 }
 
 /* 1 if block b writes a region that the block at position done - 1 of the order wrote
- * (written[r]: the position of r's last writer, -1 if none). */
+ * (written[r]: the position of r's last writer, -1 if none; at done = 0 none chases). */
 static int chases(const krill_overlap_plan *p, const int32_t *written, int32_t b, int32_t done)
 {
     int found = 0;
-    for (int32_t k = p->blk_out_first[b]; k < p->blk_out_first[b + 1] && !found; k++)
+    for (int32_t k = p->blk_out_first[b]; k < p->blk_out_first[b + 1] && !found && done > 0; k++)
         found = written[p->blk_out[k]] == done - 1;
     return found;
 }

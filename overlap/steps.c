@@ -15,8 +15,8 @@
  * blocks of 2048). The preference applies only while the sends keep ahead of the kernels
  * (the send lane's model seconds so far at most the kernel clock), since evicting a region
  * used sooner may send it again: where the bus is the bottleneck, fewest bytes (Belady)
- * win. If that still fails
- * (the free bytes are fragmented around the block's own resident regions), the arena is
+ * win. If eviction still leaves no room (the free bytes are fragmented around the block's
+ * own resident regions), the arena is
  * emptied and all the block's regions are placed afresh from offset 0, which succeeds
  * whenever their sizes (rounded to OVERLAP_ALIGN) sum to at most `memory`; its inputs are
  * then sent again. Reused bytes make the new occupant's send (or, for a region the block
@@ -26,6 +26,7 @@
  * reached host memory: host_after), the kernel (after those sends, and after earlier
  * receives of the regions it writes, which must have read them first), a receive per
  * output (write-through: host memory is current whenever a region is evicted). */
+#include <math.h>
 #include <string.h>
 #include "overlap/overlap_impl.h"
 
@@ -327,7 +328,8 @@ static krill_status block_steps(placer *pc, int64_t pos, int64_t *n_args)
         int32_t r = overlap_blk_region(p, b, k);
         p->args[(*n_args)++] = pc->live[pc->where[r]].offset;
         pc->release_kernel[r] = kernel_step;
-        pc->free_at[r] = pc->kernel_clock;
+        /* a region read after its writer's receive was queued stays busy until then */
+        pc->free_at[r] = fmax(pc->free_at[r], pc->kernel_clock);
     }
     p->n_steps++;
     for (int32_t k = n_in; k < overlap_blk_count(p, b); k++) {  /* the receives */

@@ -206,8 +206,8 @@ krill_status krill_fused_gemv_n(krill_ctx *ctx, int64_t n, int k, double alpha,
 #define KRILL_CGS_MAX_COLS 32
 /* Doubles of block partials per multiprocessor that the sweeps' buffer holds (ws->partial:
  * krill_cuda_cgs_partials): at least accumulators x blocks per SM of every sweep kernel
- * (CGS pass 9 x 3, 17 x 2, 33 x 1; DCGS2 19 x 3, 35 x 2, 67 x 1; static_asserts at the
- * kernels). */
+ * (CGS pass 9 x 3, 17 x 2, 33 x 1 (33 x 2 without the sums); DCGS2 19 x 3, 35 x 2, 67 x 1;
+ * static_asserts at the kernels). */
 #define KRILL_SWEEP_PARTIALS_PER_SM 76
 krill_status krill_fused_cgs_pass(krill_ctx *ctx, const krill_reduce_ws *ws, int64_t n, int k,
                                   const double *v, int64_t ldv, const double *h_sub, double *w,

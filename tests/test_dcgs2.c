@@ -1,8 +1,8 @@
 /* DCGS2, the delayed CGS2 of GMRES and FGMRES (issue 18; solver/dcgs2.c):
  *   - its two passes (krill_fused_dcgs2_dots, krill_fused_dcgs2_update) against the plain C
  *     references below, k = 0 .. 40 columns (the GPU's fused kernels for up to 8, 16 and 32
- *     columns, their edges, and the cuBLAS sweep and generic update beyond), short and long vectors (threaded), plain and reproducible mode: the update
- *     bit for bit (the GPU's plain kernel contracts: close), the sums close to the
+ *     columns, their edges, and the cuBLAS sweep and generic update beyond), short and long
+ *     vectors (threaded), plain and reproducible mode: the update bit for bit (the GPU's plain kernel contracts: close), the sums close to the
  *     reference's, and on the CPU the same bits on 1 and 2 threads in reproducible mode;
  *   - GMRES(30) with DCGS2 takes the iterations of CGS2 within 2% (at least 1) on generated
  *     problems, with and without Jacobi, restarts 5 and 30; the residual estimate at the end

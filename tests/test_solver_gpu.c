@@ -14,13 +14,14 @@ static void from_ctx(krill_ctx *ctx, double *h, const double *d, int64_t n)
     CHECK_OK(krill_mem_download(ctx, h, d, (size_t)n * sizeof(double)));
 }
 
-/* CGS passes at the fused kernel's widest (KRILL_CGS_MAX_COLS columns) and past it (the
- * cuBLAS fallback), GPU against CPU. */
+/* CGS passes at the edges of the fused kernel's instances (8, 16, 32 columns) and past
+ * them (the cuBLAS fallback), GPU against CPU: the sums alone, the subtraction with the
+ * sums, the subtraction alone (CGS2's three passes). */
 static void test_cgs_wide(krill_ctx *gpu, krill_ctx *cpu)
 {
     const int64_t n = 20011;
-    const int widths[2] = {KRILL_CGS_MAX_COLS, KRILL_CGS_MAX_COLS + 3};
-    for (int t = 0; t < 2; t++) {
+    const int widths[] = {1, 8, 9, 16, 17, KRILL_CGS_MAX_COLS, KRILL_CGS_MAX_COLS + 3};
+    for (int t = 0; t < (int)(sizeof widths / sizeof widths[0]); t++) {
         const int k = widths[t];
         double *vh = malloc((size_t)n * (size_t)(k + 1) * sizeof(double));
         double h[2][2 * KRILL_CGS_MAX_COLS + 8], *wout[2];
@@ -34,14 +35,15 @@ static void test_cgs_wide(krill_ctx *gpu, krill_ctx *cpu)
             CHECK_OK(krill_reduce_ws_create(ctx, k + 1, &red));
             CHECK_OK(krill_fused_cgs_pass(ctx, &red, n, k, v, n, NULL, w, hd, NULL));
             CHECK_OK(krill_fused_cgs_pass(ctx, &red, n, k, v, n, hd, w, hd + k, hd + 2 * k));
-            CHECK_OK(krill_scalars_read(ctx, hd, h[c], 2 * k + 1));
+            CHECK_OK(krill_fused_cgs_pass(ctx, &red, n, k, v, n, hd + k, w, NULL, hd + 2 * k + 1));
+            CHECK_OK(krill_scalars_read(ctx, hd, h[c], 2 * k + 2));
             wout[c] = malloc((size_t)n * sizeof(double));
             from_ctx(ctx, wout[c], w, n);
             krill_reduce_ws_destroy(ctx, &red);
             krill_mem_free(ctx, v);
             krill_mem_free(ctx, hd);
         }
-        for (int i = 0; i <= 2 * k; i++) CHECK_CLOSE(h[1][i] / h[0][i], 1.0, 1e-11);
+        for (int i = 0; i <= 2 * k + 1; i++) CHECK_CLOSE(h[1][i] / h[0][i], 1.0, 1e-11);
         CHECK(tu_max_rel_diff(wout[1], wout[0], n) <= 1e-11);
         for (int c = 0; c < 2; c++) free(wout[c]);
         free(vh);
