@@ -106,8 +106,9 @@ dcgs2_dots_kernel(int64_t n, int k, const double *__restrict__ v, int64_t ldv,
 
 // The update's coefficients passed by value (kernel parameters: no copy to the device
 // before the launch), laid out by column so that the unrolled loop indexes them with
-// constants: they stay in the constant bank, where a dynamic index would copy the whole
-// structure to local memory first (measured: 0.69x the copy rate at k = 15 instead of 1.0).
+// constants. The solver's layout indexed by k (c[k + 1 + j]) ran at 0.69x the copy rate at
+// k = 15 against 1.03x for this one (H200, bench_ortho): a parameter at a computed offset
+// is a load of its own in the loop, where a constant offset is an operand.
 struct dcgs2_coefs {
     double su[KRILL_DCGS2_MAX_COLS], sw[KRILL_DCGS2_MAX_COLS];   // c[j], c[k + 1 + j]
     double cu, cq, cw;                                           // c[k], c[2k + 1], c[2k + 2]
