@@ -52,8 +52,9 @@ krill_status krill_reduce_ws_create(krill_ctx *ctx, int width, krill_reduce_ws *
     krill_status st = KRILL_OK;
     memset(ws, 0, sizeof *ws);
 #ifdef KRILL_HAVE_CUDA
-    if (krill_on_gpu(ctx)) {   /* the context's workspace, plus the CGS partials for GMRES */
-        if (width > 2)
+    if (krill_on_gpu(ctx)) {   /* the context's workspace, plus the CGS partials for GMRES:
+                                  its narrowest is m + 1 = 2 columns (restart 1) */
+        if (width >= 2)
             KRILL_WS_ALLOC(ctx, ws->partial, krill_cuda_cgs_partials(ctx));
         goto cleanup;
     }
