@@ -327,6 +327,24 @@ static krill_status calibrate_with(krill_ctx *ctx, krill_overlap_model *m, size_
             best[1] = std::min(best[1], krill_wtime() - t);
         }
         m->host_copy_bandwidth = std::min((double)pr.bytes / best[0], (double)(pr.bytes / 2) / best[1]);
+        /* and beside DMA traffic both ways, as the executor's host packs while the copy
+           engines run (the two share the host's memory): half the pageable buffer into its
+           other half while pinned[0, bytes) goes to the device and the other device buffer
+           comes back into pinned[bytes, 2 bytes) (each copy outlasts the packing) */
+        const size_t half = pr.bytes / 2;
+        const krill_overlap_region src = {pr.pageable, half, 1, half};
+        double busy = 1e30;
+        for (int rep = 0; rep < 3; rep++) {
+            KRILL_TRY(cuda_ok(cudaMemcpyAsync(pr.dev, pr.pinned, pr.bytes, cudaMemcpyHostToDevice,
+                                              pr.s[0]), "cudaMemcpyAsync"));
+            KRILL_TRY(cuda_ok(cudaMemcpyAsync((char *)pr.pinned + pr.bytes, pr.dev2, pr.bytes,
+                                              cudaMemcpyDeviceToHost, pr.s[1]), "cudaMemcpyAsync"));
+            double t = krill_wtime();
+            overlap_pack(&src, (char *)pr.pageable + half, 1, ctx->threads);
+            busy = std::min(busy, krill_wtime() - t);
+            KRILL_TRY(cuda_ok(cudaDeviceSynchronize(), "cudaDeviceSynchronize"));
+        }
+        m->host_copy_bandwidth = std::min(m->host_copy_bandwidth, (double)half / busy);
         m->host_copy_latency = overlap_pack_latency(pr.pageable, pr.pinned, m->host_copy_bandwidth,
                                                     ctx->threads);
     }
@@ -387,6 +405,8 @@ struct gpu_state {
     cudaEvent_t origin;          /* recorded at open; every lane waits for it */
     cudaEvent_t *start, *end;    /* per step */
     int64_t n_events;            /* events created (of each kind) */
+    cudaEvent_t *slot_ev[2];     /* per send (0) and receive (1) slot: after its last copy */
+    int n_slot_ev[2];            /* created */
     double base;                 /* the earliest step start, seconds after origin (-1: unknown) */
 };
 
@@ -413,6 +433,13 @@ krill_status gpu_open(overlap_exec *x)
         }
     }
     KRILL_TRY(cuda_ok(cudaEventCreate(&gs->origin), "cudaEventCreate"));
+    for (int d = 0; d < 2; d++) {
+        const int n = d == 0 ? x->n_send : x->n_recv;
+        KRILL_CALLOC(gs->slot_ev[d], (size_t)n + 1);
+        for (; gs->n_slot_ev[d] < n; gs->n_slot_ev[d]++)
+            KRILL_TRY(cuda_ok(cudaEventCreateWithFlags(&gs->slot_ev[d][gs->n_slot_ev[d]],
+                                                       cudaEventDisableTiming), "cudaEventCreate"));
+    }
     KRILL_TRY(krill_cuda_alloc(x->ctx, (void **)&x->arena, (size_t)p->arena_bytes, "overlap arena"));
     KRILL_CALLOC(x->send_slot, (size_t)x->n_send);
     KRILL_CALLOC(x->recv_slot, (size_t)x->n_recv);
@@ -429,14 +456,13 @@ cleanup:
     return st;
 }
 
-krill_status gpu_issue(overlap_exec *x, int64_t s, void *host, void *const *in, void *const *out)
+/* The waits of step s on its stream, then its start event. */
+krill_status begin_step(overlap_exec *x, int64_t s, cudaStream_t stream)
 {
     krill_status st = KRILL_OK;
     gpu_state *gs = (gpu_state *)x->state;
     const krill_overlap_plan *p = x->plan;
     const overlap_step *step = &p->steps[s];
-    cudaStream_t stream = gs->lane[step->kind];
-    const size_t bytes = step->region >= 0 ? (size_t)overlap_region_bytes(&p->regions[step->region]) : 0;
     for (int32_t w = 0; w < step->n_wait; w++)
         KRILL_TRY(cuda_ok(cudaStreamWaitEvent(stream, gs->end[p->waits[step->wait_first + w]], 0),
                           "cudaStreamWaitEvent"));
@@ -444,7 +470,20 @@ krill_status gpu_issue(overlap_exec *x, int64_t s, void *host, void *const *in, 
         KRILL_TRY(cuda_ok(cudaStreamWaitEvent(stream, gs->end[step->host_after], 0),
                           "cudaStreamWaitEvent"));
     KRILL_TRY(cuda_ok(cudaEventRecord(gs->start[s], stream), "cudaEventRecord"));
-    if (x->direct && step->kind != OVERLAP_KERNEL) {      /* the pitched region itself */
+cleanup:
+    return st;
+}
+
+/* A kernel, or a direct plan's copy of the pitched region itself. */
+krill_status gpu_issue(overlap_exec *x, int64_t s, void *const *in, void *const *out)
+{
+    krill_status st = KRILL_OK;
+    gpu_state *gs = (gpu_state *)x->state;
+    const krill_overlap_plan *p = x->plan;
+    const overlap_step *step = &p->steps[s];
+    cudaStream_t stream = gs->lane[step->kind];
+    KRILL_TRY(begin_step(x, s, stream));
+    if (step->kind != OVERLAP_KERNEL) {
         const krill_overlap_region *r = &p->regions[step->region];
         char *dev = x->arena + step->offset;
         if (step->kind == OVERLAP_SEND)
@@ -455,18 +494,49 @@ krill_status gpu_issue(overlap_exec *x, int64_t s, void *host, void *const *in, 
             KRILL_TRY(cuda_ok(cudaMemcpy2DAsync(r->host, r->pitch, dev, r->row_bytes, r->row_bytes,
                                                 r->rows, cudaMemcpyDeviceToHost, stream),
                               "cudaMemcpy2DAsync (receive)"));
-    } else if (step->kind == OVERLAP_SEND) {
-        KRILL_TRY(cuda_ok(cudaMemcpyAsync(x->arena + step->offset, host, bytes,
-                                          cudaMemcpyHostToDevice, stream), "cudaMemcpyAsync (send)"));
-    } else if (step->kind == OVERLAP_RECV) {
-        KRILL_TRY(cuda_ok(cudaMemcpyAsync(host, x->arena + step->offset, bytes,
-                                          cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync (receive)"));
     } else {
         KRILL_TRY(overlap_run_kernel(x, s, (void *)stream, in, out));
     }
     KRILL_TRY(cuda_ok(cudaEventRecord(gs->end[s], stream), "cudaEventRecord"));
 cleanup:
     return st;
+}
+
+/* One chunk of a staged copy, then the slot's event. */
+krill_status gpu_copy(overlap_exec *x, int64_t s, int slot, int64_t at, int64_t bytes, int first,
+                      int last)
+{
+    krill_status st = KRILL_OK;
+    gpu_state *gs = (gpu_state *)x->state;
+    const overlap_step *step = &x->plan->steps[s];
+    const int recv = step->kind == OVERLAP_RECV;
+    cudaStream_t stream = gs->lane[step->kind];
+    char *dev = x->arena + step->offset + at;
+    if (first) KRILL_TRY(begin_step(x, s, stream));
+    if (recv)
+        KRILL_TRY(cuda_ok(cudaMemcpyAsync(x->recv_slot[slot], dev, (size_t)bytes,
+                                          cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync (receive)"));
+    else
+        KRILL_TRY(cuda_ok(cudaMemcpyAsync(dev, x->send_slot[slot], (size_t)bytes,
+                                          cudaMemcpyHostToDevice, stream), "cudaMemcpyAsync (send)"));
+    KRILL_TRY(cuda_ok(cudaEventRecord(gs->slot_ev[recv][slot], stream), "cudaEventRecord"));
+    if (last) KRILL_TRY(cuda_ok(cudaEventRecord(gs->end[s], stream), "cudaEventRecord"));
+cleanup:
+    return st;
+}
+
+/* 1 once the slot's last copy has ended, or failed (gpu_slot_wait then reports it) */
+int gpu_slot_done(overlap_exec *x, int kind, int slot)
+{
+    cudaError_t e = cudaEventQuery(((gpu_state *)x->state)->slot_ev[kind == OVERLAP_RECV][slot]);
+    if (e == cudaErrorNotReady) (void)cudaGetLastError();
+    return e != cudaErrorNotReady;
+}
+
+krill_status gpu_slot_wait(overlap_exec *x, int kind, int slot)
+{
+    return cuda_ok(cudaEventSynchronize(((gpu_state *)x->state)->slot_ev[kind == OVERLAP_RECV][slot]),
+                   "a staging copy");
 }
 
 /* 1 once step s has ended, or failed (gpu_wait then reports the failure) */
@@ -524,6 +594,10 @@ void gpu_close(overlap_exec *x)
             (void)cudaEventDestroy(gs->end[i]);
         }
         if (gs->origin) (void)cudaEventDestroy(gs->origin);
+        for (int d = 0; d < 2; d++) {
+            for (int k = 0; k < gs->n_slot_ev[d]; k++) (void)cudaEventDestroy(gs->slot_ev[d][k]);
+            krill_free(gs->slot_ev[d]);
+        }
         krill_free(gs->start);
         krill_free(gs->end);
         krill_free(gs);
@@ -543,7 +617,8 @@ void gpu_close(overlap_exec *x)
 }  // namespace
 
 extern "C" const overlap_backend overlap_gpu_backend = {
-    "gpu", gpu_open, gpu_issue, gpu_done, gpu_wait, gpu_times, gpu_drain, gpu_close,
+    "gpu", gpu_open, gpu_issue, gpu_copy, gpu_slot_done, gpu_slot_wait, gpu_done, gpu_wait,
+    gpu_times, gpu_drain, gpu_close,
 };
 
 /* ---- the DGEMM client's kernel ------------------------------------------------------------

@@ -32,6 +32,10 @@ extern "C" {
 #endif
 
 #define OVERLAP_ALIGN 256           /* device placement granule, bytes */
+/* The default staging chunk: an 8 MiB DMA copy runs at 97% of the copy engine's rate (4-5 us
+   of latency against 150 us at 55 GB/s), and 3 + 3 of them are 48 MiB of pinned memory
+   whatever the regions' sizes */
+#define OVERLAP_CHUNK_BYTES ((int64_t)8 << 20)
 /* The most blocks a plan may have: the order's search is O(blocks^2) steps (doc/overlap.md
    gives its measured times) */
 #define OVERLAP_MAX_BLOCKS 262144
@@ -70,7 +74,9 @@ struct krill_overlap_plan {
     int64_t *waits;
     int64_t *args;
     int64_t arena_bytes;         /* device bytes the executor allocates */
-    int64_t slot_bytes;          /* bytes of one staging slot (the largest region) */
+    int64_t chunk_bytes;         /* a staged copy moves in chunks of this many bytes */
+    int64_t slot_bytes;          /* bytes of one staging slot: min(chunk_bytes, the largest
+                                    region) */
     krill_overlap_plan_info info;
 };
 
@@ -78,6 +84,14 @@ struct krill_overlap_plan {
 static inline int64_t overlap_region_bytes(const krill_overlap_region *r)
 {
     return (int64_t)(r->rows * r->row_bytes);
+}
+
+/* The chunks of a staged copy of region r (at least 1); chunk c covers the packed bytes
+ * [c chunk_bytes, min((c + 1) chunk_bytes, bytes)). */
+static inline int64_t overlap_chunks(const krill_overlap_plan *p, int32_t r)
+{
+    const int64_t bytes = overlap_region_bytes(&p->regions[r]);
+    return bytes <= p->chunk_bytes ? 1 : (bytes + p->chunk_bytes - 1) / p->chunk_bytes;
 }
 
 /* 1 if the plan's copies go straight between the regions' page-locked host memory and a
@@ -132,10 +146,16 @@ typedef struct overlap_backend {
     /* lanes, per-step completion records, the device arena (arena_bytes), and the staging
        slots (n_send + n_recv of slot_bytes, pinned on a GPU) */
     krill_status (*open)(overlap_exec *x);
-    /* queue step `s` (send: staging -> device; receive: device -> staging; kernel: the
-       problem's kernel) on its lane after its waits */
-    krill_status (*issue)(overlap_exec *x, int64_t s, void *host, void *const *in,
-                          void *const *out);
+    /* queue step `s` whole on its lane after its waits: a kernel (the problem's, with its
+       arguments), or a direct plan's copy (between the region itself and the device) */
+    krill_status (*issue)(overlap_exec *x, int64_t s, void *const *in, void *const *out);
+    /* queue one chunk of staged copy step s: between staging slot `slot` of its direction
+       and the device bytes [offset + at, offset + at + bytes); `first`: after the step's
+       waits, its start; `last`: its end */
+    krill_status (*copy)(overlap_exec *x, int64_t s, int slot, int64_t at, int64_t bytes,
+                         int first, int last);
+    int (*slot_done)(overlap_exec *x, int kind, int slot);   /* 1 once its last copy ended */
+    krill_status (*slot_wait)(overlap_exec *x, int kind, int slot);
     int (*done)(overlap_exec *x, int64_t s);                 /* 1 once step s has ended */
     krill_status (*wait)(overlap_exec *x, int64_t s);        /* until step s has ended */
     /* after drain: step s's start and end in seconds since the first step's start */
@@ -190,9 +210,18 @@ void overlap_kernel_args(const overlap_exec *x, int64_t s, void **in, void **out
 krill_status overlap_run_kernel(const overlap_exec *x, int64_t s, void *stream,
                                 void *const *in, void *const *out);
 
-/* exec.c: copy a region between host memory (pitched) and a packed buffer, with the
- * context's threads when it is large. to_packed: host -> buffer. */
-void overlap_pack(const krill_overlap_region *r, void *packed, int to_packed, int threads);
+/* exec.c: copy the packed bytes [lo, hi) of a region between host memory (pitched) and a
+ * buffer holding them from its start, with the context's threads when they are many.
+ * to_packed: host -> buffer. */
+void overlap_pack_range(const krill_overlap_region *r, void *packed, size_t lo, size_t hi,
+                        int to_packed, int threads);
+
+/* The whole region. */
+static inline void overlap_pack(const krill_overlap_region *r, void *packed, int to_packed,
+                                int threads)
+{
+    overlap_pack_range(r, packed, 0, r->rows * r->row_bytes, to_packed, threads);
+}
 
 #ifdef __cplusplus
 }

@@ -35,6 +35,7 @@ void krill_overlap_plan_opts_default(krill_overlap_plan_opts *opts)
     memset(opts, 0, sizeof *opts);
     opts->send_slots = 3;
     opts->recv_slots = 3;
+    opts->chunk_bytes = OVERLAP_CHUNK_BYTES;
     opts->mode = KRILL_OVERLAP_AUTO;
     if (mode && !strcmp(mode, "pipelined")) opts->mode = KRILL_OVERLAP_PIPELINED;
     if (mode && !strcmp(mode, "sequential")) opts->mode = KRILL_OVERLAP_SEQUENTIAL;
@@ -293,6 +294,7 @@ static krill_status summarize(krill_overlap_plan *p)
         if (s->kind == OVERLAP_KERNEL) in->kernel_seconds += s->seconds;
         if (s->region >= 0 && (int64_t)bytes > p->slot_bytes) p->slot_bytes = (int64_t)bytes;
     }
+    if (p->slot_bytes > p->chunk_bytes) p->slot_bytes = p->chunk_bytes;
     KRILL_TRY(overlap_plan_simulate(p, 0, &in->predicted_pipelined));
     KRILL_TRY(overlap_plan_simulate(p, 1, &in->predicted_sequential));
     in->sequential = p->opts.mode == KRILL_OVERLAP_SEQUENTIAL ||
@@ -302,9 +304,8 @@ static krill_status summarize(krill_overlap_plan *p)
     in->bound = overlap_bound(p, seconds);
     in->device_bytes = (double)p->arena_bytes;
     in->direct = overlap_direct(p);
-    in->pinned_bytes = in->direct ? 0 :
-                       (double)(in->sequential ? 2 : p->opts.send_slots + p->opts.recv_slots) *
-                           (double)p->slot_bytes;
+    in->pinned_bytes = in->direct ? 0 : (double)(p->opts.send_slots + p->opts.recv_slots) *
+                                            (double)p->slot_bytes;
 cleanup:
     krill_free(seconds);
     return st;
@@ -337,6 +338,11 @@ krill_status krill_overlap_plan_create(const krill_overlap_model *model,
     if (opts) p->opts = *opts;
     if (p->opts.send_slots == 0) p->opts.send_slots = 3;
     if (p->opts.recv_slots == 0) p->opts.recv_slots = 3;
+    if (p->opts.chunk_bytes == 0) p->opts.chunk_bytes = OVERLAP_CHUNK_BYTES;
+    KRILL_REQUIRE(p->opts.chunk_bytes >= OVERLAP_ALIGN,
+                  "krill_overlap_plan_create: chunk_bytes %lld: at least %d",
+                  (long long)p->opts.chunk_bytes, OVERLAP_ALIGN);
+    p->chunk_bytes = p->opts.chunk_bytes;
     KRILL_REQUIRE(p->opts.send_slots >= 1 && p->opts.send_slots <= 64 &&
                   p->opts.recv_slots >= 1 && p->opts.recv_slots <= 64,
                   "krill_overlap_plan_create: slots %d and %d must be in [1, 64]",

@@ -2,15 +2,20 @@
  *
  * Pipelined: a step starts when its waits have ended and its lane is free (copies in both
  * directions share one lane when the model says they do not overlap; everything shares one
- * when copies do not overlap kernels). The host (the executor's calling thread) packs and
- * unpacks one region at a time: a send is packed into a staging slot once the slot's
- * previous send has ended; a receive is unpacked when the executor would otherwise wait:
- * when its slot is needed again, when a send needs the region in host memory, or at the
- * end -- or as soon as it has ended if the host is idle by then. Sequential: each step,
- * packing and unpacking included, starts when the previous one has ended; so does every
- * step of the CPU executor (threads for lanes) when its model says copies do not overlap
- * kernels, as its packing then competes for the kernel's cores too. Direct plans (page-locked
- * regions, overlap_direct) pack nothing: their host lane takes no time. */
+ * when copies do not overlap kernels). Staged copies move in chunks (exec.c): the host (the
+ * executor's calling thread) packs a send's chunk into the next send slot once the slot's
+ * previous copy has ended, and the chunk's copy starts once it is packed and the previous
+ * chunk's copy has ended; a receive's chunk is copied once its slot's previous chunk was
+ * unpacked, and the host unpacks chunks in order when it would otherwise wait: when a slot
+ * is needed again, when a send needs the region in host memory, or at the end -- or as soon
+ * as a chunk has landed if the host is idle by then. A chunk's copy takes its share of the
+ * step's model time (bytes / bandwidth and its latency). The host does one pack or unpack
+ * at a time, in the order the steps come. Sequential: each step, packing and unpacking
+ * included, starts when the previous one has ended; so does every step of the CPU executor
+ * (threads for lanes) when its model says copies do not overlap kernels, as its packing then
+ * competes for the kernel's cores too. Direct plans (page-locked regions, overlap_direct)
+ * copy each region whole and pack nothing: their host lane takes no time, and no slot
+ * limits how far sends run ahead. */
 #include <math.h>
 #include "overlap/overlap_impl.h"
 
@@ -19,21 +24,32 @@ static int sim_lane(const krill_overlap_model *m, int kind)
     return !m->copy_kernel_overlap ? 0 : (!m->copies_overlap && kind == OVERLAP_RECV) ? 0 : kind;
 }
 
+typedef struct pending_chunk {
+    int64_t step;
+    double bytes, landed;        /* its copy's end */
+    int slot;
+} pending_chunk;
+
 typedef struct sim {
     const krill_overlap_plan *p;
     double host_bw, host_lat, host_free, total;   /* a pack: host_lat + bytes / host_bw */
     double *end, *unpacked;      /* per step; unpacked < 0: a receive not yet unpacked */
-    int64_t *pending, head, tail;    /* receives to unpack, in issue order */
+    int64_t *left;               /* per receive step: chunks not yet unpacked */
+    pending_chunk *fifo;         /* receive chunks to unpack, in issue order (a ring) */
+    int64_t head, tail, cap;
+    double *recv_free;           /* per receive slot: when its chunk was unpacked */
+    char *held;                  /* per receive slot: holds a chunk not yet unpacked */
 } sim;
 
-/* The host unpacks the oldest pending receive (after it has ended). */
+/* The host unpacks the oldest pending chunk (after it has landed). */
 static void unpack_oldest(sim *m)
 {
-    const int64_t s = m->pending[m->head++];
-    const double bytes = (double)overlap_region_bytes(&m->p->regions[m->p->steps[s].region]);
-    if (m->host_free < m->end[s]) m->host_free = m->end[s];
-    m->host_free += m->host_lat + bytes / m->host_bw;
-    m->unpacked[s] = m->host_free;
+    const pending_chunk *c = &m->fifo[m->head++ % m->cap];
+    if (m->host_free < c->landed) m->host_free = c->landed;
+    m->host_free += m->host_lat + c->bytes / m->host_bw;
+    m->recv_free[c->slot] = m->host_free;
+    m->held[c->slot] = 0;
+    if (--m->left[c->step] == 0) m->unpacked[c->step] = m->host_free;
     if (m->host_free > m->total) m->total = m->host_free;
 }
 
@@ -42,59 +58,76 @@ static void unpack_through(sim *m, int64_t s)
     while (m->unpacked[s] < 0 && m->head < m->tail) unpack_oldest(m);
 }
 
+/* Chunk c's bytes of a copy of `bytes` in chunks of `chunk` (n chunks). */
+static double chunk_bytes(double bytes, int64_t chunk, int64_t c, int64_t n)
+{
+    return c < n - 1 ? (double)chunk : bytes - (double)chunk * (double)(n - 1);
+}
+
 krill_status overlap_plan_simulate(const krill_overlap_plan *p, int sequential, double *elapsed)
 {
     krill_status st = KRILL_OK;
     const krill_overlap_model *mod = &p->model;
     /* direct copies (page-locked regions): no packing, the host lane costs nothing */
-    const int packs = mod->host_copy_bandwidth > 0 && !overlap_direct(p);
+    const int direct = overlap_direct(p), packs = mod->host_copy_bandwidth > 0 && !direct;
+    const int n_send = p->opts.send_slots, n_recv = p->opts.recv_slots;
     sim m = {p, packs ? mod->host_copy_bandwidth : INFINITY, packs ? mod->host_copy_latency : 0,
-             0, 0, NULL, NULL, NULL, 0, 0};
+             0, 0, NULL, NULL, NULL, NULL, 0, 0, n_recv, NULL, NULL};
     double *send_free = NULL, lane_free[KRILL_OVERLAP_LANES] = {0, 0, 0}, last = 0;
-    int64_t *recv_held = NULL, n_sent = 0, n_recv = 0;
+    int64_t n_sent = 0, n_recvd = 0;
     /* the CPU executor's lanes and packing share the cores its kernel uses unless the
        model says copies overlap kernels: then nothing overlaps */
     if (mod->device < 0 && !mod->copy_kernel_overlap) sequential = 1;
     KRILL_ALLOC(m.end, (size_t)p->n_steps + 1);
     KRILL_ALLOC(m.unpacked, (size_t)p->n_steps + 1);
-    KRILL_ALLOC(m.pending, (size_t)p->n_steps + 1);
-    KRILL_CALLOC(send_free, (size_t)p->opts.send_slots);
-    KRILL_ALLOC(recv_held, (size_t)p->opts.recv_slots);
-    for (int k = 0; k < p->opts.recv_slots; k++) recv_held[k] = -1;
+    KRILL_CALLOC(m.left, (size_t)p->n_steps + 1);
+    KRILL_ALLOC(m.fifo, (size_t)n_recv);
+    KRILL_CALLOC(m.recv_free, (size_t)n_recv);
+    KRILL_CALLOC(m.held, (size_t)n_recv);
+    KRILL_CALLOC(send_free, (size_t)n_send);
     for (int64_t i = 0; i < p->n_steps; i++) {
         const overlap_step *s = &p->steps[i];
         const int lane = sim_lane(mod, s->kind);
         const double bytes = s->region >= 0 ? (double)overlap_region_bytes(&p->regions[s->region]) : 0;
-        double ready = sequential ? last : 0;
+        const int64_t n = s->region >= 0 && !direct ? overlap_chunks(p, s->region) : 1;
+        double ready = sequential ? last : 0, at;
         if (sequential && m.host_free < last) m.host_free = last;
-        while (m.head < m.tail && m.end[m.pending[m.head]] <= m.host_free) unpack_oldest(&m);
+        while (m.head < m.tail && m.fifo[m.head % m.cap].landed <= m.host_free) unpack_oldest(&m);
         for (int32_t w = 0; w < s->n_wait; w++)
             if (m.end[p->waits[s->wait_first + w]] > ready) ready = m.end[p->waits[s->wait_first + w]];
         if (ready < lane_free[lane]) ready = lane_free[lane];
         m.unpacked[i] = -1;
+        at = ready;
         if (s->kind == OVERLAP_SEND) {
-            double *slot = &send_free[n_sent++ % p->opts.send_slots];
             if (s->host_after >= 0) unpack_through(&m, s->host_after);
-            if (m.host_free < *slot) m.host_free = *slot;
-            m.host_free += m.host_lat + bytes / m.host_bw;   /* the pack */
-            if (ready < m.host_free) ready = m.host_free;
-            m.end[i] = ready + s->seconds;
-            *slot = m.end[i];
-        } else if (s->kind == OVERLAP_RECV) {
-            int64_t *slot = &recv_held[n_recv++ % p->opts.recv_slots];
-            if (*slot >= 0) {                                /* its previous content */
-                unpack_through(&m, *slot);
-                if (ready < m.unpacked[*slot]) ready = m.unpacked[*slot];
+            for (int64_t c = 0; c < n; c++) {
+                const double b = chunk_bytes(bytes, p->chunk_bytes, c, n);
+                double *slot = direct ? NULL : &send_free[n_sent++ % n_send];
+                if (slot && m.host_free < *slot) m.host_free = *slot;
+                m.host_free += m.host_lat + b / m.host_bw;   /* the pack */
+                if (at < m.host_free) at = m.host_free;
+                at += s->seconds * (bytes > 0 ? b / bytes : 1);
+                if (slot) *slot = at;
             }
-            m.end[i] = ready + s->seconds;
-            m.pending[m.tail++] = i;
-            *slot = i;
-            if (sequential) unpack_through(&m, i);
+        } else if (s->kind == OVERLAP_RECV) {
+            m.left[i] = n;
+            for (int64_t c = 0; c < n && !direct; c++) {
+                const double b = chunk_bytes(bytes, p->chunk_bytes, c, n);
+                const int slot = (int)(n_recvd++ % n_recv);
+                while (m.held[slot] && m.head < m.tail) unpack_oldest(&m);  /* its previous chunk */
+                if (at < m.recv_free[slot]) at = m.recv_free[slot];
+                at += s->seconds * (bytes > 0 ? b / bytes : 1);
+                m.fifo[m.tail++ % m.cap] = (pending_chunk){i, b, at, slot};
+                m.held[slot] = 1;
+            }
+            if (direct) at += s->seconds, m.unpacked[i] = at;
+            else if (sequential) unpack_through(&m, i);
         } else {
-            m.end[i] = ready + s->seconds;
+            at += s->seconds;
         }
-        lane_free[lane] = m.end[i];
-        last = m.unpacked[i] > m.end[i] ? m.unpacked[i] : m.end[i];
+        m.end[i] = at;
+        lane_free[lane] = at;
+        last = m.unpacked[i] > at ? m.unpacked[i] : at;
         if (last > m.total) m.total = last;
     }
     while (m.head < m.tail) unpack_oldest(&m);
@@ -102,9 +135,11 @@ krill_status overlap_plan_simulate(const krill_overlap_plan *p, int sequential, 
 cleanup:
     krill_free(m.end);
     krill_free(m.unpacked);
-    krill_free(m.pending);
+    krill_free(m.left);
+    krill_free(m.fifo);
+    krill_free(m.recv_free);
+    krill_free(m.held);
     krill_free(send_free);
-    krill_free(recv_held);
     return st;
 }
 

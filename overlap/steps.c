@@ -77,14 +77,16 @@ cleanup:
 }
 
 /* The model's time of copying region r: latency + bytes / bandwidth, and in a direct plan
- * the per-row cost of a pitched copy (the DMA engine walks the rows; staged copies are
- * contiguous, their packing is the host's). */
+ * the per-row cost of a pitched copy (the DMA engine walks the rows); a staged copy is
+ * contiguous (its packing is the host's) and pays the latency once per chunk. */
 static double copy_seconds(const krill_overlap_plan *p, int32_t r, double latency,
                            double bandwidth, double row_seconds)
 {
     const krill_overlap_region *reg = &p->regions[r];
-    const int pitched = overlap_direct(p) && reg->rows > 1 && reg->pitch != reg->row_bytes;
-    return latency + (double)overlap_region_bytes(reg) / bandwidth +
+    const int direct = overlap_direct(p);
+    const int pitched = direct && reg->rows > 1 && reg->pitch != reg->row_bytes;
+    return latency * (direct ? 1.0 : (double)overlap_chunks(p, r)) +
+           (double)overlap_region_bytes(reg) / bandwidth +
            (pitched ? (double)reg->rows * row_seconds : 0);
 }
 

@@ -2,8 +2,9 @@
  * the DGEMM client pipelined equal bit for bit to the sequential run of the same blocks
  * and, within the rounding bound, to one whole cuBLAS DGEMM (the unsplit plan) and to the
  * CPU; every timeline consistent; the memory budget respected (out-of-core: a budget far
- * below the operands); page-locked operands copied directly (no staging), with the same
- * bits as through the staging ring; a kernel that fails; allocation faults. Skips without
+ * below the operands); staging in chunks (rows split across them, one slot and three) with
+ * the same bits; page-locked operands copied directly (no staging), with the same bits as
+ * through the staging ring; a kernel that fails; allocation faults. Skips without
  * a GPU. */
 #include <math.h>
 #include <stdlib.h>
@@ -19,6 +20,9 @@ typedef struct run_result {
     krill_overlap_gemm_report rep;
 } run_result;
 
+static int64_t stage_chunk;      /* the plans' staging chunk and slots (0: the defaults) */
+static int stage_slots;
+
 static run_result gemm(krill_ctx *ctx, int64_t h, int64_t m, int64_t w, const double *a,
                        const double *b, double *c, int64_t side, double memory,
                        krill_overlap_mode mode, krill_overlap_timeline *tl)
@@ -29,6 +33,8 @@ static run_result gemm(krill_ctx *ctx, int64_t h, int64_t m, int64_t w, const do
     o.block = side;
     o.plan.memory = memory;
     o.plan.mode = mode;
+    o.plan.chunk_bytes = stage_chunk;
+    o.plan.send_slots = o.plan.recv_slots = stage_slots;
     o.timeline = tl;
     r.st = krill_overlap_dgemm(ctx, h, m, w, a, m, b, w, c, w, &o, &r.rep);
     return r;
@@ -64,6 +70,23 @@ static void test_gemm(krill_ctx *gpu, krill_ctx *cpu)
         }
         r = gemm(gpu, h, m, w, a, b, c_seq, 256, memory, KRILL_OVERLAP_SEQUENTIAL, NULL);
         CHECK_OK(r.st);
+        CHECK(memcmp(c_pipe, c_seq, sizeof(double) * h * w) == 0);
+    }
+    /* staged in chunks of 100000 bytes through 3 slots and of 4096 through one (rows of
+       5600 and 2048 bytes split across chunks), both modes: the same bits */
+    for (int v = 0; v < 4; v++) {
+        stage_chunk = v < 2 ? 100000 : 4096;
+        stage_slots = v < 2 ? 3 : 1;
+        memset(c_pipe, 0xff, sizeof(double) * h * w);
+        r = gemm(gpu, h, m, w, a, b, c_pipe, 256, 12e6,
+                 v % 2 ? KRILL_OVERLAP_SEQUENTIAL : KRILL_OVERLAP_PIPELINED, &tl);
+        stage_chunk = 0;
+        stage_slots = 0;
+        CHECK_OK(r.st);
+        if (r.st != KRILL_OK) continue;
+        CHECK(r.rep.plan.pinned_bytes == (v < 2 ? 6 * 100000.0 : 2 * 4096.0));
+        CHECK_OK(krill_overlap_timeline_check(NULL, &tl));
+        krill_overlap_timeline_free(&tl);
         CHECK(memcmp(c_pipe, c_seq, sizeof(double) * h * w) == 0);
     }
     /* |C - C_whole| <= 2 m eps sum_k |a_ik| |b_kj| <= 2 m eps m (entries in [-1, 1]) */

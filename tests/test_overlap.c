@@ -2,8 +2,9 @@
  * DGEMM client against the unsplit product (bit for bit) and a plain triple loop, for
  * several block sides, budgets that force evictions, both modes and thread counts; an
  * in-place problem with dependencies whose regions are evicted and read back (the
- * write-through path); timelines checked step by step; a kernel that fails; allocation
- * faults; the model's cache; the SVG. Run with XDG_CACHE_HOME in the build tree. */
+ * write-through path); both through whole-region staging and through chunks smaller than
+ * a row (one slot and three; rows split across chunks); timelines checked step by step; a
+ * kernel that fails; allocation faults; the model's cache; the SVG. Run with XDG_CACHE_HOME in the build tree. */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -29,21 +30,30 @@ static void test_gemm(krill_ctx *ctx)
     double *ref = calloc((size_t)(h * ldc), sizeof(double)), *c = malloc(sizeof(double) * h * ldc);
     static const int64_t sides[] = {16, 50, 64, 157, 300, 0};
     static const double budgets[] = {0, 60e3, 400e3};
+    /* staging: whole regions (3 slots); 1000-byte chunks (rows of 744 and 1688 bytes split
+       across them) through 3 slots; 256-byte chunks through one slot each way (one side and
+       budget: thousands of chunks, each a hand-over between threads) */
+    static const int64_t chunks[] = {0, 1000, 256};
+    static const int slots[] = {3, 3, 1};
     tu_random(a, h * lda, 1);
     tu_random(b, m * ldb, 2);
     reference_gemm(h, m, w, a, lda, b, ldb, ref, ldc);
     for (int si = 0; si < 6; si++)
         for (int bi = 0; bi < 3; bi++)
-            for (int mode = 0; mode < 3; mode++) {
+            for (int mode = 0; mode < 3; mode++)
+            for (int ci = 0; ci < 3; ci++) {
                 krill_overlap_gemm_opts o;
                 krill_overlap_gemm_report rep;
                 krill_overlap_timeline tl;
                 krill_status st;
                 int same = 1;
+                if (ci == 2 && (si != 2 || bi != 1)) continue;
                 krill_overlap_gemm_opts_default(&o);
                 o.block = sides[si];
                 o.plan.memory = budgets[bi];
                 o.plan.mode = (krill_overlap_mode)mode;
+                o.plan.chunk_bytes = chunks[ci];
+                o.plan.send_slots = o.plan.recv_slots = slots[ci];
                 o.timeline = &tl;
                 for (int64_t k = 0; k < h * ldc; k++) c[k] = -7;   /* padding must stay -7 */
                 st = krill_overlap_dgemm(ctx, h, m, w, a, lda, b, ldb, c, ldc, &o, &rep);
@@ -62,8 +72,8 @@ static void test_gemm(krill_ctx *ctx)
                     for (int64_t j = 0; j < ldc; j++)
                         same &= j < w ? c[i * ldc + j] == ref[i * ldc + j] : c[i * ldc + j] == -7;
                 if (!same)
-                    fprintf(stderr, "gemm side %lld budget %g mode %d differs\n",
-                            (long long)sides[si], budgets[bi], mode);
+                    fprintf(stderr, "gemm side %lld budget %g mode %d chunk %lld differs\n",
+                            (long long)sides[si], budgets[bi], mode, (long long)chunks[ci]);
                 CHECK(same);
                 CHECK(rep.block >= 1 && (sides[si] == 0 || rep.block == sides[si]));
                 if (budgets[bi] > 0) CHECK(rep.plan.device_bytes <= budgets[bi]);
@@ -134,7 +144,8 @@ static void test_chain(krill_ctx *ctx)
     krill_overlap_timeline tl;
     CHECK_OK(krill_overlap_calibrate(ctx, 0, &model));
     for (int mode = 0; mode < 3; mode++)
-        for (double memory = 2 * 8192; memory <= 12 * 8192; memory += 5 * 8192) {
+        for (double memory = 2 * 8192; memory <= 12 * 8192; memory += 5 * 8192)
+        for (int chunked = 0; chunked < 2; chunked++) {   /* whole; 8 chunks of 1000 bytes */
             krill_overlap_problem pb = chain_problem(ch, -1);
             krill_overlap_plan_opts o;
             double expect[1000];
@@ -142,6 +153,8 @@ static void test_chain(krill_ctx *ctx)
             krill_overlap_plan_opts_default(&o);
             o.memory = memory;
             o.mode = (krill_overlap_mode)mode;
+            o.chunk_bytes = chunked ? 1000 : 0;
+            o.send_slots = o.recv_slots = chunked ? 2 : 0;
             CHECK_OK(krill_overlap_plan_create(&model, &pb, &o, &plan));
             if (!plan) continue;
             krill_overlap_plan_info_get(plan, &info);
@@ -165,12 +178,14 @@ static void test_chain(krill_ctx *ctx)
             krill_overlap_timeline_free(&tl);
             krill_overlap_plan_destroy(&plan);
         }
-    /* a failing kernel: drained, reported with its block, nothing leaks */
-    {
+    /* a failing kernel: drained, reported with its block, nothing leaks (whole regions
+       and chunks in flight) */
+    for (int chunked = 0; chunked < 2; chunked++) {
         krill_overlap_problem pb = chain_problem(ch, 7);
         krill_overlap_plan_opts o;
         krill_overlap_plan_opts_default(&o);
         o.memory = 3 * 8192;
+        o.chunk_bytes = chunked ? 1000 : 0;
         o.mode = KRILL_OVERLAP_PIPELINED;        /* the lanes at work when it fails */
         CHECK_OK(krill_overlap_plan_create(&model, &pb, &o, &plan));
         CHECK_STATUS(krill_overlap_execute(ctx, plan, &tl), KRILL_ERR_NUMERIC);

@@ -295,6 +295,50 @@ static void test_model_terms(void)
     }
 }
 
+/* Staged copies in chunks: one block, 1 MB in, 1 MB out, a 1 ms kernel; copies at 1 GB/s
+ * with 0.1 ms latency a chunk, host packs at 2 GB/s; chunks of 0.5 MB (0.6 ms copies, 0.25
+ * ms packs). Hand schedules (ms):
+ *  - one slot each way: pack 0-0.25, copy 0.25-0.85, pack 0.85-1.1 (the slot is free once
+ *    its copy ended), copy 1.1-1.7; K 1.7-2.7; R chunk 0 2.7-3.3, its unpack 3.3-3.55 frees
+ *    the slot, chunk 1 3.55-4.15, unpack 4.15-4.4: 4.4, pipelined or not (one block);
+ *  - two slots: packs 0-0.25 and 0.25-0.5, copies 0.25-0.85 and 0.85-1.45; K 1.45-2.45;
+ *    R 2.45-3.05 and 3.05-3.65, unpacks 3.05-3.3 and 3.65-3.9: 3.9;
+ *  - one chunk (the default 8 MiB): pack 0-0.5, copy 0.5-1.6 (one latency), K 1.6-2.6,
+ *    R 2.6-3.7, unpack 3.7-4.2: 4.2.
+ * The pinned staging is slots x min(chunk, region). */
+static void test_chunks(void)
+{
+    krill_overlap_region r[2] = {{&dummy, 1000000, 1, 1000000}, {&dummy, 1000000, 1, 1000000}};
+    int32_t in = 0, out = 1;
+    krill_overlap_block b = {&in, &out, NULL, 1, 1, 0, 1e-3};
+    krill_overlap_problem pb = {r, &b, 2, 1, no_kernel, NULL};
+    krill_overlap_model m = unit_model();
+    krill_overlap_plan *p = NULL;
+    krill_overlap_plan_info info;
+    const struct { int64_t chunk; int slots; double predicted, send, pinned; } cases[] = {
+        {500000, 1, 4.4e-3, 1.2e-3, 1e6}, {500000, 2, 3.9e-3, 1.2e-3, 2e6}, {0, 1, 4.2e-3, 1.1e-3, 2e6}};
+    m.h2d_latency = m.d2h_latency = 1e-4;
+    m.host_copy_bandwidth = 2e9;
+    for (int c = 0; c < 3; c++) {
+        krill_overlap_plan_opts o = opts_with(1e9, KRILL_OVERLAP_PIPELINED);
+        o.chunk_bytes = cases[c].chunk;
+        o.send_slots = o.recv_slots = cases[c].slots;
+        CHECK_OK(krill_overlap_plan_create(&m, &pb, &o, &p));
+        krill_overlap_plan_info_get(p, &info);
+        CHECK_CLOSE(info.predicted_pipelined, cases[c].predicted, 1e-9);
+        CHECK_CLOSE(info.predicted_sequential, cases[c].predicted, 1e-9);
+        CHECK_CLOSE(info.send_seconds, cases[c].send, 1e-12);
+        CHECK(info.pinned_bytes == cases[c].pinned);
+        krill_overlap_plan_destroy(&p);
+    }
+    {   /* a chunk under the placement granule is refused, naming the option */
+        krill_overlap_plan_opts o = opts_with(1e9, KRILL_OVERLAP_AUTO);
+        o.chunk_bytes = 100;
+        CHECK_STATUS(krill_overlap_plan_create(&m, &pb, &o, &p), KRILL_ERR_ARG);
+        CHECK(strstr(krill_last_error(), "chunk_bytes") != NULL);
+    }
+}
+
 /* Fragmentation: regions of 512, 256 and 768 bytes, block 0 reads {0, 1}, block 1 reads
  * {1, 2}, 1024 bytes of memory. First fit leaves region 1 at 512 after block 0, so region 2
  * (768) fits nowhere beside it: the arena is emptied and block 1 placed afresh (region 1
@@ -472,6 +516,7 @@ int main(void)
     test_dependencies();
     test_prediction();
     test_model_terms();
+    test_chunks();
     test_fragmentation();
     test_malformed();
     test_faults();

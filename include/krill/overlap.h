@@ -39,7 +39,8 @@ typedef struct krill_overlap_model {
     double d2h_latency;          /*   seconds per copy */
     double h2d_pageable_bandwidth;  /* the same from/to pageable memory, bytes/s (for the */
     double d2h_pageable_bandwidth;  /*   record: the executor never copies pageable memory) */
-    double host_copy_bandwidth;  /* host memcpy between user memory and pinned staging, bytes/s */
+    double host_copy_bandwidth;  /* host memcpy between user memory and pinned staging, bytes/s
+                                    (on a GPU: the slower of alone and beside DMA both ways) */
     double host_copy_latency;    /*   seconds per pack or unpack beyond bytes / bandwidth (the
                                       call and its threads' start, measured on 1 MiB) */
     int copies_overlap;          /* 1: a host->device and a device->host copy run together */
@@ -109,6 +110,9 @@ typedef struct krill_overlap_plan_opts {
                                     read 0 as krill_overlap_default_memory's) */
     int send_slots;              /* pinned staging buffers for sends (0 = 3) */
     int recv_slots;              /* and for receives (0 = 3) */
+    int64_t chunk_bytes;         /* a staging buffer's size (0 = 8 MiB; at least 256): a region
+                                    larger moves through the buffers in chunks of this size,
+                                    packed by the host while the previous chunk's DMA runs */
     krill_overlap_mode mode;
     int host_page_locked;        /* 1: every region's host memory is page-locked (cudaMallocHost,
                                     cudaHostRegister): on a GPU the copies go straight between
@@ -117,7 +121,7 @@ typedef struct krill_overlap_plan_opts {
                                     finds it out by itself. Ignored by the CPU executor */
 } krill_overlap_plan_opts;
 
-/* Defaults: memory 0, 3 slots each way, AUTO (the environment variable KRILL_OVERLAP_MODE =
+/* Defaults: memory 0, 3 slots of 8 MiB each way, AUTO (the environment variable KRILL_OVERLAP_MODE =
  * pipelined | sequential overrides the mode: for tests and experiments). */
 void krill_overlap_plan_opts_default(krill_overlap_plan_opts *opts);
 
