@@ -78,7 +78,9 @@ static void print_model(const krill_overlap_model *m, FILE *out)
             1e6 * m->d2h_latency);
     fprintf(out, "pageable     %8.2f GB/s H2D, %.2f GB/s D2H\n",
             1e-9 * m->h2d_pageable_bandwidth, 1e-9 * m->d2h_pageable_bandwidth);
-    fprintf(out, "host copy    %8.2f GB/s (staging pack/unpack)\n", 1e-9 * m->host_copy_bandwidth);
+    fprintf(out, "host copy    %8.2f GB/s (staging pack/unpack), +%.2f us a pack, +%.1f ns a "
+            "pitched row\n", 1e-9 * m->host_copy_bandwidth, 1e6 * m->host_copy_latency,
+            1e9 * m->host_copy_row_seconds);
     fprintf(out, "overlap      H2D with D2H: %s; copies with kernels: %s\n",
             m->copies_overlap ? "yes" : "no", m->copy_kernel_overlap ? "yes" : "no");
     fprintf(out, "launch       %.2f us\n", 1e6 * m->launch_latency);
@@ -98,6 +100,8 @@ static void json_model(cli_json *j, const krill_overlap_model *m)
     cli_json_number(j, "h2d_pageable_bandwidth", m->h2d_pageable_bandwidth);
     cli_json_number(j, "d2h_pageable_bandwidth", m->d2h_pageable_bandwidth);
     cli_json_number(j, "host_copy_bandwidth", m->host_copy_bandwidth);
+    cli_json_number(j, "host_copy_latency", m->host_copy_latency);
+    cli_json_number(j, "host_copy_row_seconds", m->host_copy_row_seconds);
     cli_json_bool(j, "copies_overlap", m->copies_overlap);
     cli_json_bool(j, "copy_kernel_overlap", m->copy_kernel_overlap);
     cli_json_number(j, "launch_latency", m->launch_latency);

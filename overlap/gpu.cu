@@ -309,44 +309,24 @@ static krill_status calibrate_with(krill_ctx *ctx, krill_overlap_model *m, size_
     m->h2d_pageable_bandwidth = (double)pr.bytes / t_small;
     KRILL_TRY(time_pageable(&pr, cudaMemcpyDeviceToHost, &t_small));
     m->d2h_pageable_bandwidth = (double)pr.bytes / t_small;
-    {   /* packing as the clients' regions need it: one contiguous run, and rows of 8 KiB
-           at a 16 KiB pitch in 4 MiB regions (a column panel); the slower rate counts */
-        const size_t row = 8192, region = (size_t)4 << 20;
+    {   /* packing: one contiguous run (its rate), 1 MiB packs (the latency), and pitched
+           rows (the cost per row). Measured beside DMA traffic both ways the contiguous rate
+           came out 0.75x of this (29.9 GB/s on an H200), yet the executor's unsplit staged
+           copies packed 8 MiB chunks faster than that while the copy engine ran at 48.6 GB/s
+           (doc/overlap.md): the rate alone is the better predictor */
         const krill_overlap_region whole = {pr.pageable, pr.bytes, 1, pr.bytes};
-        double best[2] = {1e30, 1e30};
+        double best = 1e30;
         for (int rep = 0; rep < 3; rep++) {
             double t = krill_wtime();
             overlap_pack(&whole, pr.pinned, 1, ctx->threads);
-            best[0] = std::min(best[0], krill_wtime() - t);
-            t = krill_wtime();
-            for (size_t at = 0; at + 2 * region <= pr.bytes; at += 2 * region) {
-                const krill_overlap_region strided = {(char *)pr.pageable + at, row,
-                                                      region / row, 2 * row};
-                overlap_pack(&strided, (char *)pr.pinned + at / 2, 1, ctx->threads);
-            }
-            best[1] = std::min(best[1], krill_wtime() - t);
+            best = std::min(best, krill_wtime() - t);
         }
-        m->host_copy_bandwidth = std::min((double)pr.bytes / best[0], (double)(pr.bytes / 2) / best[1]);
-        /* and beside DMA traffic both ways, as the executor's host packs while the copy
-           engines run (the two share the host's memory): half the pageable buffer into its
-           other half while pinned[0, bytes) goes to the device and the other device buffer
-           comes back into pinned[bytes, 2 bytes) (each copy outlasts the packing) */
-        const size_t half = pr.bytes / 2;
-        const krill_overlap_region src = {pr.pageable, half, 1, half};
-        double busy = 1e30;
-        for (int rep = 0; rep < 3; rep++) {
-            KRILL_TRY(cuda_ok(cudaMemcpyAsync(pr.dev, pr.pinned, pr.bytes, cudaMemcpyHostToDevice,
-                                              pr.s[0]), "cudaMemcpyAsync"));
-            KRILL_TRY(cuda_ok(cudaMemcpyAsync((char *)pr.pinned + pr.bytes, pr.dev2, pr.bytes,
-                                              cudaMemcpyDeviceToHost, pr.s[1]), "cudaMemcpyAsync"));
-            double t = krill_wtime();
-            overlap_pack(&src, (char *)pr.pageable + half, 1, ctx->threads);
-            busy = std::min(busy, krill_wtime() - t);
-            KRILL_TRY(cuda_ok(cudaDeviceSynchronize(), "cudaDeviceSynchronize"));
-        }
-        m->host_copy_bandwidth = std::min(m->host_copy_bandwidth, (double)half / busy);
+        m->host_copy_bandwidth = (double)pr.bytes / best;
         m->host_copy_latency = overlap_pack_latency(pr.pageable, pr.pinned, m->host_copy_bandwidth,
                                                     ctx->threads);
+        m->host_copy_row_seconds = overlap_pack_row_seconds(
+            (char *)pr.pageable, (char *)pr.pinned, m->host_copy_bandwidth, m->host_copy_latency,
+            ctx->threads);
     }
     KRILL_TRY(time_pair(&pr, 0, 0, &t_pair));
     m->copies_overlap = t_pair < 0.75 * (t_big + t_d2h);

@@ -199,6 +199,11 @@ krill_status overlap_gpu_time_dgemm(krill_ctx *ctx, int64_t bh, int64_t m, int64
  * beyond 1 MiB / bandwidth: the model's host_copy_latency */
 double overlap_pack_latency(void *src, void *dst, double bandwidth, int threads);
 
+/* model.c: the model's host_copy_row_seconds: packs of 1024 rows of 1 KiB at a 2 KiB pitch
+ * (src: 16 MiB, dst: 8 MiB at least), their time beyond latency + bytes / bandwidth, per row */
+double overlap_pack_row_seconds(char *src, char *dst, double bandwidth, double latency,
+                                int threads);
+
 /* model.c: the model of ctx's device, no cache (calibrate's measurement) */
 krill_status overlap_measure(krill_ctx *ctx, krill_overlap_model *model);
 

@@ -9,7 +9,9 @@
  * unpacked, and the host unpacks chunks in order when it would otherwise wait: when a slot
  * is needed again, when a send needs the region in host memory, or at the end -- or as soon
  * as a chunk has landed if the host is idle by then. A chunk's copy takes its share of the
- * step's model time (bytes / bandwidth and its latency). The host does one pack or unpack
+ * step's model time (bytes / bandwidth and its latency); its pack or unpack takes the host
+ * host_copy_latency + bytes / host_copy_bandwidth, + host_copy_row_seconds a row when the
+ * region's rows are pitched. The host does one pack or unpack
  * at a time, in the order the steps come. Sequential: each step, packing and unpacking
  * included, starts when the previous one has ended; so does every step of the CPU executor
  * (threads for lanes) when its model says copies do not overlap kernels, as its packing then
@@ -26,13 +28,13 @@ static int sim_lane(const krill_overlap_model *m, int kind)
 
 typedef struct pending_chunk {
     int64_t step;
-    double bytes, landed;        /* its copy's end */
+    double seconds, landed;      /* its unpack's host time, its copy's end */
     int slot;
 } pending_chunk;
 
 typedef struct sim {
     const krill_overlap_plan *p;
-    double host_bw, host_lat, host_free, total;   /* a pack: host_lat + bytes / host_bw */
+    double host_bw, host_lat, host_row, host_free, total;
     double *end, *unpacked;      /* per step; unpacked < 0: a receive not yet unpacked */
     int64_t *left;               /* per receive step: chunks not yet unpacked */
     pending_chunk *fifo;         /* receive chunks to unpack, in issue order (a ring) */
@@ -46,7 +48,7 @@ static void unpack_oldest(sim *m)
 {
     const pending_chunk *c = &m->fifo[m->head++ % m->cap];
     if (m->host_free < c->landed) m->host_free = c->landed;
-    m->host_free += m->host_lat + c->bytes / m->host_bw;
+    m->host_free += c->seconds;
     m->recv_free[c->slot] = m->host_free;
     m->held[c->slot] = 0;
     if (--m->left[c->step] == 0) m->unpacked[c->step] = m->host_free;
@@ -64,6 +66,13 @@ static double chunk_bytes(double bytes, int64_t chunk, int64_t c, int64_t n)
     return c < n - 1 ? (double)chunk : bytes - (double)chunk * (double)(n - 1);
 }
 
+/* The host's time to pack or unpack b bytes of region r. */
+static double pack_seconds(const sim *m, const krill_overlap_region *r, double b)
+{
+    const int pitched = r->rows > 1 && r->pitch != r->row_bytes;
+    return m->host_lat + b / m->host_bw + (pitched ? b / (double)r->row_bytes * m->host_row : 0);
+}
+
 krill_status overlap_plan_simulate(const krill_overlap_plan *p, int sequential, double *elapsed)
 {
     krill_status st = KRILL_OK;
@@ -72,7 +81,8 @@ krill_status overlap_plan_simulate(const krill_overlap_plan *p, int sequential, 
     const int direct = overlap_direct(p), packs = mod->host_copy_bandwidth > 0 && !direct;
     const int n_send = p->opts.send_slots, n_recv = p->opts.recv_slots;
     sim m = {p, packs ? mod->host_copy_bandwidth : INFINITY, packs ? mod->host_copy_latency : 0,
-             0, 0, NULL, NULL, NULL, NULL, 0, 0, n_recv, NULL, NULL};
+             packs ? mod->host_copy_row_seconds : 0, 0, 0, NULL, NULL, NULL, NULL, 0, 0, n_recv,
+             NULL, NULL};
     double *send_free = NULL, lane_free[KRILL_OVERLAP_LANES] = {0, 0, 0}, last = 0;
     int64_t n_sent = 0, n_recvd = 0;
     /* the CPU executor's lanes and packing share the cores its kernel uses unless the
@@ -104,7 +114,7 @@ krill_status overlap_plan_simulate(const krill_overlap_plan *p, int sequential, 
                 const double b = chunk_bytes(bytes, p->chunk_bytes, c, n);
                 double *slot = direct ? NULL : &send_free[n_sent++ % n_send];
                 if (slot && m.host_free < *slot) m.host_free = *slot;
-                m.host_free += m.host_lat + b / m.host_bw;   /* the pack */
+                m.host_free += pack_seconds(&m, &p->regions[s->region], b);   /* the pack */
                 if (at < m.host_free) at = m.host_free;
                 at += s->seconds * (bytes > 0 ? b / bytes : 1);
                 if (slot) *slot = at;
@@ -117,7 +127,8 @@ krill_status overlap_plan_simulate(const krill_overlap_plan *p, int sequential, 
                 while (m.held[slot] && m.head < m.tail) unpack_oldest(&m);  /* its previous chunk */
                 if (at < m.recv_free[slot]) at = m.recv_free[slot];
                 at += s->seconds * (bytes > 0 ? b / bytes : 1);
-                m.fifo[m.tail++ % m.cap] = (pending_chunk){i, b, at, slot};
+                m.fifo[m.tail++ % m.cap] =
+                    (pending_chunk){i, pack_seconds(&m, &p->regions[s->region], b), at, slot};
                 m.held[slot] = 1;
             }
             if (direct) at += s->seconds, m.unpacked[i] = at;

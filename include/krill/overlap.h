@@ -40,9 +40,10 @@ typedef struct krill_overlap_model {
     double h2d_pageable_bandwidth;  /* the same from/to pageable memory, bytes/s (for the */
     double d2h_pageable_bandwidth;  /*   record: the executor never copies pageable memory) */
     double host_copy_bandwidth;  /* host memcpy between user memory and pinned staging, bytes/s
-                                    (on a GPU: the slower of alone and beside DMA both ways) */
+                                    (the staging pack of one contiguous run) */
     double host_copy_latency;    /*   seconds per pack or unpack beyond bytes / bandwidth (the
                                       call and its threads' start, measured on 1 MiB) */
+    double host_copy_row_seconds;   /* a pack of pitched rows: seconds per row beyond that */
     int copies_overlap;          /* 1: a host->device and a device->host copy run together */
     int copy_kernel_overlap;     /* 1: copies run while a kernel runs */
     double launch_latency;       /* seconds to launch and finish an empty kernel */
