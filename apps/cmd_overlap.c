@@ -83,7 +83,8 @@ static void print_model(const krill_overlap_model *m, FILE *out)
             1e9 * m->host_copy_row_seconds);
     fprintf(out, "overlap      H2D with D2H: %s; copies with kernels: %s\n",
             m->copies_overlap ? "yes" : "no", m->copy_kernel_overlap ? "yes" : "no");
-    fprintf(out, "launch       %.2f us\n", 1e6 * m->launch_latency);
+    fprintf(out, "launch       %.2f us; queuing a step %.2f us (host)\n", 1e6 * m->launch_latency,
+            1e6 * m->issue_seconds);
     fprintf(out, "pitched      +%.1f ns a row H2D, +%.1f ns D2H (direct copies of page-locked rows)\n",
             1e9 * m->h2d_row_seconds, 1e9 * m->d2h_row_seconds);
 }
@@ -105,6 +106,7 @@ static void json_model(cli_json *j, const krill_overlap_model *m)
     cli_json_bool(j, "copies_overlap", m->copies_overlap);
     cli_json_bool(j, "copy_kernel_overlap", m->copy_kernel_overlap);
     cli_json_number(j, "launch_latency", m->launch_latency);
+    cli_json_number(j, "issue_seconds", m->issue_seconds);
     cli_json_number(j, "h2d_row_seconds", m->h2d_row_seconds);
     cli_json_number(j, "d2h_row_seconds", m->d2h_row_seconds);
     cli_json_close(j);

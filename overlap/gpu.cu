@@ -352,6 +352,20 @@ static krill_status calibrate_with(krill_ctx *ctx, krill_overlap_model *m, size_
     KRILL_TRY(cuda_ok(cudaEventRecord(pr.e[1], pr.s[0]), "cudaEventRecord"));
     KRILL_TRY(event_seconds(pr.e[0], pr.e[1], &t_small));
     m->launch_latency = t_small / 200;
+    {   /* the host's time to queue one step as the executor does (a copy between its start
+           and end events, and a query of an earlier one: the executor polls its lanes),
+           wall time of 200 queued back to back on the copy's stream */
+        double t = krill_wtime();
+        for (int k = 0; k < 200 && st == KRILL_OK; k++) {
+            st = cuda_ok(cudaEventRecord(pr.e[2], pr.s[0]), "cudaEventRecord");
+            if (st == KRILL_OK)
+                st = cuda_ok(cudaMemcpyAsync(pr.dev, pr.pinned, 8, cudaMemcpyHostToDevice, pr.s[0]),
+                             "cudaMemcpyAsync");
+            if (st == KRILL_OK) st = cuda_ok(cudaEventRecord(pr.e[3], pr.s[0]), "cudaEventRecord");
+            if (st == KRILL_OK && cudaEventQuery(pr.e[2]) == cudaErrorNotReady) (void)cudaGetLastError();
+        }
+        m->issue_seconds = (krill_wtime() - t) / 200;
+    }
 cleanup:
     (void)cudaDeviceSynchronize();
     for (int k = 0; k < 2; k++)

@@ -160,7 +160,7 @@ cleanup:
     X(h2d_bandwidth) X(h2d_latency) X(d2h_bandwidth) X(d2h_latency) X(h2d_pageable_bandwidth) \
     X(d2h_pageable_bandwidth) X(host_copy_bandwidth) X(host_copy_latency) X(launch_latency) \
     X(h2d_row_seconds)                                                                         \
-    X(d2h_row_seconds) X(host_copy_row_seconds)
+    X(d2h_row_seconds) X(host_copy_row_seconds) X(issue_seconds)
 #define COUNT_FIELD(name) +1
 
 /* 1 if the file holds a complete model for `want`'s device and driver (into *m). */

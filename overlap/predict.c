@@ -11,13 +11,14 @@
  * as a chunk has landed if the host is idle by then. A chunk's copy takes its share of the
  * step's model time (bytes / bandwidth and its latency); its pack or unpack takes the host
  * host_copy_latency + bytes / host_copy_bandwidth, + host_copy_row_seconds a row when the
- * region's rows are pitched. The host does one pack or unpack
- * at a time, in the order the steps come. Sequential: each step, packing and unpacking
- * included, starts when the previous one has ended; so does every step of the CPU executor
+ * region's rows are pitched. The host also queues every kernel and every chunk
+ * (issue_seconds each: the API calls), one thing at a time in the order the steps come, and
+ * nothing starts on the device before the host has queued it. Sequential: each step,
+ * packing and unpacking included, starts when the previous one has ended; so does every step of the CPU executor
  * (threads for lanes) when its model says copies do not overlap kernels, as its packing then
  * competes for the kernel's cores too. Direct plans (page-locked regions, overlap_direct)
- * copy each region whole and pack nothing: their host lane takes no time, and no slot
- * limits how far sends run ahead. */
+ * copy each region whole and pack nothing: their host lane only queues, and no slot limits
+ * how far sends run ahead. */
 #include <math.h>
 #include "overlap/overlap_impl.h"
 
@@ -35,11 +36,11 @@ typedef struct pending_chunk {
 typedef struct sim {
     const krill_overlap_plan *p;
     double host_bw, host_lat, host_row, host_free, total;
+    double issue;                /* the host's time to queue a step or a chunk */
     double *end, *unpacked;      /* per step; unpacked < 0: a receive not yet unpacked */
     int64_t *left;               /* per receive step: chunks not yet unpacked */
     pending_chunk *fifo;         /* receive chunks to unpack, in issue order (a ring) */
     int64_t head, tail, cap;
-    double *recv_free;           /* per receive slot: when its chunk was unpacked */
     char *held;                  /* per receive slot: holds a chunk not yet unpacked */
 } sim;
 
@@ -49,7 +50,6 @@ static void unpack_oldest(sim *m)
     const pending_chunk *c = &m->fifo[m->head++ % m->cap];
     if (m->host_free < c->landed) m->host_free = c->landed;
     m->host_free += c->seconds;
-    m->recv_free[c->slot] = m->host_free;
     m->held[c->slot] = 0;
     if (--m->left[c->step] == 0) m->unpacked[c->step] = m->host_free;
     if (m->host_free > m->total) m->total = m->host_free;
@@ -81,8 +81,8 @@ krill_status overlap_plan_simulate(const krill_overlap_plan *p, int sequential, 
     const int direct = overlap_direct(p), packs = mod->host_copy_bandwidth > 0 && !direct;
     const int n_send = p->opts.send_slots, n_recv = p->opts.recv_slots;
     sim m = {p, packs ? mod->host_copy_bandwidth : INFINITY, packs ? mod->host_copy_latency : 0,
-             packs ? mod->host_copy_row_seconds : 0, 0, 0, NULL, NULL, NULL, NULL, 0, 0, n_recv,
-             NULL, NULL};
+             packs ? mod->host_copy_row_seconds : 0, 0, 0, mod->issue_seconds, NULL, NULL, NULL,
+             NULL, 0, 0, n_recv, NULL};
     double *send_free = NULL, lane_free[KRILL_OVERLAP_LANES] = {0, 0, 0}, last = 0;
     int64_t n_sent = 0, n_recvd = 0;
     /* the CPU executor's lanes and packing share the cores its kernel uses unless the
@@ -92,7 +92,6 @@ krill_status overlap_plan_simulate(const krill_overlap_plan *p, int sequential, 
     KRILL_ALLOC(m.unpacked, (size_t)p->n_steps + 1);
     KRILL_CALLOC(m.left, (size_t)p->n_steps + 1);
     KRILL_ALLOC(m.fifo, (size_t)n_recv);
-    KRILL_CALLOC(m.recv_free, (size_t)n_recv);
     KRILL_CALLOC(m.held, (size_t)n_recv);
     KRILL_CALLOC(send_free, (size_t)n_send);
     for (int64_t i = 0; i < p->n_steps; i++) {
@@ -114,7 +113,7 @@ krill_status overlap_plan_simulate(const krill_overlap_plan *p, int sequential, 
                 const double b = chunk_bytes(bytes, p->chunk_bytes, c, n);
                 double *slot = direct ? NULL : &send_free[n_sent++ % n_send];
                 if (slot && m.host_free < *slot) m.host_free = *slot;
-                m.host_free += pack_seconds(&m, &p->regions[s->region], b);   /* the pack */
+                m.host_free += pack_seconds(&m, &p->regions[s->region], b) + m.issue;
                 if (at < m.host_free) at = m.host_free;
                 at += s->seconds * (bytes > 0 ? b / bytes : 1);
                 if (slot) *slot = at;
@@ -125,15 +124,24 @@ krill_status overlap_plan_simulate(const krill_overlap_plan *p, int sequential, 
                 const double b = chunk_bytes(bytes, p->chunk_bytes, c, n);
                 const int slot = (int)(n_recvd++ % n_recv);
                 while (m.held[slot] && m.head < m.tail) unpack_oldest(&m);  /* its previous chunk */
-                if (at < m.recv_free[slot]) at = m.recv_free[slot];
+                m.host_free += m.issue;
+                if (at < m.host_free) at = m.host_free;
                 at += s->seconds * (bytes > 0 ? b / bytes : 1);
                 m.fifo[m.tail++ % m.cap] =
                     (pending_chunk){i, pack_seconds(&m, &p->regions[s->region], b), at, slot};
                 m.held[slot] = 1;
             }
-            if (direct) at += s->seconds, m.unpacked[i] = at;
-            else if (sequential) unpack_through(&m, i);
+            if (direct) {
+                m.host_free += m.issue;
+                if (at < m.host_free) at = m.host_free;
+                at += s->seconds;
+                m.unpacked[i] = at;
+            } else if (sequential) {
+                unpack_through(&m, i);
+            }
         } else {
+            m.host_free += m.issue;
+            if (at < m.host_free) at = m.host_free;
             at += s->seconds;
         }
         m.end[i] = at;
@@ -148,7 +156,6 @@ cleanup:
     krill_free(m.unpacked);
     krill_free(m.left);
     krill_free(m.fifo);
-    krill_free(m.recv_free);
     krill_free(m.held);
     krill_free(send_free);
     return st;

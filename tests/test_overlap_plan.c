@@ -304,7 +304,12 @@ static void test_model_terms(void)
  *  - two slots: packs 0-0.25 and 0.25-0.5, copies 0.25-0.85 and 0.85-1.45; K 1.45-2.45;
  *    R 2.45-3.05 and 3.05-3.65, unpacks 3.05-3.3 and 3.65-3.9: 3.9;
  *  - one chunk (the default 8 MiB): pack 0-0.5, copy 0.5-1.6 (one latency), K 1.6-2.6,
- *    R 2.6-3.7, unpack 3.7-4.2: 4.2.
+ *    R 2.6-3.7, unpack 3.7-4.2: 4.2;
+ *  - the same with 0.05 ms of the host's time to queue each step: pack 0-0.5, queue S
+ *    0.5-0.55, S 0.55-1.65; K queued 0.55-0.6, runs 1.65-2.65; R queued 0.6-0.65, runs
+ *    2.65-3.75, unpack 3.75-4.25: 4.25. Sequentially the host queues each step once the
+ *    previous one ended: S 0.55-1.65, queue K 1.65-1.7, K 1.7-2.7, queue R 2.7-2.75, R
+ *    2.75-3.85, unpack 3.85-4.35: 4.35.
  * The pinned staging is slots x min(chunk, region). */
 static void test_chunks(void)
 {
@@ -330,6 +335,17 @@ static void test_chunks(void)
         CHECK_CLOSE(info.send_seconds, cases[c].send, 1e-12);
         CHECK(info.pinned_bytes == cases[c].pinned);
         krill_overlap_plan_destroy(&p);
+    }
+    {
+        krill_overlap_plan_opts o = opts_with(1e9, KRILL_OVERLAP_PIPELINED);
+        o.send_slots = o.recv_slots = 1;
+        m.issue_seconds = 5e-5;
+        CHECK_OK(krill_overlap_plan_create(&m, &pb, &o, &p));
+        krill_overlap_plan_info_get(p, &info);
+        CHECK_CLOSE(info.predicted_pipelined, 4.25e-3, 1e-9);
+        CHECK_CLOSE(info.predicted_sequential, 4.35e-3, 1e-9);
+        krill_overlap_plan_destroy(&p);
+        m.issue_seconds = 0;
     }
     {   /* a chunk under the placement granule is refused, naming the option */
         krill_overlap_plan_opts o = opts_with(1e9, KRILL_OVERLAP_AUTO);

@@ -47,6 +47,9 @@ typedef struct krill_overlap_model {
     int copies_overlap;          /* 1: a host->device and a device->host copy run together */
     int copy_kernel_overlap;     /* 1: copies run while a kernel runs */
     double launch_latency;       /* seconds to launch and finish an empty kernel */
+    double issue_seconds;        /* the host's time to queue one step (a copy with its events;
+                                    a kernel is counted the same): the executor's own cost per
+                                    step, which many small blocks pay many times; 0 on the CPU */
     double h2d_row_seconds;      /* a pitched copy straight from page-locked rows (direct
                                     plans): seconds per row beyond the contiguous copy's */
     double d2h_row_seconds;      /*   the same device->host; 0 on the CPU */
