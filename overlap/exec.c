@@ -199,8 +199,8 @@ static krill_status pump_receives(runner *rn, int *progress)
     }
     while ((s = rn->next[OVERLAP_RECV]) < p->n_steps && can_start(rn, s)) {
         const int32_t r = p->steps[s].region;
-        const int64_t c = rn->chunk[OVERLAP_RECV], n = overlap_chunks(p, r);
-        int64_t lo, hi;
+        const int64_t c = rn->chunk[OVERLAP_RECV];
+        int64_t lo, hi, n;
         int slot;
         if (rn->x.direct) {              /* the region itself: nothing to unpack */
             KRILL_TRY(rn->x.backend->issue(&rn->x, s, NULL, NULL));
@@ -211,6 +211,7 @@ static krill_status pump_receives(runner *rn, int *progress)
         }
         slot = (int)(rn->n_recv_chunks % rn->x.n_recv);
         if (rn->recv_held[slot]) break;  /* its chunk is not unpacked yet */
+        n = overlap_chunks(p, r);
         chunk_span(p, r, c, &lo, &hi);
         if (c == 0) rn->chunks_left[s] = n;
         KRILL_TRY(rn->x.backend->copy(&rn->x, s, slot, lo, hi - lo, c == 0, c == n - 1));
@@ -264,24 +265,41 @@ cleanup:
     return st;
 }
 
-/* Sequential: step limit - 1 has ended (a receive: is unpacked); move the limit on. */
+/* Sequential: step limit - 1 has ended (a staged receive: is unpacked; a direct one's copy
+   is its end); move the limit on. */
 static int step_complete(runner *rn)
 {
     const int64_t s = rn->limit - 1;
     const krill_overlap_plan *p = rn->x.plan;
-    return rn->issued[s] && (p->steps[s].kind == OVERLAP_RECV ? rn->unpacked[s]
-                                                               : rn->x.backend->done(&rn->x, s));
+    return rn->issued[s] && (p->steps[s].kind == OVERLAP_RECV && !rn->x.direct
+                                 ? rn->unpacked[s] : rn->x.backend->done(&rn->x, s));
 }
 
-/* Nothing could be queued: wait for the earliest-queued copy the host is held up by (a
-   send slot, the oldest receive chunk), or, sequentially, for the step before the limit. */
+/* 1 once every step receive s waits for (its kernel) has ended: its chunks can land. */
+static int recv_can_land(runner *rn, int64_t s)
+{
+    const krill_overlap_plan *p = rn->x.plan;
+    const overlap_step *st = &p->steps[s];
+    int ok = 1;
+    for (int32_t w = 0; w < st->n_wait && ok; w++)
+        ok = rn->x.backend->done(&rn->x, p->waits[st->wait_first + w]);
+    return ok;
+}
+
+/* Nothing could be queued: wait for a copy the host is held up by -- a send slot, or the
+   oldest receive chunk: the earlier queued of the two, but never a receive whose kernel is
+   still running while a send slot would free within one chunk's copy (the next block's
+   sends would stand still for the whole kernel) -- or, sequentially, for the step before
+   the limit. */
 static krill_status block_once(runner *rn, int send_slot)
 {
     krill_status st = KRILL_OK;
     const int have_recv = rn->head < rn->tail;
     const int64_t recv_seq = have_recv ? rn->fifo[rn->head % rn->fifo_cap].seq : -1;
     int did = 0;
-    if (send_slot >= 0 && (!have_recv || rn->send_seq[send_slot] < recv_seq)) {
+    if (send_slot >= 0 &&
+        (!have_recv || rn->send_seq[send_slot] < recv_seq ||
+         !recv_can_land(rn, rn->fifo[rn->head % rn->fifo_cap].step))) {
         KRILL_TRY(rn->x.backend->slot_wait(&rn->x, OVERLAP_SEND, send_slot));
     } else if (have_recv) {
         KRILL_TRY(unpack_oldest(rn, 1, &did));

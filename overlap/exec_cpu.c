@@ -99,10 +99,17 @@ static void *lane_main(void *arg)
     return NULL;
 }
 
-/* The failure as this thread's error (the message was set on a lane thread). */
+/* The failure as this thread's error (the message was set on a lane thread: both read
+   under the lock, which the caller does not hold). */
 static krill_status failure(cpu_state *cs)
 {
-    return cs->failure == KRILL_OK ? KRILL_OK : krill_error(cs->failure, "%s", cs->message);
+    krill_status f;
+    char message[sizeof cs->message];
+    pthread_mutex_lock(&cs->lock);
+    f = cs->failure;
+    memcpy(message, cs->message, sizeof message);
+    pthread_mutex_unlock(&cs->lock);
+    return f == KRILL_OK ? KRILL_OK : krill_error(f, "%s", message);
 }
 
 static krill_status cpu_open(overlap_exec *x)
@@ -161,13 +168,15 @@ static void enqueue(cpu_state *cs, int kind, cpu_item it)
 /* Kernels only: the CPU executor has no direct plans. */
 static krill_status cpu_issue(overlap_exec *x, int64_t s, void *const *in, void *const *out)
 {
+    krill_status st = KRILL_OK;
     const int kind = x->plan->steps[s].kind;
     (void)in;
     (void)out;
-    if (kind != OVERLAP_KERNEL)
-        return krill_error(KRILL_ERR_INTERNAL, "overlap: the CPU executor copies in chunks");
-    enqueue((cpu_state *)x->state, kind, (cpu_item){s, 0, 0, 0, 1, 1});
-    return KRILL_OK;
+    if (kind == OVERLAP_KERNEL)
+        enqueue((cpu_state *)x->state, kind, (cpu_item){s, 0, 0, 0, 1, 1});
+    else
+        st = krill_error(KRILL_ERR_INTERNAL, "overlap: the CPU executor copies in chunks");
+    return st;
 }
 
 static krill_status cpu_copy(overlap_exec *x, int64_t s, int slot, int64_t at, int64_t bytes,

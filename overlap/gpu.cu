@@ -7,8 +7,9 @@
  * it waits for, so no step waits for anything but its real inputs: with Hyper-Q (every GPU
  * we build for) streams map to separate hardware queues, and the false serialization the
  * paper measured on Fermi (a kernel of another stream issued between a copy and the kernel
- * that needs it) cannot occur. The host issues a send as soon as its staging slot is free,
- * ahead of the kernels (exec.c), so the copy engine is fed before the kernel that follows.
+ * that needs it) cannot occur. The host queues each lane's steps as soon as their waits are
+ * queued and a send's chunk as soon as a staging slot is free (exec.c), so the copy engine
+ * is fed while the kernels run.
  * Direct plans (page-locked regions) copy each region with one cudaMemcpy2DAsync between its
  * pitched host rows and its packed device place, and allocate no staging. */
 #include <cublas_v2.h>
@@ -356,13 +357,12 @@ static krill_status calibrate_with(krill_ctx *ctx, krill_overlap_model *m, size_
            and end events, and a query of an earlier one: the executor polls its lanes),
            wall time of 200 queued back to back on the copy's stream */
         double t = krill_wtime();
-        for (int k = 0; k < 200 && st == KRILL_OK; k++) {
-            st = cuda_ok(cudaEventRecord(pr.e[2], pr.s[0]), "cudaEventRecord");
-            if (st == KRILL_OK)
-                st = cuda_ok(cudaMemcpyAsync(pr.dev, pr.pinned, 8, cudaMemcpyHostToDevice, pr.s[0]),
-                             "cudaMemcpyAsync");
-            if (st == KRILL_OK) st = cuda_ok(cudaEventRecord(pr.e[3], pr.s[0]), "cudaEventRecord");
-            if (st == KRILL_OK && cudaEventQuery(pr.e[2]) == cudaErrorNotReady) (void)cudaGetLastError();
+        for (int k = 0; k < 200; k++) {
+            KRILL_TRY(cuda_ok(cudaEventRecord(pr.e[2], pr.s[0]), "cudaEventRecord"));
+            KRILL_TRY(cuda_ok(cudaMemcpyAsync(pr.dev, pr.pinned, 8, cudaMemcpyHostToDevice, pr.s[0]),
+                              "cudaMemcpyAsync"));
+            KRILL_TRY(cuda_ok(cudaEventRecord(pr.e[3], pr.s[0]), "cudaEventRecord"));
+            if (cudaEventQuery(pr.e[2]) == cudaErrorNotReady) (void)cudaGetLastError();
         }
         m->issue_seconds = (krill_wtime() - t) / 200;
     }

@@ -127,9 +127,10 @@ static inline int overlap_blk_uses(const krill_overlap_plan *p, int32_t b, int32
 krill_status overlap_build_steps(krill_overlap_plan *p);
 
 /* predict.c: the makespan of the steps as they would run on the plan's model (sequential:
- * one at a time). Used for the prediction and by the tests. */
+ * one at a time); step_end (NULL, or n_steps entries): each step's end on the device. Used
+ * for the prediction and by the tests. */
 krill_status overlap_plan_simulate(const krill_overlap_plan *plan, int sequential,
-                                   double *elapsed);
+                                   double *elapsed, double *step_end);
 
 /* predict.c: the lower bound on given step times (the model's, or measured ones):
  * max(S + kmin, F + K + D, F + k0 + R) with S, K, R the lanes' totals, F the first block's

@@ -295,8 +295,8 @@ static krill_status summarize(krill_overlap_plan *p)
         if (s->region >= 0 && (int64_t)bytes > p->slot_bytes) p->slot_bytes = (int64_t)bytes;
     }
     if (p->slot_bytes > p->chunk_bytes) p->slot_bytes = p->chunk_bytes;
-    KRILL_TRY(overlap_plan_simulate(p, 0, &in->predicted_pipelined));
-    KRILL_TRY(overlap_plan_simulate(p, 1, &in->predicted_sequential));
+    KRILL_TRY(overlap_plan_simulate(p, 0, &in->predicted_pipelined, NULL));
+    KRILL_TRY(overlap_plan_simulate(p, 1, &in->predicted_sequential, NULL));
     in->sequential = p->opts.mode == KRILL_OVERLAP_SEQUENTIAL ||
                      (p->opts.mode == KRILL_OVERLAP_AUTO &&
                       in->predicted_sequential <= in->predicted_pipelined);

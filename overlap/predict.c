@@ -6,20 +6,25 @@
  * executor's calling thread) packs a send's chunk into the next send slot once the slot's
  * previous copy has ended, and the chunk's copy starts once it is packed and the previous
  * chunk's copy has ended; a receive's chunk is copied once its slot's previous chunk was
- * unpacked, and the host unpacks chunks in order when it would otherwise wait: when a slot
- * is needed again, when a send needs the region in host memory, or at the end -- or as soon
- * as a chunk has landed if the host is idle by then. A chunk's copy takes its share of the
- * step's model time (bytes / bandwidth and its latency); its pack or unpack takes the host
- * host_copy_latency + bytes / host_copy_bandwidth, + host_copy_row_seconds a row when the
- * region's rows are pitched. The host also queues every kernel and every chunk
- * (issue_seconds each: the API calls), one thing at a time in the order the steps come, and
- * nothing starts on the device before the host has queued it. Sequential: each step,
- * packing and unpacking included, starts when the previous one has ended; so does every step of the CPU executor
- * (threads for lanes) when its model says copies do not overlap kernels, as its packing then
- * competes for the kernel's cores too. Direct plans (page-locked regions, overlap_direct)
- * copy each region whole and pack nothing: their host lane only queues, and no slot limits
- * how far sends run ahead. */
+ * unpacked, and the host unpacks chunks in order: as soon as a chunk has landed if the host
+ * is free by then, when a send needs the region in host memory or at the end (the host
+ * waits for the chunk), or when the slot is needed again -- then the host does not wait:
+ * the executor's receive lane stops at a held slot and the host packs later sends in the
+ * meantime, so the unpack takes the host's time but the chunk's landing does not hold up
+ * what the host does next. A chunk's copy takes its share of the step's model time
+ * (bytes / bandwidth and its latency); its pack or unpack takes the host host_copy_latency
+ * + bytes / host_copy_bandwidth, + host_copy_row_seconds a row when the region's rows are
+ * pitched. The host also queues every kernel and every chunk (issue_seconds each: the API
+ * calls), one thing at a time in the order the steps come, and nothing starts on the
+ * device before the host has queued it. Sequential: each step, packing and unpacking
+ * included, starts when the previous one has ended; so does every step of the CPU
+ * executor (threads for lanes) when its model says copies do not overlap kernels, as its
+ * packing then competes for the kernel's cores too. Direct plans (page-locked regions,
+ * overlap_direct) copy each region whole and pack nothing: their host lane only queues, no
+ * slot limits how far sends run ahead, and a send that must see a receive's data waits on
+ * the device for that receive's end. */
 #include <math.h>
+#include <string.h>
 #include "overlap/overlap_impl.h"
 
 static int sim_lane(const krill_overlap_model *m, int kind)
@@ -42,22 +47,26 @@ typedef struct sim {
     pending_chunk *fifo;         /* receive chunks to unpack, in issue order (a ring) */
     int64_t head, tail, cap;
     char *held;                  /* per receive slot: holds a chunk not yet unpacked */
+    double *slot_free;           /* per receive slot: when its last chunk was unpacked */
 } sim;
 
-/* The host unpacks the oldest pending chunk (after it has landed). */
-static void unpack_oldest(sim *m)
+/* The host unpacks the oldest pending chunk, once it has landed. `wait`: the host has
+   nothing else to do until then; else it does later work in the meantime (its clock
+   advances by the unpack alone). */
+static void unpack_oldest(sim *m, int wait)
 {
     const pending_chunk *c = &m->fifo[m->head++ % m->cap];
-    if (m->host_free < c->landed) m->host_free = c->landed;
-    m->host_free += c->seconds;
+    const double end = (m->host_free > c->landed ? m->host_free : c->landed) + c->seconds;
+    m->host_free = wait ? end : m->host_free + c->seconds;
     m->held[c->slot] = 0;
-    if (--m->left[c->step] == 0) m->unpacked[c->step] = m->host_free;
-    if (m->host_free > m->total) m->total = m->host_free;
+    m->slot_free[c->slot] = end;
+    if (--m->left[c->step] == 0) m->unpacked[c->step] = end;
+    if (end > m->total) m->total = end;
 }
 
 static void unpack_through(sim *m, int64_t s)
 {
-    while (m->unpacked[s] < 0 && m->head < m->tail) unpack_oldest(m);
+    while (m->unpacked[s] < 0 && m->head < m->tail) unpack_oldest(m, 1);
 }
 
 /* Chunk c's bytes of a copy of `bytes` in chunks of `chunk` (n chunks). */
@@ -73,7 +82,8 @@ static double pack_seconds(const sim *m, const krill_overlap_region *r, double b
     return m->host_lat + b / m->host_bw + (pitched ? b / (double)r->row_bytes * m->host_row : 0);
 }
 
-krill_status overlap_plan_simulate(const krill_overlap_plan *p, int sequential, double *elapsed)
+krill_status overlap_plan_simulate(const krill_overlap_plan *p, int sequential, double *elapsed,
+                                   double *step_end)
 {
     krill_status st = KRILL_OK;
     const krill_overlap_model *mod = &p->model;
@@ -82,7 +92,7 @@ krill_status overlap_plan_simulate(const krill_overlap_plan *p, int sequential, 
     const int n_send = p->opts.send_slots, n_recv = p->opts.recv_slots;
     sim m = {p, packs ? mod->host_copy_bandwidth : INFINITY, packs ? mod->host_copy_latency : 0,
              packs ? mod->host_copy_row_seconds : 0, 0, 0, mod->issue_seconds, NULL, NULL, NULL,
-             NULL, 0, 0, n_recv, NULL};
+             NULL, 0, 0, n_recv, NULL, NULL};
     double *send_free = NULL, lane_free[KRILL_OVERLAP_LANES] = {0, 0, 0}, last = 0;
     int64_t n_sent = 0, n_recvd = 0;
     /* the CPU executor's lanes and packing share the cores its kernel uses unless the
@@ -93,6 +103,7 @@ krill_status overlap_plan_simulate(const krill_overlap_plan *p, int sequential, 
     KRILL_CALLOC(m.left, (size_t)p->n_steps + 1);
     KRILL_ALLOC(m.fifo, (size_t)n_recv);
     KRILL_CALLOC(m.held, (size_t)n_recv);
+    KRILL_CALLOC(m.slot_free, (size_t)n_recv);
     KRILL_CALLOC(send_free, (size_t)n_send);
     for (int64_t i = 0; i < p->n_steps; i++) {
         const overlap_step *s = &p->steps[i];
@@ -101,7 +112,7 @@ krill_status overlap_plan_simulate(const krill_overlap_plan *p, int sequential, 
         const int64_t n = s->region >= 0 && !direct ? overlap_chunks(p, s->region) : 1;
         double ready = sequential ? last : 0, at;
         if (sequential && m.host_free < last) m.host_free = last;
-        while (m.head < m.tail && m.fifo[m.head % m.cap].landed <= m.host_free) unpack_oldest(&m);
+        while (m.head < m.tail && m.fifo[m.head % m.cap].landed <= m.host_free) unpack_oldest(&m, 1);
         for (int32_t w = 0; w < s->n_wait; w++)
             if (m.end[p->waits[s->wait_first + w]] > ready) ready = m.end[p->waits[s->wait_first + w]];
         if (ready < lane_free[lane]) ready = lane_free[lane];
@@ -109,6 +120,8 @@ krill_status overlap_plan_simulate(const krill_overlap_plan *p, int sequential, 
         at = ready;
         if (s->kind == OVERLAP_SEND) {
             if (s->host_after >= 0) unpack_through(&m, s->host_after);
+            /* direct: the copy waits on the device for the receive bringing its data */
+            if (direct && s->host_after >= 0 && at < m.end[s->host_after]) at = m.end[s->host_after];
             for (int64_t c = 0; c < n; c++) {
                 const double b = chunk_bytes(bytes, p->chunk_bytes, c, n);
                 double *slot = direct ? NULL : &send_free[n_sent++ % n_send];
@@ -123,9 +136,10 @@ krill_status overlap_plan_simulate(const krill_overlap_plan *p, int sequential, 
             for (int64_t c = 0; c < n && !direct; c++) {
                 const double b = chunk_bytes(bytes, p->chunk_bytes, c, n);
                 const int slot = (int)(n_recvd++ % n_recv);
-                while (m.held[slot] && m.head < m.tail) unpack_oldest(&m);  /* its previous chunk */
+                while (m.held[slot] && m.head < m.tail) unpack_oldest(&m, 0);  /* its previous chunk */
                 m.host_free += m.issue;
                 if (at < m.host_free) at = m.host_free;
+                if (at < m.slot_free[slot]) at = m.slot_free[slot];
                 at += s->seconds * (bytes > 0 ? b / bytes : 1);
                 m.fifo[m.tail++ % m.cap] =
                     (pending_chunk){i, pack_seconds(&m, &p->regions[s->region], b), at, slot};
@@ -149,14 +163,16 @@ krill_status overlap_plan_simulate(const krill_overlap_plan *p, int sequential, 
         last = m.unpacked[i] > at ? m.unpacked[i] : at;
         if (last > m.total) m.total = last;
     }
-    while (m.head < m.tail) unpack_oldest(&m);
+    while (m.head < m.tail) unpack_oldest(&m, 1);
     *elapsed = m.total;
+    if (step_end) memcpy(step_end, m.end, (size_t)p->n_steps * sizeof *step_end);
 cleanup:
     krill_free(m.end);
     krill_free(m.unpacked);
     krill_free(m.left);
     krill_free(m.fifo);
     krill_free(m.held);
+    krill_free(m.slot_free);
     krill_free(send_free);
     return st;
 }

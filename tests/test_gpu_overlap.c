@@ -72,8 +72,9 @@ static void test_gemm(krill_ctx *gpu, krill_ctx *cpu)
         CHECK_OK(r.st);
         CHECK(memcmp(c_pipe, c_seq, sizeof(double) * h * w) == 0);
     }
-    /* staged in chunks of 100000 bytes through 3 slots and of 4096 through one (rows of
-       5600 and 2048 bytes split across chunks), both modes: the same bits */
+    /* staged in chunks of 100000 bytes through 3 slots (A's contiguous panels and B's rows
+       of 2048 bytes split across chunks) and of 4096 through one (B's 160-byte edge rows
+       split), both modes: the same bits */
     for (int v = 0; v < 4; v++) {
         stage_chunk = v < 2 ? 100000 : 4096;
         stage_slots = v < 2 ? 3 : 1;
@@ -140,6 +141,8 @@ static void test_direct(krill_ctx *gpu)
         CHECK(r.rep.plan.direct == 1 && r.rep.plan.pinned_bytes == 0);
         CHECK(r.rep.plan.device_bytes <= 8e6);
         if (r.st == KRILL_OK) CHECK_OK(krill_overlap_timeline_check(NULL, &tl));
+        for (int64_t s = 1; mode && s < tl.n_events; s++)   /* one step at a time, in order */
+            CHECK(tl.events[s].start >= tl.events[s - 1].end);
         krill_overlap_timeline_free(&tl);
         CHECK(memcmp(c, ref, sizeof(double) * h * w) == 0);
     }

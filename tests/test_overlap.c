@@ -3,10 +3,12 @@
  * several block sides, budgets that force evictions, both modes and thread counts; an
  * in-place problem with dependencies whose regions are evicted and read back (the
  * write-through path); both through whole-region staging and through chunks smaller than
- * a row (one slot and three; rows split across chunks); timelines checked step by step; a
- * kernel that fails; allocation faults; the model's cache; the SVG. Run with XDG_CACHE_HOME in the build tree. */
+ * a row (one slot and three; rows split across chunks); timelines checked step by step;
+ * sends kept moving while a kernel runs; a kernel that fails; allocation faults; the
+ * model's cache; the SVG. Run with XDG_CACHE_HOME in the build tree. */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include "overlap/overlap_impl.h"
 #include "testutil.h"
@@ -196,6 +198,66 @@ static void test_chain(krill_ctx *ctx)
     free(ch);
 }
 
+/* ---- the host keeps the sends moving while a kernel runs: 3 blocks, each copying a 4 MiB
+ * region into another after sleeping 30 ms, staged in 256 KiB chunks through one slot each
+ * way, pipelined. Block 0's receive cannot land before its kernel ends; the host must not
+ * wait for it while block 1's send has chunks to pack (it did, until 2026-11-28: block 1's
+ * send then ended after kernel 0). The copies equal their inputs. */
+enum { AHEAD_BYTES = 4 << 20 };
+
+static krill_status sleepy_kernel(void *user, int32_t block, void *stream, void *const *in,
+                                  void *const *out)
+{
+    struct timespec nap = {0, 30000000};
+    (void)user, (void)block, (void)stream;
+    nanosleep(&nap, NULL);
+    memcpy(out[0], in[0], AHEAD_BYTES);
+    return KRILL_OK;
+}
+
+static void test_runs_ahead(krill_ctx *ctx)
+{
+    char *data = malloc((size_t)6 * AHEAD_BYTES);
+    krill_overlap_region r[6];
+    krill_overlap_block b[3];
+    int32_t io[3][2];
+    krill_overlap_model model;
+    krill_overlap_plan_opts o;
+    krill_overlap_plan *plan = NULL;
+    krill_overlap_timeline tl;
+    double send1_end = 0, kernel0_end = 0;
+    if (!data) exit(1);
+    for (size_t i = 0; i < (size_t)3 * AHEAD_BYTES; i++) data[i] = (char)(i * 7 + 1);
+    memset(data + (size_t)3 * AHEAD_BYTES, 0, (size_t)3 * AHEAD_BYTES);
+    for (int k = 0; k < 6; k++)
+        r[k] = (krill_overlap_region){data + (size_t)k * AHEAD_BYTES, AHEAD_BYTES, 1, AHEAD_BYTES};
+    for (int k = 0; k < 3; k++) {
+        io[k][0] = k;
+        io[k][1] = 3 + k;
+        b[k] = (krill_overlap_block){&io[k][0], &io[k][1], NULL, 1, 1, 0, 0.03};
+    }
+    krill_overlap_problem pb = {r, b, 6, 3, sleepy_kernel, NULL};
+    CHECK_OK(krill_overlap_calibrate(ctx, 0, &model));
+    krill_overlap_plan_opts_default(&o);
+    o.memory = 64 << 20;
+    o.mode = KRILL_OVERLAP_PIPELINED;
+    o.chunk_bytes = 256 << 10;
+    o.send_slots = o.recv_slots = 1;
+    CHECK_OK(krill_overlap_plan_create(&model, &pb, &o, &plan));
+    CHECK_OK(krill_overlap_execute(ctx, plan, &tl));
+    CHECK_OK(krill_overlap_timeline_check(plan, &tl));
+    for (int64_t s = 0; s < tl.n_events; s++) {
+        const krill_overlap_event *e = &tl.events[s];
+        if (e->lane == KRILL_OVERLAP_LANE_H2D && e->block == 1) send1_end = e->end;
+        if (e->lane == KRILL_OVERLAP_LANE_KERNEL && e->block == 0) kernel0_end = e->end;
+    }
+    CHECK(send1_end > 0 && kernel0_end > 0 && send1_end < kernel0_end);
+    CHECK(memcmp(data, data + (size_t)3 * AHEAD_BYTES, (size_t)3 * AHEAD_BYTES) == 0);
+    krill_overlap_timeline_free(&tl);
+    krill_overlap_plan_destroy(&plan);
+    free(data);
+}
+
 /* ---- allocation faults: every allocating public function, through the shared walk ------ */
 typedef struct fault_ctx {
     krill_ctx *ctx;
@@ -342,6 +404,7 @@ int main(void)
     test_gemm(two);
     test_gemm(one);
     test_chain(two);
+    test_runs_ahead(two);
     test_faults(two);
     krill_ctx_destroy(&one);
     krill_ctx_destroy(&two);
