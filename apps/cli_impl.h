@@ -248,7 +248,7 @@ typedef struct cli_format_row {
     int spmv_failed;             /* built, but an SpMV or its timing failed */
     char error[256];
     char chosen[64];             /* auto: the format it built; "" otherwise */
-    char choice[384];            /* auto: why (krill_mat_choice); "" otherwise */
+    char choice[640];            /* auto: why (krill_mat_choice); "" otherwise */
     krill_format_stats stats;    /* krill_mat_stats of the built matrix */
     double build_seconds;        /* krill_mat_create, host-to-device copy included */
     double spmv_seconds;         /* median of the timed SpMVs */

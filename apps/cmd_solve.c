@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "cli_impl.h"
+#include "solver/solver_impl.h"     /* krill_auto_for_solves */
 #include "solve_problem.h"
 
 /* Largest S of --repro=S (more slices than a value needs change nothing: exact mode). */
@@ -76,7 +77,10 @@ static void solve_usage(FILE *out)
             "  --atol X            or when ||b - Ax|| <= X (default 0)\n"
             "  --maxit N           at most N iterations (default 10000)\n"
             "where\n"
-            "  --format NAME       storage format (default csr; krill info lists them)\n"
+            "  --format NAME       storage format (default csr; krill info lists them);\n"
+            "                      auto weighs each format's build against the SpMVs of one\n"
+            "                      restart cycle (30 iterations) of each solve, at most\n"
+            "                      --maxit (auto:spmvs=N: N SpMVs)\n"
             "  --reorder none|rcm  renumber the unknowns by Reverse Cuthill-McKee before the\n"
             "                      solve (default none); x is written in A's own numbering\n"
             "  --partition rows|metis  under mpirun: row blocks balanced by nonzeros (default),\n"
@@ -223,6 +227,8 @@ static int solve_run(int argc, char **argv)
     cli_rank_load *load = NULL;  /* distributed: every rank's, on rank 0 */
     double t0 = 0.0, bnorm_sq = 0.0;
     int64_t rows = 0;            /* this process's rows (all of them without MPI) */
+    char auto_format[48];        /* --format auto: "auto:spmvs=N" */
+    const char *format;
     krill_status solve_status = KRILL_OK;
     memset(&report, 0, sizeof report);
     cli_ranks_start(&ranks);
@@ -275,8 +281,11 @@ static int solve_run(int argc, char **argv)
         report.load_seconds += cli_seconds() - t0;
         t0 = cli_seconds();
     }
+    /* --format auto: auto weighs each format's build against the SpMVs of these solves */
+    format = krill_auto_for_solves(args.format, &report.opts, 1 + args.runs, auto_format,
+                                   sizeof auto_format);
     CLI_TRY(cli_ranks_mat(&ranks, ctx, csr, report.per_rank_read,
-                          args.partition == PARTITION_METIS, args.format, &mat, &rows));
+                          args.partition == PARTITION_METIS, format, &mat, &rows));
     krill_csr_destroy(&csr);       /* the matrix holds its own copy: free the host one early */
     /* every name but a plain "none" is built: krill_pc_create checks the name (the
      * message lists the known ones) and its parameter */

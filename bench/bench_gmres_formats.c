@@ -21,13 +21,16 @@
  * --runs K (default 1) each format is built and solved K times, in K rounds over the formats
  * (round r runs every format once, so that a drift in the machine's load falls on all of
  * them alike), and its row is the run with the median total (K odd; the lower middle one
- * for K even). `chosen` names the format krill_mat_create built (for `auto`: its choice). */
+ * for K even). `chosen` names the format krill_mat_create built (for `auto`: its choice).
+ * `auto` is built as `krill solve --format auto` builds it for one solve with these options:
+ * auto:spmvs=N, N = krill_auto_solve_spmvs (the SpMVs of one restart cycle, at most maxit). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bench/bench_common.h"
 #include "core/core_impl.h"
+#include "solver/solver_impl.h"     /* krill_auto_for_solves */
 #include "krill/mat.h"
 #include "krill/solver.h"
 
@@ -90,8 +93,11 @@ static krill_status solve_once(krill_ctx *ctx, const krill_csr *csr, const doubl
     krill_vec *b = NULL, *x = NULL;
     krill_solve_info info;
     krill_format_stats stats;
+    char auto_format[48];
     double t0;
     memset(&info, 0, sizeof info);
+    /* auto: what `krill solve --format auto` builds for this one solve */
+    format = krill_auto_for_solves(format, so, 1, auto_format, sizeof auto_format);
     KRILL_TRY(krill_ctx_sync(ctx));
     t0 = krill_wtime();
     KRILL_TRY(krill_mat_create(ctx, csr, format, &a));

@@ -40,6 +40,7 @@
 
 #include "bench/bench_common.h"
 #include "core/core_impl.h"
+#include "solver/solver_impl.h"     /* krill_auto_for_solves */
 #include "krill/mat.h"
 #include "krill/solver.h"
 
@@ -168,17 +169,22 @@ static krill_status run_solves(krill_ctx *ctx, const krill_csr *csr, const doubl
     krill_solve_times run_times[MAX_RUNS];
     double t[MAX_RUNS], t_pc[MAX_RUNS], warm_s = 0.0;
     int median_run = 0;
+    char auto_format[48];
     memset(&info, 0, sizeof info);
-    KRILL_TRY(krill_mat_create(ctx, csr, o->format, &a));
-    KRILL_TRY(krill_vec_create(ctx, csr->n_rows, &b));
-    KRILL_TRY(krill_vec_create(ctx, csr->n_rows, &x));
-    KRILL_TRY(krill_vec_upload(b, bh));
     krill_solver_opts_default(&so);
     so.solver = type;
     so.rtol = o->rtol;
     so.restart = o->restart;
     so.ortho = ortho_types[o->ortho];
     so.sstep = type == KRILL_SOLVER_GMRES ? o->sstep : 0;
+    so.maxit = o->maxit;
+    /* --format auto: what `krill solve --format auto --runs K` builds (the warm-up and K) */
+    KRILL_TRY(krill_mat_create(ctx, csr, krill_auto_for_solves(o->format, &so, 1 + o->runs,
+                                                                auto_format, sizeof auto_format),
+                               &a));
+    KRILL_TRY(krill_vec_create(ctx, csr->n_rows, &b));
+    KRILL_TRY(krill_vec_create(ctx, csr->n_rows, &x));
+    KRILL_TRY(krill_vec_upload(b, bh));
     so.maxit = o->restart < o->maxit ? o->restart : o->maxit;   /* warm-up: one cycle */
     KRILL_TRY(timed_pc_build(a, precond, clock, &pc, &warm_s));
     KRILL_TRY(timed_solve(a, pc, b, x, &so, clock, &info, &warm_s));

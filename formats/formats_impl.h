@@ -69,7 +69,7 @@ struct krill_mat {
     void *impl;
     int64_t n_rows, n_cols, nnz;
     char name[64];                       /* as asked, e.g. "csr:vector" */
-    char choice[320];                    /* "auto": the format chosen and why; "" otherwise */
+    char choice[640];                    /* "auto": the format chosen and why; "" otherwise */
     /* krill_mat_create_device_csr: the caller's device arrays (update_values may take NULL) */
     const void *device_row_ptr;
     int device_wide;
@@ -163,8 +163,10 @@ void krill_ell_host_free(krill_ell_host *e);
 void krill_ell_stats(const krill_ell_host *e, int with_len, krill_format_stats *s);
 
 /* `auto` (formats/auto.c): choose a format for a validated CSR from its row and run
- * statistics (param NULL) or by timing the plausible candidates (param "measure"), build
- * it, and record the reason in (*mat)->choice. Other params fail with KRILL_ERR_ARG. */
+ * statistics, weighing each format's build against the SpMVs expected (param NULL: one
+ * GMRES(30) cycle; "spmvs=N": N), or by timing the plausible candidates (param "measure"),
+ * build it, and record the reason in (*mat)->choice. Other params, and an N that is not a
+ * whole number from 1 to 10^15, fail with KRILL_ERR_ARG. */
 krill_status krill_auto_create(krill_ctx *ctx, const krill_csr *csr, const char *param,
                                krill_mat **mat);
 /* The chooser's estimate for one format it knows (csr, ell, ellr, rbp-csr, rbp-ell,

@@ -27,7 +27,7 @@ krill_status krill_mat_build(krill_ctx *ctx, const krill_csr *csr, const char *f
     *out = NULL;
     if (!entry) {
         list_formats(known, sizeof known);
-        st = krill_error(KRILL_ERR_ARG, "unknown format '%s' (known: %s, auto, auto:measure)",
+        st = krill_error(KRILL_ERR_ARG, "unknown format '%s' (known: %s, auto, auto:measure, auto:spmvs=N)",
                          format, known);
         goto cleanup;
     }
@@ -71,7 +71,7 @@ krill_status krill_mat_create(krill_ctx *ctx, const krill_csr *csr, const char *
     }
     if (!krill_format_find(format, &param)) {   /* an unknown name before the matrix's check */
         list_formats(known, sizeof known);
-        st = krill_error(KRILL_ERR_ARG, "unknown format '%s' (known: %s, auto, auto:measure)",
+        st = krill_error(KRILL_ERR_ARG, "unknown format '%s' (known: %s, auto, auto:measure, auto:spmvs=N)",
                          format, known);
         goto cleanup;
     }

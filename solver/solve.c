@@ -15,6 +15,32 @@
 #include "precond/precond_impl.h"
 #include "solver/solver_impl.h"
 
+/* A solve's expectation of SpMVs for `auto` (formats/auto.c weighs each format's build
+ * against them): its first SOLVE_WINDOW iterations (GMRES, FGMRES: its first restart cycle),
+ * at most maxit, BiCGStab two SpMVs each, plus the initial residual and the true residual at
+ * the window's end. doc/auto.md says why a window and not maxit. */
+#define SOLVE_WINDOW 30
+#define SOLVE_RESIDUALS 2
+
+int64_t krill_auto_solve_spmvs(const krill_solver_opts *opts, int solves)
+{
+    const int restarted = opts->solver == KRILL_SOLVER_GMRES ||
+                          opts->solver == KRILL_SOLVER_FGMRES;
+    const int window = restarted && opts->restart > 0 ? opts->restart : SOLVE_WINDOW;
+    const int iterations = opts->maxit > 0 && opts->maxit < window ? opts->maxit : window;
+    const int per_iteration = opts->solver == KRILL_SOLVER_BICGSTAB ? 2 : 1;
+    return (int64_t)(solves > 1 ? solves : 1) *
+           ((int64_t)per_iteration * iterations + SOLVE_RESIDUALS);
+}
+
+const char *krill_auto_for_solves(const char *format, const krill_solver_opts *opts,
+                                  int solves, char *buf, size_t len)
+{
+    if (!format || strcmp(format, "auto") != 0) return format;
+    snprintf(buf, len, "auto:spmvs=%lld", (long long)krill_auto_solve_spmvs(opts, solves));
+    return buf;
+}
+
 void krill_solver_opts_default(krill_solver_opts *opts)
 {
     if (!opts) return;

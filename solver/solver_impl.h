@@ -583,6 +583,17 @@ krill_status krill_async_read_start(krill_async_read *r, int slot, const void *s
 krill_status krill_async_read_wait(krill_async_read *r, int slot, void *dst);
 void krill_async_read_destroy(krill_async_read *r);
 
+/* solve.c: the SpMVs auto expects of `solves` solves with opts (at least 1): each its first restart
+ * cycle (GMRES, FGMRES) or first 30 iterations (the others, BiCGStab two SpMVs each), at
+ * most maxit, plus the initial and the final true residual; 32 for the default options. */
+int64_t krill_auto_solve_spmvs(const krill_solver_opts *opts, int solves);
+/* The format to build for a matrix that serves `solves` solves with opts: "auto" becomes
+ * "auto:spmvs=N" (N from krill_auto_solve_spmvs) in buf (len bytes, 48 suffice); any other
+ * name, NULL included, is returned as it is. What `krill solve --format auto` and the
+ * benchmarks build. */
+const char *krill_auto_for_solves(const char *format, const krill_solver_opts *opts,
+                                  int solves, char *buf, size_t len);
+
 #ifdef KRILL_HAVE_CUDA
 krill_status krill_cuda_async_read_create(krill_ctx *ctx, void **events);
 krill_status krill_cuda_async_read_start(krill_ctx *ctx, void *events, int slot,

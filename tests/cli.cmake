@@ -54,6 +54,15 @@ krill_cli_case(bad_spec 2 "" "" solve --gen poisson3d:abc)
 krill_cli_case(file_and_gen 2 "" "either" solve a.mtx --gen poisson3d:4)
 krill_cli_case(missing_file 2 "" "no-such.mtx" solve no-such.mtx)
 krill_cli_case(bad_format 2 "" "" solve --gen poisson3d:4 --format nosuchformat)
+# --format auto (issue 18): the solve's expected SpMVs (one restart cycle, at most --maxit)
+# weigh the builds: band101:20000 on 2 CPU threads keeps csr for 3 iterations (5 SpMVs;
+# rbp-csr's build needs 7 to clear the model's margin) and builds rbp-csr for a full cycle
+krill_cli_case(solve_auto_short 1 "\"format\": \"csr\"" "" solve --gen band101:20000
+               --device cpu --threads 2 --format auto --maxit 3 --json)
+krill_cli_case(solve_auto_cycle 0 "\"format\": \"rbp-csr\"" "" solve --gen band101:20000
+               --device cpu --threads 2 --format auto --json)
+krill_cli_case(solve_auto_bad_spmvs 2 "" "spmvs must be a whole number" solve
+               --gen poisson3d:4 --format auto:spmvs=0)
 krill_cli_case(info 0 "CUDA" "" info)
 krill_cli_case(gen_list 0 "poisson3d" "" gen --list)
 krill_cli_case(gen_no_output 2 "" "-o" gen poisson3d:4)
