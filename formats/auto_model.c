@@ -415,25 +415,7 @@ void auto_profile_rows(const krill_csr *a, const auto_device *d, int threads, in
 
 void auto_profile_runs(const krill_csr *a, int threads, auto_profile *p)
 {
-    krill_format_stats *s = &p->s;
-    int64_t n_val = 0, n_col = 0, n_non = 0, kv = 0, kc = 0;
-#pragma omp parallel for schedule(static) num_threads(threads) \
-    reduction(+ : n_val, n_col, n_non) reduction(max : kv, kc) \
-    if (a->nnz >= KRILL_BUILD_PARALLEL_MIN)
-    for (int32_t i = 0; i < a->n_rows; i++) {
-        int64_t row_val = 0, row_col = 0, isolated = 0;
-        krill_csr_row_runs(a, i, &row_val, &row_col, &isolated);
-        n_non += isolated;
-        n_val += row_val;
-        n_col += row_col;
-        if (row_val > kv) kv = row_val;
-        if (row_col > kc) kc = row_col;
-    }
-    s->n_val = n_val;
-    s->n_col = n_col;
-    s->n_non = n_non;
-    s->kv = kv;
-    s->kc = kc;
+    krill_csr_run_stats(a, threads, &p->s);    /* the pass the RBP builds make (formats/csr.c) */
     p->runs = 1;
 }
 
