@@ -66,8 +66,9 @@
  * who know the matrix serves more SpMVs (time stepping, many right-hand sides) say so with
  * auto:spmvs=N. */
 #define AUTO_DEFAULT_SPMVS 32
-/* The largest N of auto:spmvs=N: large enough to mean "the build does not matter" (the
- * SpMV-only choice), small enough that E * t stays exact in a double. */
+/* The largest N of auto:spmvs=N: large enough that no build matters (the SpMV-only
+ * choice, but for ties: a format must clear the margin, which csr's SpMV-only rule did not
+ * ask), small enough that E is exact in a double (below 2^53). */
 #define AUTO_MAX_SPMVS 1000000000000000LL
 /* The share of a predicted gain that must still cover the costs before auto leaves csr.
  * The build model is within 10% of the measured extras above 50 ms and up to 2x off on
@@ -142,16 +143,18 @@ static int clears_margin(const auto_estimate *csr, const auto_estimate *f, doubl
 }
 
 /* The least C_f among csr (est[0], always a candidate) and the candidates that clear the
- * margin; ties (AUTO_TIE) go to fewer stored bytes. */
+ * margin; costs within AUTO_TIE of csr's (always positive: a C_f below csr's build may be
+ * negative) are a tie, won by fewer stored bytes. */
 static int best_weighed(const auto_estimate *est, int n, double spmvs)
 {
+    const double tie = AUTO_TIE * expected_cost(&est[0], spmvs);
     int best = 0;
     for (int f = 1; f < n; f++) {
         const double cost = expected_cost(&est[f], spmvs);
         const double best_cost = expected_cost(&est[best], spmvs);
         if (est[f].skip || !clears_margin(&est[0], &est[f], spmvs)) continue;
-        if (cost < best_cost * (1.0 - AUTO_TIE) ||
-            (cost <= best_cost * (1.0 + AUTO_TIE) && est[f].stored < est[best].stored))
+        if (cost < best_cost - tie ||
+            (cost <= best_cost + tie && est[f].stored < est[best].stored))
             best = f;
     }
     return best;
@@ -212,7 +215,7 @@ static void describe_passed_over(const auto_estimate *csr, const auto_estimate *
         snprintf(buf, len, "%s's SpMV would take %.2fx csr's time (%s model), but its build %s "
                  "needs %.0f SpMVs to repay (%.0f to clear the model's margin)", e->name,
                  e->seconds / csr->seconds, model, build, ceil(e->build / gain),
-                 ceil(e->build / (AUTO_GAIN_SHARE * gain)));
+                 floor(e->build / (AUTO_GAIN_SHARE * gain)) + 1);   /* E > this: cleared */
     else
         snprintf(buf, len, "%s's SpMV would take %.2fx csr's time (%s model) and its build %s: "
                  "not clear of the model's margin", e->name, e->seconds / csr->seconds,

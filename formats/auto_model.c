@@ -271,8 +271,11 @@ typedef struct build_cost {
  * cap (CPU_MAX_BANDWIDTH); fewer threads scale them as the model's bandwidth falls: 6.25x
  * at 2 threads, where the same host measured the builds 2-4x slower than on 16 (and the
  * 2-core development VM 1-2x). The model then overestimates small thread counts' builds,
- * which errs towards csr. The GPU constants are not scaled: its builds' host work ran on the
- * context's 16 threads there, and the upload does not depend on them. */
+ * which errs towards csr; only a build dearer than csr's is scaled (a saving over csr's
+ * build, ell's on short rows, is not: scaled, it would err away from csr). The GPU
+ * constants are not scaled: they were fitted with the host work of the RBP and segscan
+ * builds on 16 threads, so on a GPU context with fewer host threads (an MPI rank, --threads
+ * 2) those builds are underestimated -- a known limit of the model. */
 #define CPU_BUILD_REFERENCE_BANDWIDTH CPU_MAX_BANDWIDTH
 /* A value in a run fills at least 8 of a 12-byte ELL slot (RBP-ELL's ValuesELL): the
  * least build per entry of a format whose runs are not yet counted (auto_estimate_all). */
@@ -335,8 +338,8 @@ static double build_seconds(int f, const auto_profile *p, const auto_device *d)
         break;
     case BUILD_STREAM: entries = (double)s->nnz; break;
     }
-    return d->build_scale *
-           (c->entry * entries + c->run * run_values + c->slot * slots + c->row * n);
+    const double build = c->entry * entries + c->run * run_values + c->slot * slots + c->row * n;
+    return build > 0 ? d->build_scale * build : build;
 }
 
 /* The least build beyond csr's that format f can have whatever its runs: each entry is
@@ -346,7 +349,8 @@ static double build_floor(int f, const auto_profile *p, const auto_device *d)
 {
     const build_cost *c = d->gpu ? &known[f].gpu : &known[f].cpu;
     const double per_entry = fmin(c->entry, c->run + RUN_VALUE_SLOT_SHARE * c->slot);
-    return d->build_scale * (per_entry * (double)p->s.nnz + c->row * (double)p->s.n_rows);
+    const double build = per_entry * (double)p->s.nnz + c->row * (double)p->s.n_rows;
+    return build > 0 ? d->build_scale * build : build;
 }
 
 /* ---- the profile ---------------------------------------------------------------------- */
@@ -408,7 +412,6 @@ void auto_profile_rows(const krill_csr *a, const auto_device *d, int threads, in
     if (lines) {
         p->touched_val = touched_bytes(a, d->line, (int)sizeof(double), threads);
         p->touched_col = touched_bytes(a, d->line, (int)sizeof(int32_t), threads);
-        p->lines = 1;
     }
     p->xy = 8.0 * ((double)a->n_cols + (double)a->n_rows);
 }

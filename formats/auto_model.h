@@ -25,7 +25,6 @@ typedef struct auto_profile {
     double touched_val;      /* bytes of ELL values in lines an ELL-R loop reads */
     double touched_col;      /* bytes of ELL column indices likewise */
     double xy;               /* x read once, y written: 8 (n_cols + n_rows) */
-    int lines;               /* 1: touched_val and touched_col were counted */
     int runs;                /* 1: the run statistics (n_val, n_col, n_non, kv, kc) were */
 } auto_profile;
 

@@ -36,8 +36,11 @@ int64_t krill_auto_solve_spmvs(const krill_solver_opts *opts, int solves)
 const char *krill_auto_for_solves(const char *format, const krill_solver_opts *opts,
                                   int solves, char *buf, size_t len)
 {
+    const int64_t most = 1000000000000000LL;   /* the largest N auto:spmvs= takes */
+    int64_t spmvs;
     if (!format || strcmp(format, "auto") != 0) return format;
-    snprintf(buf, len, "auto:spmvs=%lld", (long long)krill_auto_solve_spmvs(opts, solves));
+    spmvs = krill_auto_solve_spmvs(opts, solves);
+    snprintf(buf, len, "auto:spmvs=%lld", (long long)(spmvs < most ? spmvs : most));
     return buf;
 }
 

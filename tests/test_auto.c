@@ -452,6 +452,25 @@ done:
     krill_csr_destroy(&a);
 }
 
+/* Ties between negative costs (a build below csr's outweighing E SpMVs): band1:2000000 on
+ * 16 CPU threads with auto:spmvs=2, where the model puts ell and ellr at the same expected
+ * cost, below zero; the tie must go to ell (fewer bytes). With the tolerance a fraction of
+ * the best cost, a negative cost widened the wrong way and ellr won (the review of
+ * 2026-11-28). */
+static void test_negative_tie(void)
+{
+    krill_ctx *cpu16 = tu_cpu_ctx(16);
+    krill_csr *a = NULL;
+    char chosen[32];
+    CHECK_OK(krill_gen("band1:2000000", &a));
+    if (cpu16 && a) {
+        auto_reason(cpu16, a, "auto:spmvs=2", "band1:2000000 E=2", chosen, sizeof chosen);
+        CHECK(strcmp(chosen, "ell") == 0);
+    }
+    krill_csr_destroy(&a);
+    krill_ctx_destroy(&cpu16);
+}
+
 /* What a solve expects (krill_auto_solve_spmvs) and the format it builds
  * (krill_auto_for_solves): one restart cycle, at most maxit, per solve. */
 static void test_solve_spmvs(void)
@@ -532,6 +551,7 @@ int main(void)
     test_model(ctx);
     test_measure(ctx);
     test_weighing(ctx);
+    test_negative_tie();
     test_solve_spmvs();
 #ifndef AUTO_TEST_GPU
     test_thread_counts();
