@@ -6,13 +6,17 @@
 #include "ozaki/ozaki_impl.h"
 
 /* "csr, cusparse" for error messages */
-static void list_formats(char *buf, size_t len)
+/* KRILL_ERR_ARG for an unknown format name, listing the known ones. */
+static krill_status unknown_format(const char *format)
 {
-    buf[0] = '\0';
+    char known[256];
+    known[0] = '\0';
     for (const char *const *n = krill_format_names(); *n; n++) {
-        if (buf[0]) strncat(buf, ", ", len - strlen(buf) - 1);
-        strncat(buf, *n, len - strlen(buf) - 1);
+        if (known[0]) strncat(known, ", ", sizeof known - strlen(known) - 1);
+        strncat(known, *n, sizeof known - strlen(known) - 1);
     }
+    return krill_error(KRILL_ERR_ARG, "unknown format '%s' (known: %s, auto, auto:measure, "
+                       "auto:spmvs=N)", format, known);
 }
 
 krill_status krill_mat_build(krill_ctx *ctx, const krill_csr *csr, const char *format,
@@ -22,13 +26,10 @@ krill_status krill_mat_build(krill_ctx *ctx, const krill_csr *csr, const char *f
     krill_mat *a = NULL;
     const char *param = NULL;
     const krill_format_entry *entry = krill_format_find(format, &param);
-    char known[256];
 
     *out = NULL;
     if (!entry) {
-        list_formats(known, sizeof known);
-        st = krill_error(KRILL_ERR_ARG, "unknown format '%s' (known: %s, auto, auto:measure, auto:spmvs=N)",
-                         format, known);
+        st = unknown_format(format);
         goto cleanup;
     }
     KRILL_CALLOC(a, 1);
@@ -56,7 +57,6 @@ krill_status krill_mat_create(krill_ctx *ctx, const krill_csr *csr, const char *
 {
     krill_status st = KRILL_OK;
     const char *param = NULL;
-    char known[256];
 
     KRILL_REQUIRE(out != NULL, "krill_mat_create: output pointer is NULL");
     *out = NULL;
@@ -70,9 +70,7 @@ krill_status krill_mat_create(krill_ctx *ctx, const krill_csr *csr, const char *
         goto cleanup;
     }
     if (!krill_format_find(format, &param)) {   /* an unknown name before the matrix's check */
-        list_formats(known, sizeof known);
-        st = krill_error(KRILL_ERR_ARG, "unknown format '%s' (known: %s, auto, auto:measure, auto:spmvs=N)",
-                         format, known);
+        st = unknown_format(format);
         goto cleanup;
     }
     KRILL_TRY(krill_csr_check_threads(csr, "matrix", ctx->threads));

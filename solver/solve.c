@@ -18,7 +18,8 @@
 /* A solve's expectation of SpMVs for `auto` (formats/auto.c weighs each format's build
  * against them): its first SOLVE_WINDOW iterations (GMRES, FGMRES: its first restart cycle),
  * at most maxit, BiCGStab two SpMVs each, plus the initial residual and the true residual at
- * the window's end. doc/auto.md says why a window and not maxit. */
+ * the window's end. doc/auto.md says why a window and not maxit. (s-step GMRES makes a few
+ * more, its discarded block SpMVs: counting fewer errs towards csr.) */
 #define SOLVE_WINDOW 30
 #define SOLVE_RESIDUALS 2
 
