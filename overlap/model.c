@@ -1,7 +1,8 @@
 /* overlap/model.c - the platform model: measured once per device and cached.
  *
- * The cache is one small text file per device, $XDG_CACHE_HOME/krill/overlap-<dev>.txt
- * (else $HOME/.cache/krill/...): "key value" lines, the first two the device name and
+ * The cache is one small text file per device and host thread count,
+ * $XDG_CACHE_HOME/krill/overlap-<dev>.txt with <dev> gpu<ordinal>-t<threads> or
+ * cpu<threads> (else $HOME/.cache/krill/...): "key value" lines, the first two the device name and
  * driver version. A file that names another device or driver, lacks a field or cannot be
  * parsed is ignored and rewritten (whole or not at all: io/outfile.c).
  *
@@ -144,7 +145,10 @@ krill_status krill_overlap_cache_path(const krill_ctx *ctx, char *path, size_t s
     char dev[32];
     int n;
     KRILL_REQUIRE(ctx && path && size > 0, "krill_overlap_cache_path: NULL argument");
-    if (krill_on_gpu(ctx)) snprintf(dev, sizeof dev, "gpu%d", ctx->device_id);
+    /* the GPU model's host half (the staging pack, the cost to queue a step) is measured
+       with the context's threads: a model a 2-thread test wrote must not plan a 16-thread
+       run (it predicted an H200's pageable DGEMMs 3-4x slow and chose its blocks by that) */
+    if (krill_on_gpu(ctx)) snprintf(dev, sizeof dev, "gpu%d-t%d", ctx->device_id, ctx->threads);
     else snprintf(dev, sizeof dev, "cpu%d", ctx->threads);
     if (xdg && xdg[0] == '/') n = snprintf(path, size, "%s/krill/overlap-%s.txt", xdg, dev);
     else if (home && home[0]) n = snprintf(path, size, "%s/.cache/krill/overlap-%s.txt", home, dev);

@@ -209,6 +209,12 @@ static void test_failure(krill_ctx *gpu)
     o.memory = 1e6;
     CHECK_OK(krill_overlap_calibrate(gpu, 0, &model));
     CHECK(model.device >= 0 && model.h2d_bandwidth > 1e9 && model.d2h_bandwidth > 1e9);
+    {   /* the host half is measured with the context's threads: the cache file names them */
+        char path[4096], want[32];
+        CHECK_OK(krill_overlap_cache_path(gpu, path, sizeof path));
+        snprintf(want, sizeof want, "-gpu%d-t%d.txt", model.device, krill_ctx_threads(gpu));
+        CHECK(strstr(path, want) != NULL);
+    }
     /* below a millisecond, except under compute-sanitizer (quick mode), where a launch
      * takes several */
     CHECK(model.launch_latency > 0 && (tu_quick() || model.launch_latency < 1e-3));

@@ -56,7 +56,7 @@ typedef struct krill_overlap_model {
 } krill_overlap_model;
 
 /* The model of ctx's device (CPU or CUDA): read from the cache when it holds one for this
- * device and driver, else measured (about a second) and written to the cache. recompute:
+ * device, driver and thread count (ctx's threads do the host's packing), else measured (about a second) and written to the cache. recompute:
  * measure even if cached. A cache that cannot be read or written is not an error (the model
  * is measured, and used without caching). */
 krill_status krill_overlap_calibrate(krill_ctx *ctx, int recompute, krill_overlap_model *model);
