@@ -3,6 +3,8 @@
  *
  *   bench_overlap [--device cpu|gpu] [--shapes paper|large|H:M:W[@MEM],...] [--runs R]
  *                 [--host pinned|pageable] [--xt-blocks 1024,2048,...] [--json FILE]
+ *                 [--timelines DIR]   DIR/H-M-W-sequential.svg and -scheduled.svg: each
+ *                                     shape's last run of both, drawn as the three lanes
  *   bench_overlap --plan-only N,...   the planner's own time on GEMM-shaped problems of
  *                 N x N blocks (1 MiB panels, 64 KiB C blocks, 40 MB of memory, a model of
  *                 20 GB/s each way): krill_overlap_plan_create, median of 3
@@ -57,6 +59,7 @@ typedef struct dgemm_job {
     krill_overlap_mode mode;
     krill_overlap_gemm_report rep;
     int xt_dim;
+    char svg[4096];              /* "": no timeline; else each run's is drawn here */
 } dgemm_job;
 
 /* figures: 0 events, 1 wall, 2-4 lanes' busy, 5 bound, 6 efficiency */
@@ -84,9 +87,18 @@ static krill_status run_dgemm(void *user, double *f)
         f[F_RECV] = tl.busy[KRILL_OVERLAP_LANE_D2H];
         f[F_BOUND] = tl.bound;
         f[F_EFF] = tl.efficiency;
+        if (j->svg[0]) st = krill_overlap_timeline_svg(&tl, j->svg, j->svg);
     }
     krill_overlap_timeline_free(&tl);
     return st;
+}
+
+/* job->svg: DIR/H-M-W[-capped]-WHAT.svg, or "" without DIR. */
+static void timeline_path(dgemm_job *j, const char *dir, const char *what)
+{
+    if (!dir) j->svg[0] = 0;
+    else snprintf(j->svg, sizeof j->svg, "%s/%lld-%lld-%lld%s-%s.svg", dir, (long long)j->s.h,
+                  (long long)j->s.m, (long long)j->s.w, j->s.memory > 0 ? "-capped" : "", what);
 }
 
 #ifdef KRILL_HAVE_CUDA
@@ -218,7 +230,7 @@ int main(int argc, char **argv)
 {
     krill_device device = KRILL_DEVICE_CPU;
     const char *shapes_text = "paper", *json_path = NULL, *xt_text = "1024,2048,4096,8192";
-    const char *host = NULL;
+    const char *host = NULL, *timelines = NULL;
     int runs = 3, xt_dims[MAX_XT], n_xt = 0, n_shapes = 0, rc = 0, pinned;
     shape shapes[MAX_SHAPES];
     krill_ctx *ctx = NULL;
@@ -230,13 +242,14 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--runs") && v && (runs = atoi(v)) >= 1) i++;
         else if (!strcmp(argv[i], "--xt-blocks") && v) xt_text = v, i++;
         else if (!strcmp(argv[i], "--json") && v) json_path = v, i++;
+        else if (!strcmp(argv[i], "--timelines") && v) timelines = v, i++;
         else if (!strcmp(argv[i], "--host") && v && (!strcmp(v, "pinned") || !strcmp(v, "pageable")))
             host = v, i++;
         else if (!strcmp(argv[i], "--plan-only") && v) return plan_only(v);
         else {
             fprintf(stderr, "usage: bench_overlap [--device cpu|gpu] [--shapes paper|large|"
                             "H:M:W[@MEM],...] [--runs R] [--host pinned|pageable]\n"
-                            "                     [--xt-blocks LIST] [--json FILE]\n"
+                            "                     [--xt-blocks LIST] [--json FILE] [--timelines DIR]\n"
                             "       bench_overlap --plan-only N,...\n");
             return 2;
         }
@@ -270,7 +283,7 @@ int main(int argc, char **argv)
         const size_t na = (size_t)(s.h * s.m), nb = (size_t)(s.m * s.w), nc = (size_t)(s.h * s.w);
         double *a = NULL, *b = NULL, *c = NULL;
         double seq[N_FIGURES] = {0}, sch[N_FIGURES] = {0}, xt = NAN, xt_best_dim = 0;
-        dgemm_job job = {ctx, s, a, b, c, 0, KRILL_OVERLAP_SEQUENTIAL, {0}, 0};
+        dgemm_job job = {ctx, s, a, b, c, 0, KRILL_OVERLAP_SEQUENTIAL, {0}, 0, ""};
         krill_status st;
         int64_t seq_block;
         host_arrays(pinned, na, nb, nc, &a, &b, &c);
@@ -284,6 +297,7 @@ int main(int argc, char **argv)
         for (size_t i = 0; rc == 0 && i < nb; i++) b[i] = (double)((i * 104729) % 1000) / 500.0 - 1;
         /* sequential: unsplit when it fits, else the planner's blocks one step at a time */
         job.block = s.h > s.w ? s.h : s.w;
+        timeline_path(&job, timelines, "sequential");
         st = rc ? KRILL_ERR_ALLOC : bench_repeat(run_dgemm, &job, 1, runs, N_FIGURES, NULL, seq);
         if (st == KRILL_ERR_DEVICE_ALLOC) {
             job.block = 0;
@@ -293,6 +307,7 @@ int main(int argc, char **argv)
         if (st == KRILL_OK) {
             job.block = 0;
             job.mode = KRILL_OVERLAP_AUTO;
+            timeline_path(&job, timelines, "scheduled");
             st = bench_repeat(run_dgemm, &job, 1, runs, N_FIGURES, NULL, sch);
         }
 #ifdef KRILL_HAVE_CUDA
