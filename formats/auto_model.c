@@ -355,63 +355,56 @@ static double build_floor(int f, const auto_profile *p, const auto_device *d)
 
 /* ---- the profile ---------------------------------------------------------------------- */
 
-/* Bytes of a column-major N x K array of `width`-byte slots that a loop ending at each
- * row's length reads when `line` bytes are fetched at once: each group of line / width
- * consecutive rows costs one line per slot up to its longest row. Groups in parallel; each
- * term is an integer, so the sum is exact (below 2^53) in any order. */
-static double touched_bytes(const krill_csr *a, int line, int width, int threads)
-{
-    const int32_t group = line / width;
-    const int64_t groups = ((int64_t)a->n_rows + group - 1) / group;
-    double bytes = 0.0;
-#pragma omp parallel for schedule(static) reduction(+ : bytes) num_threads(threads) \
-    if (a->nnz >= KRILL_BUILD_PARALLEL_MIN)
-    for (int64_t g = 0; g < groups; g++) {
-        const int64_t first = g * group;
-        const int64_t last = a->n_rows - first < group ? a->n_rows : first + group;
-        int64_t longest = 0;
-        for (int64_t i = first; i < last; i++) {
-            const int64_t len = a->row_ptr[i + 1] - a->row_ptr[i];
-            if (len > longest) longest = len;
-        }
-        bytes += (double)line * (double)longest;
-    }
-    return bytes;
-}
-
-/* The row statistics (krill_csr_row_stats' fields), the spread of the row lengths and the
- * longest row GPU csr's row kernel sums, in one parallel pass over row_ptr. Every sum but
- * the spread's is of integers, so the profile, and the choice, are the same on any thread
- * count (the spread only appears in the reason). */
+/* The row statistics (krill_csr_row_stats' fields), the spread of the row lengths, the
+ * longest row GPU csr's row kernel sums and, with `lines`, the bytes of column-major N x K
+ * arrays of 8-byte values and 4-byte columns that a loop ending at each row's length reads
+ * when `line` bytes are fetched at once (each group of line / width consecutive rows costs
+ * one line per slot up to its longest row): one parallel pass over row_ptr, in groups of
+ * line / 4 rows (a column group, two value groups). Every sum but the spread's is of
+ * integers, exact below 2^53 in any order, so the profile, and the choice, are the same on
+ * any thread count (the spread only appears in the reason). */
 void auto_profile_rows(const krill_csr *a, const auto_device *d, int threads, int lines,
                        auto_profile *p)
 {
     krill_format_stats *s = &p->s;
+    const int32_t half = d->line / (int32_t)sizeof(double);   /* a value group's rows */
+    const int64_t groups = ((int64_t)a->n_rows + 2 * half - 1) / (2 * half);
     int64_t max_len = 0, empty = 0, longest_short = 0, long_min;
-    double sq = 0.0;
+    double sq = 0.0, touched_val = 0.0, touched_col = 0.0;
     memset(p, 0, sizeof *p);
     s->n_rows = a->n_rows;
     s->n_cols = a->n_cols;
     s->nnz = a->nnz;
     s->mean_row_nnz = a->n_rows ? (double)a->nnz / a->n_rows : 0.0;
     long_min = (int64_t)CSR_LONG_ROUNDS * csr_lanes(s);
-#pragma omp parallel for schedule(static) num_threads(threads) reduction(+ : empty, sq) \
-    reduction(max : max_len, longest_short) if (a->nnz >= KRILL_BUILD_PARALLEL_MIN)
-    for (int32_t i = 0; i < a->n_rows; i++) {
-        const int64_t len = a->row_ptr[i + 1] - a->row_ptr[i];
-        const double dev = (double)len - s->mean_row_nnz;
-        if (len > max_len) max_len = len;
-        if (len == 0) empty++;
-        if (len <= long_min && len > longest_short) longest_short = len;
-        sq += dev * dev;
+#pragma omp parallel for schedule(static) num_threads(threads) \
+    reduction(+ : empty, sq, touched_val, touched_col) reduction(max : max_len, longest_short) \
+    if (a->nnz >= KRILL_BUILD_PARALLEL_MIN)
+    for (int64_t g = 0; g < groups; g++) {
+        const int64_t first = g * 2 * half;
+        const int64_t last = a->n_rows - first < 2 * half ? a->n_rows : first + 2 * half;
+        int64_t longest[2] = {0, 0};
+        for (int64_t i = first; i < last; i++) {
+            const int64_t len = a->row_ptr[i + 1] - a->row_ptr[i];
+            const double dev = (double)len - s->mean_row_nnz;
+            int64_t *l = &longest[i - first >= half];
+            if (len > *l) *l = len;
+            if (len == 0) empty++;
+            if (len <= long_min && len > longest_short) longest_short = len;
+            sq += dev * dev;
+        }
+        touched_val += (double)d->line * (double)(longest[0] + longest[1]);
+        touched_col += (double)d->line * (double)(longest[0] > longest[1] ? longest[0] : longest[1]);
+        if (longest[0] > max_len) max_len = longest[0];
+        if (longest[1] > max_len) max_len = longest[1];
     }
     s->max_row_nnz = max_len;
     s->empty_rows = empty;
     p->longest_short = longest_short;
     p->row_sd = a->n_rows > 0 ? sqrt(sq / a->n_rows) : 0.0;
     if (lines) {
-        p->touched_val = touched_bytes(a, d->line, (int)sizeof(double), threads);
-        p->touched_col = touched_bytes(a, d->line, (int)sizeof(int32_t), threads);
+        p->touched_val = touched_val;
+        p->touched_col = touched_col;
     }
     p->xy = 8.0 * ((double)a->n_cols + (double)a->n_rows);
 }
