@@ -26,6 +26,8 @@ typedef struct auto_profile {
     double touched_col;      /* bytes of ELL column indices likewise */
     double xy;               /* x read once, y written: 8 (n_cols + n_rows) */
     int runs;                /* 1: the run statistics (n_val, n_col, n_non, kv, kc) were */
+    double sampled_interior; /* entries inside runs (all but each run's first and last),
+                                estimated from a sample of rows (auto_profile_run_sample) */
 } auto_profile;
 
 /* auto_estimate.skip of a format the registry lacks on the device: not worth a mention */
@@ -61,6 +63,9 @@ void auto_profile_rows(const krill_csr *a, const auto_device *d, int threads, in
                        auto_profile *p);
 /* The run statistics of a (Algorithm 3 of the RBP paper), one parallel pass over its
  * columns; sets p->runs. Integer sums: the same on any thread count. */
+/* p->sampled_interior from every stride-th row (AUTO_RUN_SAMPLE_ROWS rows at most, in
+ * order: the same on any thread count), scaled to the whole matrix. */
+void auto_profile_run_sample(const krill_csr *a, auto_profile *p);
 void auto_profile_runs(const krill_csr *a, int threads, auto_profile *p);
 /* Estimate every known format into est[0 .. AUTO_N_KNOWN - 1] (est[0] is csr, the
  * reference of every ratio) from a profile with lines; returns AUTO_N_KNOWN. Without the

@@ -452,6 +452,29 @@ done:
     krill_csr_destroy(&a);
 }
 
+/* The sampled runs: rand100's random columns make (almost) no runs, so with E large enough
+ * for any build to be repaid the pass over every column index is still skipped and the RBP
+ * formats are left out for "few runs"; band101, all runs, has them counted (its choice is
+ * an RBP format: test_weighing). */
+static void test_few_runs(krill_ctx *ctx)
+{
+    krill_csr *a = NULL, *band = NULL;
+    char chosen[32];
+    const char *why;
+    CHECK_OK(krill_gen("rand100:20000", &a));
+    CHECK_OK(krill_gen("band101:20000", &band));
+    if (a && band && registered(ctx, "rbp-csr")) {
+        why = auto_reason(ctx, a, "auto:spmvs=100000", "rand100:20000 E=1e5", chosen,
+                          sizeof chosen);
+        CHECK(strstr(why, "rbp-csr (few runs)") != NULL);
+        why = auto_reason(ctx, band, "auto:spmvs=100000", "band101:20000 E=1e5", chosen,
+                          sizeof chosen);
+        CHECK(strstr(why, "few runs") == NULL && strncmp(chosen, "rbp-", 4) == 0);
+    }
+    krill_csr_destroy(&a);
+    krill_csr_destroy(&band);
+}
+
 /* Ties between negative costs (a build below csr's outweighing E SpMVs): band1:2000000 on
  * 16 CPU threads with auto:spmvs=2, where the model puts ell and ellr at the same expected
  * cost, below zero; the tie must go to ell (fewer bytes). With the tolerance a fraction of
@@ -551,6 +574,7 @@ int main(void)
     test_model(ctx);
     test_measure(ctx);
     test_weighing(ctx);
+    test_few_runs(ctx);
     test_negative_tie();
     test_solve_spmvs();
 #ifndef AUTO_TEST_GPU
