@@ -147,6 +147,7 @@ typedef struct cli_solve_report {
     int64_t n, nnz;
     krill_format_stats stats;
     const char *format;
+    const char *format_choice;   /* why auto built it (krill_mat_choice); NULL if not auto */
     const char *device;          /* krill_ctx_describe */
     const char *solver;          /* "gmres", "cg", "fgmres" or "bicgstab" */
     const char *solver_why;      /* why that solver was chosen */

@@ -49,6 +49,7 @@ void cli_report_human(FILE *out, const cli_solve_report *r)
     fprintf(out, "          n %" PRId64 ", nnz %" PRId64 ", format %s", r->n, r->nnz, r->format);
     if (r->stats.variant[0]) fprintf(out, " (%s)", r->stats.variant);
     fprintf(out, ", %s stored%s\n", bytes, r->load ? " on rank 0" : "");
+    if (r->format_choice) fprintf(out, "          auto: %s\n", r->format_choice);
     if (strcmp(r->reorder, "none") != 0)
         fprintf(out, "          reorder %s: half bandwidth %" PRId32 " -> %" PRId32 ", %.3f ms\n",
                 r->reorder, r->bandwidth_before, r->bandwidth_after, 1e3 * r->reorder_seconds);
@@ -167,6 +168,7 @@ void cli_report_json(FILE *out, const cli_solve_report *r)
     cli_json_int(&json, "n", r->n);
     cli_json_int(&json, "nnz", r->nnz);
     cli_json_string(&json, "format", r->format);
+    if (r->format_choice) cli_json_string(&json, "format_choice", r->format_choice);
     cli_json_string(&json, "variant", r->stats.variant);
     cli_json_int(&json, "bytes", (int64_t)r->stats.bytes);
     cli_json_string(&json, "reorder", r->reorder);

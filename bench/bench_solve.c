@@ -94,6 +94,7 @@ typedef struct solve_result {
     double pc_setup;                  /* preconditioner build, median over the runs */
     krill_solve_times times;          /* krill's breakdown in the median run */
     double gen_s;                     /* matrix generation / reading */
+    char built[32];                   /* the format built (what --format auto chose) */
     int ok;
     char message[200];
 } solve_result;
@@ -182,6 +183,7 @@ static krill_status run_solves(krill_ctx *ctx, const krill_csr *csr, const doubl
     KRILL_TRY(krill_mat_create(ctx, csr, krill_auto_for_solves(o->format, &so, 1 + o->runs,
                                                                 auto_format, sizeof auto_format),
                                &a));
+    snprintf(r->built, sizeof r->built, "%s", krill_mat_format(a));
     KRILL_TRY(krill_vec_create(ctx, csr->n_rows, &b));
     KRILL_TRY(krill_vec_create(ctx, csr->n_rows, &x));
     KRILL_TRY(krill_vec_upload(b, bh));
@@ -278,9 +280,9 @@ static void bench_problem(krill_ctx *ctx, const char *problem, const solve_opts 
 
 static void print_header(void)
 {
-    printf("%-26s %-10s %9s %10s %6s %-18s %9s %9s %10s %10s %7s %9s %9s %9s %9s %9s\n",
+    printf("%-26s %-10s %9s %10s %6s %-18s %9s %9s %10s %10s %7s %9s %9s %9s %9s %9s %s\n",
            "problem", "precond", "n", "nnz", "iters", "reason", "relres", "pc_setup", "solve_s",
-           "ms/iter", "spread", "spmv_s", "precond_s", "ortho_s", "other_s", "setup_s");
+           "ms/iter", "spread", "spmv_s", "precond_s", "ortho_s", "other_s", "setup_s", "format");
 }
 
 static void print_row(const solve_result *r, int no_solve)
@@ -295,12 +297,12 @@ static void print_row(const solve_result *r, int no_solve)
         return;
     }
     printf("%-26s %-10s %9lld %10lld %6d %-18s %9.2e %9.4f %10.4f %10.4f %6.1f%% %9.4f %9.4f "
-           "%9.4f %9.4f %9.4f\n",
+           "%9.4f %9.4f %9.4f %s\n",
            r->problem, r->precond, (long long)r->n, (long long)r->nnz, r->iterations,
            krill_reason_string(r->reason), r->relres, r->pc_setup, r->t_med,
            r->iterations > 0 ? 1e3 * r->t_med / r->iterations : 0.0,
            r->t_med > 0 ? 100.0 * (r->t_max - r->t_min) / r->t_med : 0.0, r->times.spmv,
-           r->times.precond, r->times.ortho, r->times.other, r->times.setup);
+           r->times.precond, r->times.ortho, r->times.other, r->times.setup, r->built);
 }
 
 static double per_iter(const solve_result *r)
@@ -367,6 +369,8 @@ static int write_json(const char *path, const solve_result *res, int n, krill_ct
         bench_json_next_number(f, "other_s", r->times.other);
         bench_json_next_number(f, "krill_total_s", r->times.total);
         bench_json_next_number(f, "gen_s", r->gen_s);
+        fprintf(f, ", \"format_built\": ");
+        bench_json_string(f, r->built);
         fprintf(f, ", \"ok\": %s, \"message\": ", r->ok ? "true" : "false");
         bench_json_string(f, r->message);
         fprintf(f, "}%s\n", i + 1 < n ? "," : "");
@@ -395,7 +399,7 @@ static int parse_args(int argc, char **argv, solve_opts *o, int *n_positional)
         {.name = NULL},
     };
     memset(o, 0, sizeof *o);
-    o->format = "csr";
+    o->format = "auto";     /* krill solve's default: what auto builds is reported */
     o->rtol = 1e-8;
     o->maxit = 10000;
     o->restart = 30;
