@@ -77,7 +77,7 @@ static void solve_usage(FILE *out)
             "  --atol X            or when ||b - Ax|| <= X (default 0)\n"
             "  --maxit N           at most N iterations (default 10000)\n"
             "where\n"
-            "  --format NAME       storage format (default auto; krill info lists them);\n"
+            "  --format NAME       storage format (default csr; krill info lists them);\n"
             "                      auto weighs each format's build against the SpMVs of one\n"
             "                      restart cycle (--restart iterations; 30 for the other\n"
             "                      solvers) of each solve, at most --maxit (auto:spmvs=N:\n"
@@ -282,9 +282,8 @@ static int solve_run(int argc, char **argv)
         report.load_seconds += cli_seconds() - t0;
         t0 = cli_seconds();
     }
-    /* --format auto (the default): auto weighs each format's build against the SpMVs of
-       these solves */
-    format = krill_auto_for_solves(args.format ? args.format : "auto", &report.opts, 1 + args.runs, auto_format,
+    /* --format auto: auto weighs each format's build against the SpMVs of these solves */
+    format = krill_auto_for_solves(args.format, &report.opts, 1 + args.runs, auto_format,
                                    sizeof auto_format);
     CLI_TRY(cli_ranks_mat(&ranks, ctx, csr, report.per_rank_read,
                           args.partition == PARTITION_METIS, format, &mat, &rows));

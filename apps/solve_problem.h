@@ -23,7 +23,7 @@ enum { REORDER_NONE, REORDER_RCM };           /* indices in cli_reorder_names */
 typedef struct solve_args {
     const char *matrix_path;     /* positional A.mtx, or NULL */
     const char *gen_spec;        /* --gen, or NULL */
-    const char *format;          /* --format, NULL = auto */
+    const char *format;          /* --format, NULL = csr */
     const char *rhs;             /* --rhs */
     const char *out_path;        /* --out */
     const char *history_path;    /* --history */

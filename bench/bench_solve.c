@@ -399,7 +399,7 @@ static int parse_args(int argc, char **argv, solve_opts *o, int *n_positional)
         {.name = NULL},
     };
     memset(o, 0, sizeof *o);
-    o->format = "auto";     /* krill solve's default: what auto builds is reported */
+    o->format = "csr";      /* krill solve's default; the format built is reported */
     o->rtol = 1e-8;
     o->maxit = 10000;
     o->restart = 30;

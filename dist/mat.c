@@ -330,9 +330,6 @@ static krill_status build_blocks(krill_ctx *ctx, const krill_csr *rows, const ch
 {
     krill_status st = KRILL_OK;
     krill_csr *dcsr = NULL, *ocsr = NULL;
-    /* NULL: csr, as krill_mpi.h says (not krill_mat_create's auto: each rank would weigh
-       its own blocks and may build different formats; "auto" asks for that) */
-    if (!format) format = "csr";
     KRILL_TRY(split_blocks(rows, d, &dcsr, &ocsr));
     if (d->n_local > 0) KRILL_TRY(krill_mat_create(ctx, dcsr, format, &d->diag));
     if (d->halo.n_halo > 0) KRILL_TRY(krill_mat_create(ctx, ocsr, format, &d->off));

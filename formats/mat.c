@@ -61,7 +61,7 @@ krill_status krill_mat_create(krill_ctx *ctx, const krill_csr *csr, const char *
     KRILL_REQUIRE(out != NULL, "krill_mat_create: output pointer is NULL");
     *out = NULL;
     KRILL_REQUIRE(ctx != NULL && csr != NULL, "krill_mat_create: NULL ctx or matrix");
-    if (!format || !format[0]) format = "auto";   /* the default: doc/auto.md */
+    if (!format || !format[0]) format = "csr";   /* the default (why not auto: doc/auto.md) */
     KRILL_REQUIRE(strlen(format) < sizeof((krill_mat *)0)->name,
                   "krill_mat_create: format name too long");
     if (strncmp(format, "auto", 4) == 0 && (format[4] == '\0' || format[4] == ':')) {

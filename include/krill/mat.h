@@ -38,9 +38,10 @@ typedef struct krill_format_stats {
 typedef struct krill_mat krill_mat;
 
 /* Build a matrix on ctx from a host CSR (validated first: structure and finite values).
- * format NULL means "auto", which chooses one, weighing each format's build against 32
- * SpMVs (one GMRES(30) cycle); "auto:spmvs=N" weighs against N, "auto:measure" times the
- * candidates (doc/auto.md); krill_mat_format names the format built. Unknown names fail with KRILL_ERR_ARG listing the known ones.
+ * format NULL means "csr"; "auto" chooses one, weighing each format's build against 32
+ * SpMVs (one GMRES(30) cycle), "auto:spmvs=N" against N, "auto:measure" by timing the
+ * candidates (doc/auto.md); krill_mat_format names the format built, krill_mat_choice
+ * why. Unknown names fail with KRILL_ERR_ARG listing the known ones.
  * A format that exists only on the GPU (cusparse) fails on a CPU context. */
 krill_status krill_mat_create(krill_ctx *ctx, const krill_csr *csr, const char *format,
                               krill_mat **mat);

@@ -20,7 +20,7 @@ class Matrix:
         int64 indptr and int32 indices is used in place, without a copy; other CuPy
         matrices are converted once on the GPU by CuPy (a copy: other formats via .tocsr(),
         unsorted or duplicate indices summed, other dtypes cast). See doc/python.md, "CuPy".
-    format : "auto" (krill chooses; .format_choice says why), None (the same) or a name of
+    format : "auto" (krill chooses; .format_choice says why), None (= "csr") or a name of
         krill.formats_available(); a CuPy matrix is krill's "csr" ("auto" and None too).
     device : None ("cpu", or "cuda" for a CuPy A), "cpu", "cuda" or "auto" (as in
         krill.solve; "cpu" refuses a CuPy A). threads : OpenMP threads (0: OpenMP's default).

@@ -193,7 +193,7 @@ def _run(A, b, x0, *, solver, rtol, atol, maxiter, restart, precond, format, dev
     (x, result dict)."""
     from ._matrix import Matrix
     if format is None and not _is_operator(A):
-        format = "auto"
+        format = "csr"
     m = Matrix(A, format=format, device=device, threads=threads, _operator_format=True)
     return m._solve(b, x0, solver=solver, rtol=rtol, atol=atol, maxiter=maxiter,
                     restart=restart, precond=precond, repro=repro, callback=callback,
@@ -223,7 +223,7 @@ def solve(A, b, solver="auto", precond=None, format=None, device=None, rtol=1e-8
         caller's: a LinearOperator, sparse or dense matrix applied as z = M @ r (SciPy's M,
         approximating A^-1), or a callable z = M(r) (krill's shell preconditioner). An
         operator A takes only None or a preconditioner of the caller's.
-    format : None (= "auto": krill chooses, result.format says what) or a storage format name
+    format : None (= "csr") or a storage format name, "auto" included
         (krill.formats_available()); None for an operator A.
     device : None ("cpu"; "cuda" for a CuPy A), "cpu", "cuda" (the GPU; KrillError where
         there is none) or "auto" (the GPU when there is one; always for a CuPy A, which

@@ -29,8 +29,7 @@ def test_result_fields():
                             "halo_hidden", "total"}
     assert r.times["halo"] == 0.0 and r.times["halo_hidden"] == 0.0   # no communicator
     assert r.times["total"] >= r.times["spmv"] >= 0.0
-    # format=None is auto (the default): a small matrix gets csr, and the result says why
-    assert r.format == "csr" and r.format_choice.startswith("csr: small matrix")
+    assert r.format == "csr" and r.format_choice is None
     assert r.precond_name == "none" and r.precond
     assert r.device.startswith("cpu")
     assert [it for it, _ in seen] == list(range(1, r.iterations + 1))
