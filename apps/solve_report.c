@@ -168,7 +168,7 @@ void cli_report_json(FILE *out, const cli_solve_report *r)
     cli_json_int(&json, "n", r->n);
     cli_json_int(&json, "nnz", r->nnz);
     cli_json_string(&json, "format", r->format);
-    if (r->format_choice) cli_json_string(&json, "format_choice", r->format_choice);
+    cli_json_string(&json, "format_choice", r->format_choice);   /* null unless auto */
     cli_json_string(&json, "variant", r->stats.variant);
     cli_json_int(&json, "bytes", (int64_t)r->stats.bytes);
     cli_json_string(&json, "reorder", r->reorder);

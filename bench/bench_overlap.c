@@ -21,10 +21,11 @@
  *               run's measured steps; efficiency = bound / scheduled
  *   cuBLASXt    cublasXtDgemm on the same host arrays, the best of its block sizes (tuned as
  *               its users would), host clock around the call
- * Times are medians of R runs after one warm-up, the sequential and the scheduled run
- * alternating: the scheduler's from CUDA events (first
- * step start to last step end) and its wall time (staging allocation and host packing
- * included, which is what cuBLASXt's host-clock time includes too). */
+ * Times are medians of R runs (R <= 64) after one warm-up each, the sequential and the
+ * scheduled run alternating: the scheduler's from CUDA events (first step start to last
+ * step end) and its wall time (staging allocation and host packing included, which is what
+ * cuBLASXt's host-clock time includes too); s/seq is the median over the R pairs of
+ * scheduled / sequential. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +38,7 @@
 #include "krill/overlap.h"
 
 #define MAX_SHAPES 32
+#define MAX_RUNS 64
 #define MAX_XT 8
 
 static const char *const paper_shapes =
@@ -61,6 +63,7 @@ typedef struct dgemm_job {
     krill_overlap_gemm_report rep;
     int xt_dim;
     char svg[4096];              /* "": no timeline; else each run's is drawn here */
+    char title[96];              /* the drawing's title */
 } dgemm_job;
 
 /* figures: 0 events, 1 wall, 2-4 lanes' busy, 5 bound, 6 efficiency */
@@ -88,7 +91,7 @@ static krill_status run_dgemm(void *user, double *f)
         f[F_RECV] = tl.busy[KRILL_OVERLAP_LANE_D2H];
         f[F_BOUND] = tl.bound;
         f[F_EFF] = tl.efficiency;
-        if (j->svg[0]) st = krill_overlap_timeline_svg(&tl, j->svg, j->svg);
+        if (j->svg[0]) st = krill_overlap_timeline_svg(&tl, j->title, j->svg);
     }
     krill_overlap_timeline_free(&tl);
     return st;
@@ -102,12 +105,20 @@ static krill_status run_pair(void *user, double *f)
     return st == KRILL_OK ? run_dgemm(jobs[1], f + N_FIGURES) : st;
 }
 
-/* job->svg: DIR/H-M-W[-capped]-WHAT.svg, or "" without DIR. */
+/* job->svg: DIR/H-M-W[-capNMiB]-WHAT.svg (each run overwrites it: the last run's stays), or
+ * "" without DIR; job->title "H:M:W[@NMiB] WHAT". */
 static void timeline_path(dgemm_job *j, const char *dir, const char *what)
 {
-    if (!dir) j->svg[0] = 0;
-    else snprintf(j->svg, sizeof j->svg, "%s/%lld-%lld-%lld%s-%s.svg", dir, (long long)j->s.h,
-                  (long long)j->s.m, (long long)j->s.w, j->s.memory > 0 ? "-capped" : "", what);
+    char cap[32] = "", at[32] = "";
+    if (j->s.memory > 0) {
+        snprintf(cap, sizeof cap, "-cap%.0fMiB", j->s.memory / 1048576.0);
+        snprintf(at, sizeof at, "@%.0fMiB", j->s.memory / 1048576.0);
+    }
+    j->svg[0] = 0;
+    if (dir) snprintf(j->svg, sizeof j->svg, "%s/%lld-%lld-%lld%s-%s.svg", dir,
+                      (long long)j->s.h, (long long)j->s.m, (long long)j->s.w, cap, what);
+    snprintf(j->title, sizeof j->title, "%lld:%lld:%lld%s %s", (long long)j->s.h,
+             (long long)j->s.m, (long long)j->s.w, at, what);
 }
 
 #ifdef KRILL_HAVE_CUDA
@@ -248,7 +259,8 @@ int main(int argc, char **argv)
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(argv[i], "--device") && v && bench_parse_device(v, &device) == 0) i++;
         else if (!strcmp(argv[i], "--shapes") && v) shapes_text = v, i++;
-        else if (!strcmp(argv[i], "--runs") && v && (runs = atoi(v)) >= 1) i++;
+        else if (!strcmp(argv[i], "--runs") && v && (runs = atoi(v)) >= 1 && runs <= MAX_RUNS)
+            i++;
         else if (!strcmp(argv[i], "--xt-blocks") && v) xt_text = v, i++;
         else if (!strcmp(argv[i], "--json") && v) json_path = v, i++;
         else if (!strcmp(argv[i], "--timelines") && v) timelines = v, i++;
@@ -293,7 +305,8 @@ int main(int argc, char **argv)
         double *a = NULL, *b = NULL, *c = NULL;
         double both[2 * N_FIGURES] = {0}, *seq = both, *sch = both + N_FIGURES;
         double xt = NAN, xt_best_dim = 0, first[N_FIGURES];
-        dgemm_job job = {ctx, s, a, b, c, 0, KRILL_OVERLAP_SEQUENTIAL, {0}, 0, ""}, seq_job;
+        dgemm_job job = {ctx, s, a, b, c, 0, KRILL_OVERLAP_SEQUENTIAL, {0}, 0, "", ""}, seq_job;
+        double pairs[MAX_RUNS * 2 * N_FIGURES], ratio[MAX_RUNS], paired = NAN;
         dgemm_job *pair[2] = {&seq_job, &job};
         krill_status st;
         host_arrays(pinned, na, nb, nc, &a, &b, &c);
@@ -306,7 +319,7 @@ int main(int argc, char **argv)
         for (size_t i = 0; rc == 0 && i < na; i++) a[i] = (double)((i * 7919) % 1000) / 500.0 - 1;
         for (size_t i = 0; rc == 0 && i < nb; i++) b[i] = (double)((i * 104729) % 1000) / 500.0 - 1;
         /* sequential: unsplit when it fits, else the planner's blocks one step at a time (this
-           first run is its warm-up) */
+           first run is its warm-up; the scheduled run's follows) */
         seq_job = job;
         seq_job.block = s.h > s.w ? s.h : s.w;
         st = rc ? KRILL_ERR_ALLOC : run_dgemm(&seq_job, first);
@@ -317,10 +330,17 @@ int main(int argc, char **argv)
         timeline_path(&seq_job, timelines, "sequential");
         job.mode = KRILL_OVERLAP_AUTO;
         timeline_path(&job, timelines, "scheduled");
+        if (st == KRILL_OK) st = run_dgemm(&job, first);
         /* the two alternate, run by run: the pageable copies' rate varies up to 2x from run
            to run on the H200 hosts (sequential 8192:32:8192: 12.6, 16.9 and 23.8 ms in three
-           processes, 2026-11-28), which two batches of runs would read as a gap */
-        if (st == KRILL_OK) st = bench_repeat(run_pair, pair, 1, runs, 2 * N_FIGURES, NULL, both);
+           processes, 2026-11-28), which two batches of runs would read as a gap; s/seq is
+           the median over the pairs of scheduled / sequential */
+        if (st == KRILL_OK)
+            st = bench_repeat(run_pair, pair, 0, runs, 2 * N_FIGURES, pairs, both);
+        for (int r = 0; st == KRILL_OK && r < runs; r++)
+            ratio[r] = pairs[(size_t)r * 2 * N_FIGURES + N_FIGURES + F_EVENTS] /
+                       pairs[(size_t)r * 2 * N_FIGURES + F_EVENTS];
+        if (st == KRILL_OK) paired = bench_median(ratio, runs);
 #ifdef KRILL_HAVE_CUDA
         for (int q = 0; st == KRILL_OK && device == KRILL_DEVICE_CUDA && q < n_xt; q++) {
             double t = 0;
@@ -344,7 +364,7 @@ int main(int argc, char **argv)
                    label, 1e3 * seq[F_SEND], 1e3 * seq[F_KERNEL], 1e3 * seq[F_RECV],
                    1e3 * seq[F_EVENTS], 1e3 * sch[F_EVENTS], 1e3 * sch[F_WALL],
                    1e3 * sch[F_BOUND], sch[F_EFF], blocks,
-                   sch[F_EVENTS] / seq[F_EVENTS], 1e3 * xt, xt / sch[F_WALL]);
+                   paired, 1e3 * xt, xt / sch[F_WALL]);
             if (json) {
                 fprintf(json, "%s{\"h\": %lld, \"m\": %lld, \"w\": %lld, \"memory\": %.0f, ",
                         k ? ",\n" : "", (long long)s.h, (long long)s.m, (long long)s.w, s.memory);
@@ -360,6 +380,7 @@ int main(int argc, char **argv)
                 bench_json_number(json, "sequential", seq[F_EVENTS], 0);
                 bench_json_number(json, "sequential_wall", seq[F_WALL], 0);
                 bench_json_number(json, "scheduled", sch[F_EVENTS], 0);
+                bench_json_number(json, "scheduled_per_sequential", paired, 0);
                 bench_json_number(json, "scheduled_wall", sch[F_WALL], 0);
                 bench_json_number(json, "scheduled_kernel", sch[F_KERNEL], 0);
                 bench_json_number(json, "bound", sch[F_BOUND], 0);

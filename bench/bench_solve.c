@@ -317,16 +317,16 @@ static int write_csv(const char *path, const solve_result *res, int n, const cha
     if (!f) return -1;
     fprintf(f, "problem,solver,precond,n,nnz,device,threads,format,runs,iterations,reason,"
                "relres,pc_setup_s,t_median_s,t_min_s,t_max_s,t_per_iter_s,t_total_s,setup_s,"
-               "spmv_s,precond_s,ortho_s,other_s,krill_total_s,ok,message\n");
+               "spmv_s,precond_s,ortho_s,other_s,krill_total_s,ok,message,format_built\n");
     for (int i = 0; i < n; i++) {
         const solve_result *r = &res[i];
         fprintf(f, "\"%s\",%s,\"%s\",%lld,%lld,%s,%d,%s,%d,%d,\"%s\",%.3e,%.6e,%.6e,%.6e,"
-                   "%.6e,%.6e,%.6e,%.6e,%.6e,%.6e,%.6e,%.6e,%.6e,%d,\"%s\"\n",
+                   "%.6e,%.6e,%.6e,%.6e,%.6e,%.6e,%.6e,%.6e,%.6e,%d,\"%s\",%s\n",
                 r->problem, r->solver, r->precond, (long long)r->n, (long long)r->nnz, device,
                 threads, format, r->runs, r->iterations, krill_reason_string(r->reason),
                 r->relres, r->pc_setup, r->t_med, r->t_min, r->t_max, per_iter(r),
                 r->pc_setup + r->t_med, r->times.setup, r->times.spmv, r->times.precond,
-                r->times.ortho, r->times.other, r->times.total, r->ok, r->message);
+                r->times.ortho, r->times.other, r->times.total, r->ok, r->message, r->built);
     }
     return fclose(f) == 0 ? 0 : -1;
 }

@@ -21,8 +21,8 @@
  * AUTO_CPU_SMALL_NNZ) gets csr; a padded (ELL-family) format is not considered when it
  * would store more than twice csr's bytes, or more entries than its build accepts; the
  * runs of consecutive columns (a pass over every column index) are counted only when an
- * RBP format's least possible build could be repaid by E SpMVs of no time at all and a
- * sample of rows shows runs enough for an RBP format to store less than csr. */
+ * RBP format's least possible build could be repaid by E SpMVs of no time at all and the
+ * run statistics of a sample of rows give some RBP format a faster SpMV than csr's. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -161,19 +161,46 @@ static int best_weighed(const auto_estimate *est, int n, double spmvs)
     return best;
 }
 
+/* The least saving against csr's SpMV time that an RBP format's estimate from a sample's
+ * run statistics must show for the whole matrix's runs to be counted. Without runs the RBP
+ * formats store about what csr does (rand100: rbp-csr estimated at 1.00 of csr's time), and
+ * an estimate that close must not pass for a saving. */
+#define AUTO_SAMPLE_MIN_GAIN 0.05
+
+/* 1 when a sample of rows (p->sample) shows runs enough that some RBP format's SpMV could
+ * beat csr's by AUTO_SAMPLE_MIN_GAIN: its estimates from the sampled run statistics. The
+ * sampled maxima (kv, kc) are at most the matrix's, which only makes the padded RBP formats
+ * look better: the test errs towards counting. Without a sample (small matrices), 1. */
+static int sample_shows_runs(const auto_estimate *est, int n, const auto_profile *p,
+                             const auto_device *d)
+{
+    auto_profile q;
+    auto_estimate with[AUTO_N_KNOWN];
+    int shows = !p->sampled;
+    if (shows) goto done;
+    q = *p;
+    q.s.n_val = p->sample.n_val, q.s.n_col = p->sample.n_col, q.s.n_non = p->sample.n_non;
+    q.s.kv = p->sample.kv, q.s.kc = p->sample.kc;
+    q.runs = 1;
+    auto_estimate_all(&q, d, with);
+    for (int f = 0; f < n && !shows; f++)
+        shows = est[f].skip == AUTO_SKIP_UNCOUNTED && !with[f].skip &&
+                with[f].seconds < with[0].seconds * (1.0 - AUTO_SAMPLE_MIN_GAIN);
+done:
+    return shows;
+}
+
 /* Before the runs are counted (est from a profile without them): 1 when some RBP format's
  * least build could be repaid by E SpMVs that took no time at all (a saving of at most
- * t_csr each, counted at AUTO_GAIN_SHARE), and a sample of rows shows runs enough for an
- * RBP format to store less than csr. An RBP format keeps each run's first and last column
- * and drops the ones inside, and adds two row pointers a row: against csr it saves
- * 4 I - 8 (N + 1) bytes, I the entries inside runs. Below I = N + 1 in the sample (twice
- * that is still no saving) the pass over every column index is not made: on two threads
- * it took 10 ms of rand100's 0.27 s solve, whose columns make no runs. The others' skip
- * becomes "build" or "few runs". */
-static int runs_may_repay(auto_estimate *est, int n, double spmvs, const auto_profile *p)
+ * t_csr each, counted at AUTO_GAIN_SHARE) and a sample of rows shows runs enough for its
+ * SpMV to beat csr's (sample_shows_runs). Otherwise the pass over every column index is not
+ * made (on two threads it took 10 ms of rand100's 0.27 s solve, whose random columns make
+ * no runs), and the RBP formats' skip becomes "build" or "few runs". */
+static int runs_may_repay(auto_estimate *est, int n, double spmvs, const auto_profile *p,
+                          const auto_device *d)
 {
     int may = 0;
-    const int few = p->sampled_interior <= (double)p->s.n_rows + 1.0;
+    const int few = !sample_shows_runs(est, n, p, d);
     for (int f = 0; f < n && !few; f++)
         if (est[f].skip == AUTO_SKIP_UNCOUNTED)
             may |= AUTO_GAIN_SHARE * spmvs * est[0].seconds > est[f].build;
@@ -454,7 +481,7 @@ krill_status krill_auto_create(krill_ctx *ctx, const krill_csr *csr, const char 
     auto_profile_rows(csr, &d, ctx->threads, 1, &p);
     n = auto_estimate_all(&p, &d, est);
     auto_profile_run_sample(csr, &p);
-    if (o.measure || runs_may_repay(est, n, (double)o.spmvs, &p)) {
+    if (o.measure || runs_may_repay(est, n, (double)o.spmvs, &p, &d)) {
         auto_profile_runs(csr, ctx->threads, &p);
         n = auto_estimate_all(&p, &d, est);
     }

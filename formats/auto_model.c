@@ -363,6 +363,9 @@ static double build_floor(int f, const auto_profile *p, const auto_device *d)
  * line / 4 rows (a column group, two value groups). Every sum but the spread's is of
  * integers, exact below 2^53 in any order, so the profile, and the choice, are the same on
  * any thread count (the spread only appears in the reason). */
+_Static_assert(GPU_SECTOR % 8 == 0 && CPU_LINE % 8 == 0,
+               "auto_profile_rows: a line holds whole doubles");
+
 void auto_profile_rows(const krill_csr *a, const auto_device *d, int threads, int lines,
                        auto_profile *p)
 {
@@ -394,7 +397,8 @@ void auto_profile_rows(const krill_csr *a, const auto_device *d, int threads, in
             sq += dev * dev;
         }
         touched_val += (double)d->line * (double)(longest[0] + longest[1]);
-        touched_col += (double)d->line * (double)(longest[0] > longest[1] ? longest[0] : longest[1]);
+        touched_col += (double)d->line *
+                       (double)(longest[0] > longest[1] ? longest[0] : longest[1]);
         if (longest[0] > max_len) max_len = longest[0];
         if (longest[1] > max_len) max_len = longest[1];
     }
@@ -416,15 +420,34 @@ void auto_profile_rows(const krill_csr *a, const auto_device *d, int threads, in
 
 void auto_profile_run_sample(const krill_csr *a, auto_profile *p)
 {
-    const int64_t n = a->n_rows, stride = n > AUTO_RUN_SAMPLE_ROWS ? n / AUTO_RUN_SAMPLE_ROWS : 1;
-    int64_t interior = 0, entries = 0;
-    for (int64_t i = 0; i < n; i += stride) {
-        int64_t run_values, run_cols, isolated;
+    const int64_t n = a->n_rows, window = n / AUTO_RUN_SAMPLE_ROWS;
+    int64_t n_val = 0, n_col = 0, n_non = 0, kv = 0, kc = 0, entries = 0;
+    uint64_t h = 0x9e3779b97f4a7c15ULL;
+    p->sampled = 0;
+    if (window < 2) goto done;                     /* no more rows than a sample: count all */
+    for (int64_t w = 0; w < AUTO_RUN_SAMPLE_ROWS; w++) {
+        int64_t run_values, run_cols, isolated, i;
+        h = h * 6364136223846793005ULL + 1442695040888963407ULL;   /* a fixed LCG */
+        i = w * window + (int64_t)((h >> 33) % (uint64_t)window);
         krill_csr_row_runs(a, i, &run_values, &run_cols, &isolated);
-        interior += run_values - run_cols;          /* a run of L: L - 2 inside */
+        n_val += run_values, n_col += run_cols, n_non += isolated;
+        if (run_values > kv) kv = run_values;
+        if (run_cols > kc) kc = run_cols;
         entries += a->row_ptr[i + 1] - a->row_ptr[i];
     }
-    p->sampled_interior = entries > 0 ? (double)interior / (double)entries * (double)a->nnz : 0.0;
+    if (entries == 0) goto done;
+    {   /* the counts scaled to the matrix's entries (rounded down: whole entries) */
+        const double scale = (double)a->nnz / (double)entries;
+        p->sample = p->s;
+        p->sample.n_val = (int64_t)((double)n_val * scale);
+        p->sample.n_col = (int64_t)((double)n_col * scale);
+        p->sample.n_non = (int64_t)((double)n_non * scale);
+        p->sample.kv = kv;
+        p->sample.kc = kc;
+        p->sampled = 1;
+    }
+done:
+    return;
 }
 
 void auto_profile_runs(const krill_csr *a, int threads, auto_profile *p)

@@ -26,8 +26,9 @@ typedef struct auto_profile {
     double touched_col;      /* bytes of ELL column indices likewise */
     double xy;               /* x read once, y written: 8 (n_cols + n_rows) */
     int runs;                /* 1: the run statistics (n_val, n_col, n_non, kv, kc) were */
-    double sampled_interior; /* entries inside runs (all but each run's first and last),
-                                estimated from a sample of rows (auto_profile_run_sample) */
+    int sampled;             /* 1: `sample` holds run statistics from a sample of rows */
+    krill_format_stats sample;   /* n_val, n_col, n_non scaled to the matrix's entries; kv,
+                                    kc the sampled rows' largest (auto_profile_run_sample) */
 } auto_profile;
 
 /* auto_estimate.skip of a format the registry lacks on the device: not worth a mention */
@@ -47,7 +48,8 @@ typedef struct auto_estimate {
     double build;            /* the model's seconds of its build beyond csr's (csr: 0; less
                                 than csr's: negative) */
     const char *skip;        /* why it is not a candidate: NULL (it is one), AUTO_SKIP_ABSENT,
-                                AUTO_SKIP_UNCOUNTED, "padding", "size" or "build" */
+                                AUTO_SKIP_UNCOUNTED, "padding", "size", "build" or
+                                "few runs" */
     double measured;         /* auto:measure: median seconds (0: not timed) */
 } auto_estimate;
 
@@ -57,16 +59,19 @@ typedef struct auto_estimate {
 /* The model of ctx's device (CPU: for its thread count). */
 void auto_device_model(krill_ctx *ctx, auto_device *d);
 /* The row statistics of a and the spread of its row lengths, in one parallel pass over
- * row_ptr on `threads` threads; with `lines`, also the ELL lines an ELL-R loop touches (two
- * more passes over row_ptr). Clears the runs (p->runs = 0). */
+ * row_ptr on `threads` threads; with `lines`, also the ELL lines an ELL-R loop touches (the
+ * same pass). Clears the runs and the sample (p->runs = p->sampled = 0). */
 void auto_profile_rows(const krill_csr *a, const auto_device *d, int threads, int lines,
                        auto_profile *p);
 /* The run statistics of a (Algorithm 3 of the RBP paper), one parallel pass over its
  * columns; sets p->runs. Integer sums: the same on any thread count. */
-/* p->sampled_interior from every stride-th row (AUTO_RUN_SAMPLE_ROWS rows at most, in
- * order: the same on any thread count), scaled to the whole matrix. */
-void auto_profile_run_sample(const krill_csr *a, auto_profile *p);
 void auto_profile_runs(const krill_csr *a, int threads, auto_profile *p);
+/* After auto_profile_rows: the run statistics of AUTO_RUN_SAMPLE_ROWS rows, one from each
+ * window of rows at a fixed pseudo-random place (the same rows on any thread count, and no
+ * stride for a periodic numbering to alias with), into p->sample with p->sampled = 1; left
+ * unset (p->sampled = 0) when the matrix has no more rows than the sample, or the sampled
+ * rows no entries. */
+void auto_profile_run_sample(const krill_csr *a, auto_profile *p);
 /* Estimate every known format into est[0 .. AUTO_N_KNOWN - 1] (est[0] is csr, the
  * reference of every ratio) from a profile with lines; returns AUTO_N_KNOWN. Without the
  * runs, the formats that need them get AUTO_SKIP_UNCOUNTED and, as `build`, the least build

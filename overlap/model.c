@@ -1,4 +1,5 @@
-/* overlap/model.c - the platform model: measured once per device and cached.
+/* overlap/model.c - the platform model: measured once per device and thread count, and
+ * cached.
  *
  * The cache is one small text file per device and host thread count,
  * $XDG_CACHE_HOME/krill/overlap-<dev>.txt with <dev> gpu<ordinal>-t<threads> or

@@ -61,6 +61,12 @@ krill_cli_case(solve_auto_short 1 "\"format\": \"csr\"" "" solve --gen band101:2
                --device cpu --threads 2 --format auto --maxit 3 --json)
 krill_cli_case(solve_auto_cycle 0 "\"format\": \"rbp-csr\"" "" solve --gen band101:20000
                --device cpu --threads 2 --format auto --json)
+krill_cli_case(solve_auto_reason 0 "\"format_choice\": \"rbp-csr: estimated" "" solve
+               --gen band101:20000 --device cpu --threads 2 --format auto --json)
+krill_cli_case(solve_auto_reason_text 0 "auto: csr: small matrix" "" solve --gen poisson3d:8
+               --device cpu --format auto)
+krill_cli_case(solve_no_auto_reason 0 "\"format_choice\": null" "" solve --gen poisson3d:8
+               --device cpu --json)
 krill_cli_case(solve_auto_bad_spmvs 2 "" "spmvs must be a whole number" solve
                --gen poisson3d:4 --format auto:spmvs=0)
 krill_cli_case(info 0 "CUDA" "" info)

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "formats/auto_model.h"
 #include "formats/formats_impl.h"
 #include "solver/solver_impl.h"
 #include "testutil.h"
@@ -475,6 +476,58 @@ static void test_few_runs(krill_ctx *ctx)
     krill_csr_destroy(&band);
 }
 
+/* The ELL lines of auto_profile_rows' one pass against the plain count: groups of line / w
+ * consecutive rows, each costing one line per slot up to its longest row (w = 8 for the
+ * values, 4 for the columns), on row counts around the group sizes of both devices' lines
+ * (the last group partial, fewer rows than one group, none), a longest row at a different
+ * place in its group from one count to the next. */
+static double touched_reference(const krill_csr *a, int line, int width)
+{
+    const int64_t group = line / width;
+    double bytes = 0.0;
+    for (int64_t first = 0; first < a->n_rows; first += group) {
+        int64_t longest = 0;
+        for (int64_t i = first; i < a->n_rows && i < first + group; i++)
+            if (a->row_ptr[i + 1] - a->row_ptr[i] > longest)
+                longest = a->row_ptr[i + 1] - a->row_ptr[i];
+        bytes += (double)line * (double)longest;
+    }
+    return bytes;
+}
+
+static void test_profile_lines(krill_ctx *ctx)
+{
+    int same = 0, cases = 0;
+    for (int gpu = 0; gpu < 2; gpu++)
+        for (int64_t n = 0; n <= 40; n++) {
+            krill_csr *a = NULL;
+            auto_device d;
+            auto_profile p;
+            int64_t nnz = 0;
+            CHECK_OK(krill_csr_create((int32_t)n, (int32_t)(n > 0 ? n : 1), 3 * n + 7, &a));
+            if (!a) continue;
+            for (int64_t i = 0; i < n; i++) {              /* lengths 1..3, one row of 7 */
+                const int64_t len = i == (n * 5) / 7 ? 7 : 1 + (i * 7919) % 3;
+                for (int64_t k = 0; k < len; k++) {
+                    a->col[nnz] = (int32_t)((i + k) % n);
+                    a->val[nnz++] = 1.0;
+                }
+                a->row_ptr[i + 1] = nnz;
+            }
+            a->nnz = nnz;
+            auto_device_model(ctx, &d);
+            d.gpu = gpu;
+            d.line = gpu ? 32 : 64;
+            auto_profile_rows(a, &d, 2, 1, &p);
+            same += p.touched_val == touched_reference(a, d.line, 8) &&
+                    p.touched_col == touched_reference(a, d.line, 4);
+            cases++;
+            krill_csr_destroy(&a);
+        }
+    printf("  profile lines: %d of %d row counts as counted row by row\n", same, cases);
+    CHECK(same == cases);
+}
+
 /* Ties between negative costs (a build below csr's outweighing E SpMVs): band1:2000000 on
  * 16 CPU threads with auto:spmvs=2, where the model puts ell and ellr at the same expected
  * cost, below zero; the tie must go to ell (fewer bytes). With the tolerance a fraction of
@@ -575,6 +628,7 @@ int main(void)
     test_measure(ctx);
     test_weighing(ctx);
     test_few_runs(ctx);
+    test_profile_lines(ctx);
     test_negative_tie();
     test_solve_spmvs();
 #ifndef AUTO_TEST_GPU

@@ -6,7 +6,7 @@
  *
  *   model     krill_overlap_calibrate: the platform's transfer rates and latencies, whether
  *             copies overlap each other and kernels, the launch cost; measured once per
- *             device and cached under $XDG_CACHE_HOME/krill.
+ *             device and thread count and cached under $XDG_CACHE_HOME/krill.
  *   planner   krill_overlap_plan_create: the order of the blocks (the next data sent is the
  *             one that makes the most blocks runnable per byte), where each region lives on
  *             the device within a memory budget, the predicted time, the lower bound, and
@@ -56,8 +56,8 @@ typedef struct krill_overlap_model {
 } krill_overlap_model;
 
 /* The model of ctx's device (CPU or CUDA): read from the cache when it holds one for this
- * device, driver and thread count (ctx's threads do the host's packing), else measured (about a second) and written to the cache. recompute:
- * measure even if cached. A cache that cannot be read or written is not an error (the model
+ * device, driver and thread count (ctx's threads do the host's packing), else measured
+ * (about a second) and written to the cache. recompute: measure even if cached. A cache that cannot be read or written is not an error (the model
  * is measured, and used without caching). */
 krill_status krill_overlap_calibrate(krill_ctx *ctx, int recompute, krill_overlap_model *model);
 
