@@ -192,18 +192,23 @@ done:
 
 /* Before the runs are counted (est from a profile without them): 1 when some RBP format's
  * least build could be repaid by E SpMVs that took no time at all (a saving of at most
- * t_csr each, counted at AUTO_GAIN_SHARE) and a sample of rows shows runs enough for its
- * SpMV to beat csr's (sample_shows_runs). Otherwise the pass over every column index is not
- * made (on two threads it took 10 ms of rand100's 0.27 s solve, whose random columns make
- * no runs), and the RBP formats' skip becomes "build" or "few runs". */
-static int runs_may_repay(auto_estimate *est, int n, double spmvs, const auto_profile *p,
-                          const auto_device *d)
+ * t_csr each, counted at AUTO_GAIN_SHARE) and then, only then sampled, a sample of rows
+ * shows runs enough for its SpMV to beat csr's (sample_shows_runs). Otherwise the pass over
+ * every column index is not made (on two threads it took 10 ms of rand100's 0.27 s solve,
+ * whose random columns make no runs), and the RBP formats' skip becomes "build" or
+ * "few runs". */
+static int runs_may_repay(const krill_csr *csr, auto_estimate *est, int n, double spmvs,
+                          auto_profile *p, const auto_device *d)
 {
-    int may = 0;
-    const int few = !sample_shows_runs(est, n, p, d);
-    for (int f = 0; f < n && !few; f++)
+    int may = 0, few = 0;
+    for (int f = 0; f < n; f++)
         if (est[f].skip == AUTO_SKIP_UNCOUNTED)
             may |= AUTO_GAIN_SHARE * spmvs * est[0].seconds > est[f].build;
+    if (may) {
+        auto_profile_run_sample(csr, p);
+        few = !sample_shows_runs(est, n, p, d);
+        may = !few;
+    }
     for (int f = 0; !may && f < n; f++)
         if (est[f].skip == AUTO_SKIP_UNCOUNTED) est[f].skip = few ? "few runs" : "build";
     return may;
@@ -480,8 +485,7 @@ krill_status krill_auto_create(krill_ctx *ctx, const krill_csr *csr, const char 
     }
     auto_profile_rows(csr, &d, ctx->threads, 1, &p);
     n = auto_estimate_all(&p, &d, est);
-    auto_profile_run_sample(csr, &p);
-    if (o.measure || runs_may_repay(est, n, (double)o.spmvs, &p, &d)) {
+    if (o.measure || runs_may_repay(csr, est, n, (double)o.spmvs, &p, &d)) {
         auto_profile_runs(csr, ctx->threads, &p);
         n = auto_estimate_all(&p, &d, est);
     }
