@@ -4,7 +4,7 @@ hidden fraction of the halo exchange (issue 19).
 
     scale_mpi_gpu.py --krill BIN --mpiexec CMD [--ranks "1 2"] [--strong SPEC]
                      [--weak SPEC,SPEC,...] [--methods cg:jacobi,gmres:none]
-                     [--maxit 200] [--timeout 300] [--json FILE]
+                     [--maxit 200] [--timeout 300] [--repro] [--json FILE]
 
 Every run is `mpiexec -n P krill solve --device gpu --gen SPEC --solver S --precond M
 --maxit N --rtol 1e-30 --runs 3 --json` (one GPU per rank: rank r of a node takes GPU r mod
@@ -16,6 +16,10 @@ t(1) / t(P) per row held. The peer is krill on one GPU without MPI (`krill solve
 gpu`, same options): the cost of the distributed path itself at P = 1. Each row reports the
 exchange's time in flight and the part of it hidden behind the diagonal block's product
 (times.halo, times.halo_hidden: rank 0's). Prints a Markdown table.
+
+--repro: the strong rows again with `--repro` (exact mode), a second table: the time per
+iteration against the plain run's of the same rank count (issue 19's target: at most 1.2x)
+and whether the solution's bits (x_hash) equal those of one GPU without MPI.
 """
 import argparse
 import json
@@ -27,12 +31,12 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import compare_petsc as cp  # noqa: E402
 
 
-def solve(a, spec, method, ranks):
+def solve(a, spec, method, ranks, repro=False):
     solver, precond = method.split(":")
     cmd = ([] if ranks == 0 else a.mpiexec + ["-n", str(ranks)]) + [
         a.krill, "solve", "--device", a.device, "--gen", spec, "--solver", solver,
         "--precond", precond, "--maxit", str(a.maxit), "--rtol", "1e-30", "--runs", "3",
-        "--json"]
+        "--json"] + (["--repro"] if repro else [])
     rc, out, err, _ = cp.run(cmd, a.timeout)
     res = {"cmd": " ".join(cmd), "spec": spec, "method": method, "ranks": ranks, "rc": rc}
     try:
@@ -41,7 +45,8 @@ def solve(a, spec, method, ranks):
         its = doc["iterations"]
         res.update(iterations=its, per_iter=t["median_total"] / its, comm=t.get("comm", 0.0),
                    total=t["total"], halo=t.get("halo", 0.0),
-                   halo_hidden=t.get("halo_hidden", 0.0), rows=doc.get("n"))
+                   halo_hidden=t.get("halo_hidden", 0.0), rows=doc.get("n"),
+                   x_hash=doc.get("x_hash"), repro=repro)
     except (ValueError, KeyError, TypeError, ZeroDivisionError):
         res["error"] = cp.last_line(err) or cp.last_line(out) or f"exit {rc}"
     return res
@@ -60,6 +65,32 @@ def row(r, base, kind, p):
             f"{1e3 * r['halo']:.1f} | {hidden} |")
 
 
+def repro_table(a, ranks, plain):
+    """The strong rows with --repro: cost against plain, bits against one GPU without MPI."""
+    out = []
+    print("\n| matrix | solver:pc | ranks | plain ms/iter | repro ms/iter | repro/plain | "
+          "x_hash | same bits as 1 GPU (no MPI) |")
+    print("|---|---|---:|---:|---:|---:|---|---|")
+    for method in a.methods.split(","):
+        ref = None
+        for p in [0] + ranks:
+            r = solve(a, a.strong, method, p, repro=True)
+            out.append(r)
+            base = plain.get((method, p), {})
+            if "error" in r:
+                print(f"| {a.strong} | {method} | {p} | - | - | - | - | {r['error']} |", flush=True)
+                continue
+            ref = ref or r
+            ratio = (f"{r['per_iter'] / base['per_iter']:.2f}" if "per_iter" in base else "-")
+            plain_ms = f"{1e3 * base['per_iter']:.3f}" if "per_iter" in base else "-"
+            same = "yes" if r["x_hash"] == ref["x_hash"] else "NO"
+            print(f"| {a.strong} | {method} | {p if p else '1 (no MPI)'} | {plain_ms} | "
+                  f"{1e3 * r['per_iter']:.3f} | {ratio} | {r['x_hash']} | {same} |", flush=True)
+            if same == "NO":
+                r["error"] = "bits differ from one GPU"
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--krill", required=True)
@@ -71,6 +102,8 @@ def main():
     ap.add_argument("--maxit", type=int, default=200)
     ap.add_argument("--timeout", type=float, default=300)
     ap.add_argument("--device", default="gpu", help="cpu: a dry run of the script")
+    ap.add_argument("--repro", action="store_true",
+                    help="the strong rows again in reproducible mode (cost, bits)")
     ap.add_argument("--json")
     a = ap.parse_args()
     a.mpiexec = shlex.split(a.mpiexec)
@@ -82,11 +115,13 @@ def main():
     print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for method in a.methods.split(","):
         peer = solve(a, a.strong, method, 0)
+        peer["kind"] = "strong"
         results.append(peer)
         print(row(peer, None, "strong", 0), flush=True)
         base = None
         for p in ranks:
             r = solve(a, a.strong, method, p)
+            r["kind"] = "strong"
             results.append(r)
             base = base or r
             print(row(r, base, "strong", p), flush=True)
@@ -96,6 +131,9 @@ def main():
             results.append(r)
             base = base or r
             print(row(r, base, "weak", p), flush=True)
+    if a.repro:
+        results += repro_table(a, ranks, {(r["method"], r["ranks"]): r for r in results
+                                          if r.get("kind") == "strong"})
     if a.json:
         with open(a.json, "w") as f:
             json.dump(results, f, indent=1)

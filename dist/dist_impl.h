@@ -73,6 +73,11 @@ typedef struct krill_dist_mat {
      * columns [0, n_local) own and n_local + k ghost k. Made from the blocks at the first
      * reproducible SpMV (a cache: plain solves never pay its memory); NULL before. */
     krill_csr *whole_rows;
+    /* The same on a GPU rank: the whole rows as a csr matrix on the device (NULL on a rank
+     * without rows) and the vector [x; ghosts] (n_local + n_halo doubles) it multiplies;
+     * whole_rows is then NULL. */
+    krill_mat *whole_dev;
+    double *whole_x;
     /* krill_dist_mat_scatter_metis: the rows are the user's permuted, P A P^T, and global
      * vectors are permuted on rank 0 on their way out and back (scatter.c). perm[new] = the
      * user's index (n_global entries on rank 0; NULL elsewhere and without a permutation). */

@@ -48,28 +48,44 @@ cleanup:
 }
 
 #ifdef KRILL_HAVE_CUDA
-/* GPU (halo_gpu.h): the receives posted, the gather and its copy down queued on the side
- * stream, the diagonal product queued on the context's stream and marked; the host sends once
- * the entries are packed, then polls MPI and the mark together, so it knows when the product
+/* The local work queued while a GPU rank's exchange is in flight: the diagonal block's
+ * product (plain), or x's copy into the whole rows' vector (reproducible) */
+typedef struct gpu_local_work {
+    const krill_mat *a;      /* the product's block, or NULL: a copy */
+    double alpha, beta;
+    const double *x;
+    double *y;               /* the product's y, or the copy's destination */
+    int64_t copy_n;          /* the copy's doubles */
+} gpu_local_work;
+
+static krill_status gpu_local_run(krill_ctx *ctx, const gpu_local_work *w)
+{
+    if (w->a) return krill_mat_spmv_raw(w->a, w->alpha, w->x, w->beta, w->y);
+    return krill_mem_copy(ctx, w->y, w->x, (size_t)w->copy_n * sizeof *w->y);
+}
+
+/* One exchange (halo_gpu.h): the receives posted, the gather and its copy down queued on the
+ * side stream, the local work queued on the context's stream and marked; the host sends once
+ * the entries are packed, then polls MPI and the mark together, so it knows when the work
  * ended. In flight from t0 to the last message; hidden until the mark was seen (all of the
- * flight when it is still ahead at the end; the pack and work queued before the product
- * count as hidden too). The host waits in MPI only. A local failure (a launch, a copy, the
- * device) still sends (whatever send_buf holds) and completes the exchange, so no rank
- * waits for this one's messages and no request stays open; the failure comes out after. */
-static krill_status dist_spmv_gpu(krill_ctx *ctx, const krill_dist_mat *d, double alpha,
-                                  const double *x, double beta, double *y)
+ * flight when it is still ahead at the end; the pack and work queued before it count as
+ * hidden too). The host waits in MPI only. A local failure (a launch, a copy, the device)
+ * still sends (whatever send_buf holds) and completes the exchange, so no rank waits for this
+ * one's messages and no request stays open; the failure comes out after. *ghosts: their
+ * device copy, which the context's stream waits for. */
+static krill_status gpu_exchange(krill_ctx *ctx, const krill_dist_mat *d, const double *x,
+                                 const gpu_local_work *work, const double **ghosts)
 {
     krill_status st = KRILL_OK, local = KRILL_OK;
     const krill_halo *h = &d->halo;
     const MPI_Comm comm = krill_dist_comm(ctx);
-    const double *ghosts = NULL;
     double t0, t_local = -1.0, t_end;
     int done = 0;
     local = krill_halo_gpu_ready(h->gpu);   /* the last ghosts have left recv_buf */
     t0 = krill_wtime();
     krill_halo_post_recvs(h, comm);
     if (local == KRILL_OK) local = krill_halo_gpu_pack(ctx, h->gpu, x, h->send_buf);
-    if (local == KRILL_OK && d->diag) local = krill_mat_spmv_raw(d->diag, alpha, x, beta, y);
+    if (local == KRILL_OK) local = gpu_local_run(ctx, work);
     if (local == KRILL_OK) local = krill_halo_gpu_mark_local(ctx, h->gpu);
     if (local == KRILL_OK) local = krill_halo_gpu_wait_packed(h->gpu);
     krill_halo_post_sends(h, comm);
@@ -79,13 +95,25 @@ static krill_status dist_spmv_gpu(krill_ctx *ctx, const krill_dist_mat *d, doubl
     }
     t_end = krill_wtime();
     if (done < 0)
-        local = krill_error(KRILL_ERR_DEVICE, "distributed SpMV: the diagonal block's product "
-                            "failed on the device (cudaEventQuery)");
+        local = krill_error(KRILL_ERR_DEVICE, "distributed SpMV: the local work beside the halo "
+                            "exchange failed on the device (cudaEventQuery)");
     KRILL_TRY(local);
     if (t_local < 0.0) t_local = t_end;
     krill_ctx_add_comm_time(ctx, t_end - t_local);
     if (h->n_recv + h->n_send > 0) krill_ctx_add_halo_time(ctx, t_end - t0, t_local - t0);
-    KRILL_TRY(krill_halo_gpu_unpack(ctx, h->gpu, h->recv_buf, &ghosts));
+    KRILL_TRY(krill_halo_gpu_unpack(ctx, h->gpu, h->recv_buf, ghosts));
+cleanup:
+    return st;
+}
+
+/* GPU: the diagonal block's product beside the exchange, then the off-rank block's. */
+static krill_status dist_spmv_gpu(krill_ctx *ctx, const krill_dist_mat *d, double alpha,
+                                  const double *x, double beta, double *y)
+{
+    krill_status st = KRILL_OK;
+    const double *ghosts = NULL;
+    const gpu_local_work work = {d->diag, alpha, beta, x, y, 0};   /* no rows: no work */
+    KRILL_TRY(gpu_exchange(ctx, d, x, &work, &ghosts));
     if (d->off) KRILL_TRY(krill_mat_spmv_raw(d->off, alpha, ghosts, 1.0, y));
 cleanup:
     return st;
@@ -150,9 +178,40 @@ cleanup:
     return st;
 }
 
-/* y = alpha A x + beta y, every row correctly rounded: the ghosts first (no overlap), then
- * the whole rows by the formats' reproducible row loop. The first call makes the whole rows
- * (every rank agrees on its success: collective). */
+/* The reproducible SpMV's cache, made on every rank or on none (agreed, so it stays in
+ * step): CPU ranks, the whole rows in host memory; GPU ranks, the whole rows as a csr matrix
+ * in device memory (none on a rank without rows) and the vector [x; ghosts] it multiplies. */
+static int whole_ready(const krill_dist_mat *d)
+{
+    return d->halo.gpu ? d->whole_x != NULL : d->whole_rows != NULL;
+}
+
+static void whole_drop(krill_dist_mat *d)
+{
+    krill_csr_destroy(&d->whole_rows);
+    krill_mat_destroy(&d->whole_dev);
+    krill_mem_free(d->ctx, d->whole_x);
+    d->whole_x = NULL;
+}
+
+static krill_status whole_make(krill_ctx *ctx, krill_dist_mat *d)
+{
+    krill_status st = make_whole_rows(d, &d->whole_rows);
+    if (st == KRILL_OK && d->halo.gpu) {
+        const int64_t n_x = d->n_local + d->halo.n_halo;
+        if (d->n_local > 0) st = krill_mat_create(ctx, d->whole_rows, "csr", &d->whole_dev);
+        if (st == KRILL_OK)
+            st = krill_mem_alloc(ctx, (void **)&d->whole_x, (size_t)(n_x > 0 ? n_x : 1) * 8,
+                                 "the reproducible SpMV's vector [x; ghosts]");
+        krill_csr_destroy(&d->whole_rows);   /* on the device now */
+    }
+    return st;
+}
+
+/* y = alpha A x + beta y, every row correctly rounded: the ghosts first, then the whole rows
+ * by the formats' reproducible row loop (CPU), or by the csr format's reproducible SpMV of
+ * [x; ghosts] (GPU: x's copy into it runs beside the exchange; per SpMV 8 (n_local +
+ * n_halo) more bytes copied on the device). */
 static krill_status dist_spmv_repro(krill_ctx *ctx, const void *impl, double alpha,
                                     const double *x, double beta, double *y)
 {
@@ -160,13 +219,25 @@ static krill_status dist_spmv_repro(krill_ctx *ctx, const void *impl, double alp
     krill_dist_mat *d = (krill_dist_mat *)impl;   /* the whole rows are a cache */
     whole_rows_view v;
     double t0;
-    if (!d->whole_rows) {   /* made on every rank or on none: the cache stays in step */
-        st = krill_ctx_agree(ctx, make_whole_rows(d, &d->whole_rows));
+    if (!whole_ready(d)) {
+        st = krill_ctx_agree(ctx, whole_make(ctx, d));
         if (st != KRILL_OK) {
-            krill_csr_destroy(&d->whole_rows);
+            whole_drop(d);
             goto cleanup;
         }
     }
+#ifdef KRILL_HAVE_CUDA
+    if (d->halo.gpu) {
+        const gpu_local_work work = {NULL, 0.0, 0.0, x, d->whole_x, d->n_local};
+        const double *ghosts = NULL;
+        KRILL_TRY(gpu_exchange(ctx, d, x, &work, &ghosts));
+        if (d->halo.n_halo > 0)
+            KRILL_TRY(krill_mem_copy(ctx, d->whole_x + d->n_local, ghosts,
+                                     (size_t)d->halo.n_halo * sizeof *ghosts));
+        if (d->whole_dev) KRILL_TRY(krill_mat_spmv_raw(d->whole_dev, alpha, d->whole_x, beta, y));
+        goto cleanup;
+    }
+#endif
     t0 = krill_wtime();
     KRILL_TRY(krill_halo_start(&d->halo, krill_dist_comm(ctx), x));
     KRILL_TRY(krill_halo_finish(&d->halo));
@@ -189,7 +260,7 @@ static krill_status dist_update_values(krill_ctx *ctx, void *impl, const double 
     double *dv = NULL, *ov = NULL;
     int64_t nd = 0, no = 0;
     (void)ctx;
-    krill_csr_destroy(&d->whole_rows);   /* remade from the new values when next needed */
+    whole_drop(d);   /* remade from the new values when next needed */
     KRILL_ALLOC(dv, d->nnz_diag);
     KRILL_ALLOC(ov, d->nnz_off);
     for (int64_t k = 0; k < d->nnz_diag + d->nnz_off; k++) {
@@ -251,8 +322,8 @@ static void dist_destroy(krill_ctx *ctx, void *impl)
     (void)ctx;
     krill_mat_destroy(&d->diag);
     krill_mat_destroy(&d->off);
+    whole_drop(d);
     krill_halo_free(&d->halo);
-    krill_csr_destroy(&d->whole_rows);
     krill_free(d->offsets);
     krill_free(d->is_off);
     krill_free(d->perm);

@@ -1,18 +1,7 @@
 /* ozaki/ozaki.c - reproducible reductions: krill_ctx_set_repro, argument checks, the
  * context's workspace, and the dispatch to the GPU (ozaki.cu) or the CPU (cpu.c: its
- * passes and their memory traffic).
- *
- * On a context with a communicator (CPU; doc/mpi.md) a sum runs over every rank's rows and
- * gives the bits one process holding them all would: the slicing depends only on the
- * global length and the global statistics, the int64 diagonal sums are exact in any order,
- * and the fast path's merged state is a valid bound in any merge order. Per group of
- * columns, collectives in the same order on every rank:
- *   1. an allgather of (local length, the fast path's merged state per column), which
- *      every rank merges in rank order, so all take the same decisions (exact mode with
- *      every column decided ends here: one collective, as a plain dot product);
- *   2. when a column is left: the statistics' maximum (|x| bits, -lsb) as int64;
- *   3. the int64 diagonal sums (cpu.c).
- * A rank with no rows takes part in all three. */
+ * passes and their memory traffic); on a context with a communicator the ranks agree
+ * through comm.c's collectives (its file comment: why the bits are those of one process). */
 #include <string.h>
 
 #include "ozaki/ozaki_impl.h"
@@ -53,28 +42,21 @@ void krill_ozaki_tuning_set(const krill_ozaki_tuning *t)
 /* Does a call of length n on ctx try the fast path? Exact mode only (OZAKI with 0 slices, or
  * OFF, whose direct calls compute exact mode): fixed S and fast mode are not correctly
  * rounded, so a compensated sum cannot give their bits. */
-static int use_fast_path(const krill_ctx *ctx, int64_t n)
+int krill_ozaki_use_fast_path(const krill_ctx *ctx, int64_t n)
 {
     const int exact = ctx->repro == KRILL_REPRO_OFF ||
                       (ctx->repro == KRILL_REPRO_OZAKI && ctx->repro_slices == 0);
     return tuning.fast_path && exact && n >= 1 && n <= KRILL_OZ_FAST_MAX_N;
 }
 
+/* A GPU rank of a communicator of more than one rank: its sums go through comm.c (one
+ * rank alone keeps the device path: its sums are the sums) */
+static int gpu_rank_of_many(const krill_ctx *ctx)
+{
+    return krill_on_gpu(ctx) && ctx->comm && ctx->comm->size > 1;
+}
+
 /* ---- the context's workspace ------------------------------------------------------------ */
-
-/* ctx->ozaki: on a CUDA context the device workspace; on a context with a communicator
- * the allgather's buffer (size records of GATHER_BYTES); nothing on a lone CPU context. */
-typedef struct ozaki_ws {
-    void *dev;              /* device workspace (ozaki.cu) */
-    int launch[3];          /* blocks per SM, most threads per block, fast kernel's blocks per
-                               SM (krill_ozaki_cuda_init) */
-    int fast_k;             /* columns of the last group whose verdicts are in the workspace
-                               (0: the fast path was not tried) */
-    unsigned char *gather;  /* communicator: every rank's record of step 1 */
-} ozaki_ws;
-
-/* one rank's record of step 1: its length, then a merged fast-path state per column */
-#define GATHER_BYTES (sizeof(int64_t) + KRILL_OZ_KMAX * sizeof(krill_oz_fast))
 
 static krill_status repro_dot(krill_ctx *ctx, int64_t n, const double *x, const double *y,
                               double *result)
@@ -98,7 +80,7 @@ static const krill_repro_ops ozaki_repro_ops = {
 krill_status krill_ozaki_ctx_init(krill_ctx *ctx)
 {
     krill_status st = KRILL_OK;
-    ozaki_ws *ws = NULL;
+    krill_ozaki_ws *ws = NULL;
     ctx->repro_ops = &ozaki_repro_ops;
     if (ctx->ozaki || (!krill_on_gpu(ctx) && !ctx->comm)) goto cleanup;
     st = krill_calloc((void **)&ws, sizeof *ws, "reproducible mode's workspace");
@@ -106,13 +88,20 @@ krill_status krill_ozaki_ctx_init(krill_ctx *ctx)
     if (st == KRILL_OK && krill_on_gpu(ctx)) st = krill_ozaki_cuda_init(ctx, &ws->dev, ws->launch);
 #endif
     if (st == KRILL_OK && ctx->comm)
-        st = krill_alloc_n((void **)&ws->gather, (size_t)ctx->comm->size, GATHER_BYTES, 0,
-                           "reproducible mode's allgather buffer");
+        st = krill_alloc_n((void **)&ws->gather, (size_t)ctx->comm->size, KRILL_OZ_GATHER_BYTES,
+                           0, "reproducible mode's allgather buffer");
+    if (st == KRILL_OK && ctx->comm && krill_on_gpu(ctx))
+        st = krill_alloc_n((void **)&ws->sums, KRILL_OZ_SUMS_COUNT, sizeof(int64_t), 0,
+                           "reproducible mode's host sums");
     KRILL_TRY(krill_ctx_agree(ctx, st));
     ctx->ozaki = ws;
     ws = NULL;
 cleanup:
-    if (ws) {
+    if (ws) {   /* this rank's parts, when another rank failed */
+#ifdef KRILL_HAVE_CUDA
+        if (ws->dev) krill_ozaki_cuda_fini(ctx, ws->dev);
+#endif
+        krill_free(ws->sums);
         krill_free(ws->gather);
         krill_free(ws);
     }
@@ -121,12 +110,13 @@ cleanup:
 
 void krill_ozaki_ctx_fini(krill_ctx *ctx)
 {
-    ozaki_ws *ws;
+    krill_ozaki_ws *ws;
     if (!ctx || !ctx->ozaki) return;
     ws = ctx->ozaki;
 #ifdef KRILL_HAVE_CUDA
     if (ws->dev) krill_ozaki_cuda_fini(ctx, ws->dev);
 #endif
+    krill_free(ws->sums);
     krill_free(ws->gather);
     krill_free(ws);
     ctx->ozaki = NULL;
@@ -151,15 +141,6 @@ krill_status krill_ctx_set_repro(krill_ctx *ctx, krill_repro_mode mode, int slic
     KRILL_REQUIRE(mode != KRILL_REPRO_OZAKI_FAST || slices >= 1,
                   "krill_ctx_set_repro: slices = %d with KRILL_REPRO_OZAKI_FAST: fast mode needs "
                   "a fixed slice count S >= 1 (exact mode is KRILL_REPRO_OZAKI with 0)", slices);
-    /* every rank of a communicator is on the same kind of device (krill_ctx_create), so all
-     * refuse together */
-    if (mode != KRILL_REPRO_OFF && ctx->comm && krill_on_gpu(ctx)) {
-        st = krill_error(KRILL_ERR_UNSUPPORTED, "krill_ctx_set_repro: the reproducible mode on "
-                         "GPU ranks of a communicator is not built yet (its sums would need the "
-                         "device's int64 partials on the host: doc/mpi.md); use CPU ranks for a "
-                         "reproducible distributed solve");
-        goto cleanup;
-    }
     if (mode != KRILL_REPRO_OFF) KRILL_TRY(krill_ozaki_ctx_init(ctx));
     ctx->repro = mode;
     ctx->repro_slices = slices;
@@ -191,7 +172,7 @@ static krill_status zero_results(krill_ctx *ctx, int k, double *results)
 }
 
 #ifdef KRILL_HAVE_CUDA
-static ozaki_ws *gpu_ws(krill_ctx *ctx) { return (ozaki_ws *)ctx->ozaki; }
+static krill_ozaki_ws *gpu_ws(krill_ctx *ctx) { return (krill_ozaki_ws *)ctx->ozaki; }
 #endif
 
 /* No verdicts yet for the call being made (krill_ozaki_fast_verdicts) */
@@ -226,64 +207,8 @@ cleanup:
     return st;
 }
 
-/* Step 1: every rank's length and fast-path states, merged in rank order (the same merge
- * on every rank). *n_all: the global length, checked against the mode's limit. */
-static krill_status gather_step(krill_ctx *ctx, int64_t n, int k, krill_oz_fast *sum,
-                                int64_t *n_all)
-{
-    krill_status st = KRILL_OK;
-    unsigned char mine[GATHER_BYTES];
-    const size_t rec = sizeof(int64_t) + (size_t)k * sizeof(krill_oz_fast);
-    const unsigned char *all;
-    KRILL_TRY(krill_ozaki_ctx_init(ctx));
-    all = ((ozaki_ws *)ctx->ozaki)->gather;
-    memcpy(mine, &n, sizeof n);
-    memcpy(mine + sizeof n, sum, (size_t)k * sizeof *sum);
-    KRILL_TRY(krill_ctx_allgather(ctx, mine, rec, ((ozaki_ws *)ctx->ozaki)->gather));
-    *n_all = 0;
-    for (int j = 0; j < k; j++) krill_oz_fast_init(&sum[j]);
-    for (int r = 0; r < ctx->comm->size; r++) {
-        int64_t nr;
-        memcpy(&nr, all + (size_t)r * rec, sizeof nr);
-        *n_all += nr;
-        for (int j = 0; j < k; j++) {
-            krill_oz_fast g;
-            memcpy(&g, all + (size_t)r * rec + sizeof nr + (size_t)j * sizeof g, sizeof g);
-            krill_oz_fast_merge(&sum[j], &g);
-        }
-    }
-    if (*n_all > KRILL_OZ_MAX_N)
-        st = krill_error(KRILL_ERR_ARG, "reproducible sum over %d ranks: n = %lld is above the "
-                         "reproducible mode's limit 2^%d (the slices would have fewer than 8 "
-                         "bits)", ctx->comm->size, (long long)*n_all, KRILL_OZ_MAX_LOG2N);
-cleanup:
-    return st;
-}
-
-/* Step 2: the global statistics of the nv vectors in area (max |x| as its bits, which
- * orders NaN above Inf above the finite values; the lowest set bit as a maximum of -lsb). */
-static krill_status stats_step(krill_ctx *ctx, int nv, double *area)
-{
-    krill_status st = KRILL_OK;
-    int64_t m[2 * (KRILL_OZ_KMAX + 1)];
-    for (int v = 0; v < nv; v++) {
-        uint64_t bits;
-        memcpy(&bits, &area[2 * v], sizeof bits);
-        m[v] = (int64_t)bits;
-        m[nv + v] = -(int64_t)area[2 * v + 1];
-    }
-    KRILL_TRY(krill_ctx_allreduce_i64(ctx, m, 2 * nv, KRILL_REDUCE_MAX));
-    for (int v = 0; v < nv; v++) {
-        const uint64_t bits = (uint64_t)m[v];
-        memcpy(&area[2 * v], &bits, sizeof bits);
-        area[2 * v + 1] = (double)-m[nv + v];
-    }
-cleanup:
-    return st;
-}
-
 /* The CPU's group: the fast path's merged state per column (exact mode), and with a
- * communicator steps 1 and 2 of the file comment, then cpu.c's products and sums. */
+ * communicator steps 1 and 2 of comm.c, then cpu.c's products and sums. */
 static krill_status cpu_group(krill_ctx *ctx, int64_t n, int k, const double *V, int64_t ldv,
                               const double *vstats, const double *w, const double *wstats,
                               double *results, int sqrt_mode)
@@ -295,10 +220,10 @@ static krill_status cpu_group(krill_ctx *ctx, int64_t n, int k, const double *V,
     int64_t n_all = n;
     const int nv = k + !sqrt_mode;   /* sqrt_mode: V = w = x, one vector */
     for (int j = 0; j < k; j++) krill_oz_fast_init(&sum[j]);
-    if (ctx->comm ? use_fast_path(ctx, 1) && n >= 1 : use_fast_path(ctx, n))
+    if (ctx->comm ? krill_ozaki_use_fast_path(ctx, 1) && n >= 1 : krill_ozaki_use_fast_path(ctx, n))
         krill_ozaki_cpu_fast(ctx, n, k, V, ldv, w, sum);
-    if (ctx->comm) KRILL_TRY(gather_step(ctx, n, k, sum, &n_all));
-    fast = use_fast_path(ctx, n_all);
+    if (ctx->comm) KRILL_TRY(krill_ozaki_gather_step(ctx, KRILL_OK, n, k, sum, &n_all));
+    fast = krill_ozaki_use_fast_path(ctx, n_all);
     cpu_verdict_k = k;
     for (int j = 0; j < k; j++) {
         done[j] = fast && krill_oz_fast_result(&sum[j], sqrt_mode, &results[j]);
@@ -316,7 +241,7 @@ static krill_status cpu_group(krill_ctx *ctx, int64_t n, int k, const double *V,
     } else {
         krill_ozaki_cpu_stats(ctx, n, k, V, ldv, sqrt_mode ? NULL : w, area);
     }
-    if (ctx->comm) KRILL_TRY(stats_step(ctx, nv, area));
+    if (ctx->comm) KRILL_TRY(krill_ozaki_stats_step(ctx, KRILL_OK, nv, area));
     KRILL_TRY(krill_ozaki_cpu_mdot(ctx, n, n_all, k, V, ldv, area, w,
                                    sqrt_mode ? area : area + 2 * k, done, results, sqrt_mode));
 cleanup:
@@ -340,21 +265,26 @@ static krill_status mdot_group(krill_ctx *ctx, int64_t n, int k, const double *V
         st = cpu_group(ctx, n, k, V, ldv, vstats, w, wstats, results, sqrt_mode);
         goto cleanup;
     }
+    if (gpu_rank_of_many(ctx)) {   /* a rank with no rows too */
+        st = krill_ozaki_gpu_rank_group(ctx, n, k, V, ldv, vstats, w, wstats, results,
+                                        sqrt_mode);
+        goto cleanup;
+    }
     if (n == 0) {
         KRILL_TRY(zero_results(ctx, k, results));
         goto cleanup;
     }
 #ifdef KRILL_HAVE_CUDA
     {
-        const int fast = use_fast_path(ctx, n);
-        ozaki_ws *ws;
+        const int fast = krill_ozaki_use_fast_path(ctx, n);
+        krill_ozaki_ws *ws;
         double *area;
         KRILL_TRY(krill_ozaki_ctx_init(ctx));
         ws = gpu_ws(ctx);
         area = krill_ozaki_cuda_stats_area(ws->dev);
         if (fast) {   /* the stats too, unless given */
             KRILL_TRY(krill_ozaki_cuda_fast(ctx, ws->dev, ws->launch, n, k, V, ldv, w, results,
-                                            sqrt_mode, vstats ? NULL : area));
+                                            sqrt_mode, vstats ? NULL : area, 0));
             ws->fast_k = k;
         } else if (!vstats) {   /* sqrt_mode: V = w = x, one vector */
             KRILL_TRY(krill_ozaki_cuda_stats(ctx, ws->dev, ws->launch, n, k, V, ldv,
@@ -364,8 +294,8 @@ static krill_status mdot_group(krill_ctx *ctx, int64_t n, int k, const double *V
             vstats = area;
             wstats = sqrt_mode ? area : area + 2 * k;
         }
-        KRILL_TRY(krill_ozaki_cuda_mdot(ctx, ws->dev, ws->launch, n, k, V, ldv, vstats,
-                                        w, wstats, results, sqrt_mode, fast ? 0 : -1));
+        KRILL_TRY(krill_ozaki_cuda_mdot(ctx, ws->dev, ws->launch, n, n, k, V, ldv, vstats,
+                                        w, wstats, results, sqrt_mode, fast ? 0 : -1, 0));
         goto cleanup;
     }
 #endif
@@ -407,7 +337,8 @@ int krill_ozaki_cgs_fused(const krill_ctx *ctx, int64_t n, int k)
 {
     int fused = 0;
 #ifdef KRILL_HAVE_CUDA
-    fused = krill_on_gpu(ctx) && use_fast_path(ctx, n) && k >= 0 && k + 1 <= KRILL_OZ_KMAX;
+    fused = krill_on_gpu(ctx) && !gpu_rank_of_many(ctx) && krill_ozaki_use_fast_path(ctx, n) &&
+            k >= 0 && k + 1 <= KRILL_OZ_KMAX;
 #else
     (void)ctx;
     (void)n;
@@ -433,7 +364,7 @@ krill_status krill_ozaki_cgs_pass(krill_ctx *ctx, int64_t n, int k, const double
 #ifdef KRILL_HAVE_CUDA
     {
         const int kd = h_out ? k : 0;
-        ozaki_ws *ws;
+        krill_ozaki_ws *ws;
         double *area;
         forget_verdicts(ctx);
         KRILL_TRY(krill_ozaki_ctx_init(ctx));
@@ -443,11 +374,11 @@ krill_status krill_ozaki_cgs_pass(krill_ctx *ctx, int64_t n, int k, const double
                                        h_out, ss_out, area));
         ws->fast_k = kd + (ss_out != NULL);
         if (kd)
-            KRILL_TRY(krill_ozaki_cuda_mdot(ctx, ws->dev, ws->launch, n, kd, V, ldv, area, w,
-                                            area + 2 * kd, h_out, 0, 0));
+            KRILL_TRY(krill_ozaki_cuda_mdot(ctx, ws->dev, ws->launch, n, n, kd, V, ldv, area, w,
+                                            area + 2 * kd, h_out, 0, 0, 0));
         if (ss_out)
-            KRILL_TRY(krill_ozaki_cuda_mdot(ctx, ws->dev, ws->launch, n, 1, w, n, area + 2 * kd,
-                                            w, area + 2 * kd, ss_out, 0, kd));
+            KRILL_TRY(krill_ozaki_cuda_mdot(ctx, ws->dev, ws->launch, n, n, 1, w, n, area + 2 * kd,
+                                            w, area + 2 * kd, ss_out, 0, kd, 0));
     }
 #else
     (void)V;
@@ -502,7 +433,7 @@ krill_status krill_ozaki_fast_verdicts(krill_ctx *ctx, int k, int *decided)
     }
     if (krill_on_gpu(ctx)) {
 #ifdef KRILL_HAVE_CUDA
-        ozaki_ws *ws = gpu_ws(ctx);
+        krill_ozaki_ws *ws = gpu_ws(ctx);
         have = ws ? (ws->fast_k < k ? ws->fast_k : k) : 0;
         if (have > 0)
             KRILL_TRY(krill_mem_download(ctx, decided, krill_ozaki_cuda_verdict_area(ws->dev),

@@ -44,7 +44,10 @@
  *                 Block sums go to the workspace's int64 sums by global atomics; integer
  *                 sums are exact, so the order in which blocks and atomics arrive cannot
  *                 change a bit. The last block rounds each column once (krill_oz_finish:
- *                 NearSum's role, on the device), writes results[j] and resets the sums.
+ *                 NearSum's role, on the device), writes results[j] and resets the sums;
+ *                 for a GPU rank of a communicator it leaves them unrounded in the
+ *                 workspace instead (stride > 0), as the fast kernel its merged sums
+ *                 (merged_only), for the host to add up over the ranks (ozaki/comm.c).
  *                 Traffic: one read of V (k columns) and w; w is re-read per column from L1
  *                 within a tile of `rows` x blockDim rows (k = 1: one tile per block).
  * Grid: one resident wave (or the tuning's blocks); neither it nor the block size changes a
@@ -97,6 +100,10 @@ struct oz_dev_ws {
     unsigned int fast_counter;                          /* finished blocks, fast kernel */
     int verdict[KRILL_OZ_KMAX];                         /* last fast pass: 1 = decided */
     krill_oz_fast fast_part[OZ_FAST_SLOTS];             /* block b's sum of column j: b k + j */
+    /* A GPU rank of a communicator (ozaki/comm.c) takes the local partials to the host: */
+    krill_oz_fast merged[KRILL_OZ_KMAX];                /* the fast pass's merged sums */
+    long long part[KRILL_OZ_KMAX * (OZ_DIAG_PAD + 1)];  /* the dot pass's diagonal sums (column
+                                                           j at j stride), then k flags */
 };
 
 /* COL_DONE: decided by the fast kernel, skipped */
@@ -213,6 +220,7 @@ __global__ void oz_stats_kernel(int64_t n, int k, const double *__restrict__ V, 
 
 struct oz_dot_args {
     int64_t n;
+    int64_t n_all;          /* the slicing's length (a communicator's global n; else n) */
     int k;
     const double *V;
     int64_t ldv;
@@ -226,6 +234,7 @@ struct oz_dot_args {
     int rows;               /* rows per thread per tile (between flushes) */
     int sqrt_mode;          /* results[0] = sqrt(x'x) */
     const int *verdict;     /* the fast kernel's verdicts (decided columns skipped), or nullptr */
+    int stride;             /* > 0: the last block leaves the sums, unrounded, in ws->part */
 };
 
 /* Register path for one column over the rows i0, i0 + blockDim, ... (< rows of them, < n):
@@ -344,7 +353,7 @@ __global__ void oz_dot_kernel(oz_dot_args A)
             s_flags[j] = 0;
             continue;
         }
-        krill_oz_params_make(A.n, A.vstats + 2 * j, A.wstats, A.fast, A.slices, &P);
+        krill_oz_params_make(A.n_all, A.vstats + 2 * j, A.wstats, A.fast, A.slices, &P);
         int kind = COL_GENERAL;
         if (P.state == KRILL_OZ_ZERO) {
             kind = COL_ZERO;
@@ -429,7 +438,11 @@ __global__ void oz_dot_kernel(oz_dot_args A)
             for (int c = tid; c < P.ndiag; c += blockDim.x)
                 s_gen[c] = atomicExch(&ws->acc[j][c], 0ull);
         __syncthreads();
-        if (tid == 0) {
+        if (A.stride > 0) {   /* the rank's partials: the host adds every rank's, then rounds */
+            for (int c = tid; c < A.stride; c += blockDim.x)
+                ws->part[j * A.stride + c] = run && c < P.ndiag ? (long long)s_gen[c] : 0ll;
+            if (tid == 0) ws->part[A.k * A.stride + j] = atomicExch(&ws->flags[j], 0);
+        } else if (tid == 0) {
             const int flags = atomicExch(&ws->flags[j], 0);
             A.results[j] = krill_oz_finish(&P, reinterpret_cast<int64_t *>(s_gen), flags,
                                            A.sqrt_mode);
@@ -453,6 +466,7 @@ struct oz_fast_args {
     int sqrt_mode;          /* results[0] = sqrt(x'x) where decided */
     double *stats;          /* oz_fast_kernel<true>: the stats of the k columns, then of w */
     int stats_w;            /* 1: w's stats too (not in sqrt_mode, where w is the column) */
+    bool merged_only;       /* the merged sums into ws->merged, nothing decided */
 };
 
 /* f <- f merged with the state of lane + off (every lane of the warp takes part) */
@@ -492,10 +506,12 @@ __device__ __forceinline__ krill_oz_fast oz_fast_load(const krill_oz_fast *p)
  * sums per column (strided over its threads, then warps, then the column's group of warps),
  * decides each column (krill_oz_fast_result) and writes its result (column j < kres to
  * results[j], the others to extra[j - kres]) where decided, and the verdicts; it resets
- * the counter and returns true (it may then write the stats). Every thread calls this;
- * scratch: blockDim / 32 states of shared memory the block no longer needs. */
+ * the counter and returns true (it may then write the stats). merged_only: the merged sums
+ * go to ws->merged and nothing is decided (verdicts 0; a communicator's ranks decide on the
+ * host from every rank's sums, ozaki/comm.c). Every thread calls this; scratch: blockDim / 32
+ * states of shared memory the block no longer needs. */
 __device__ bool oz_fast_decide(oz_dev_ws *ws, int kc, double *results, int kres, double *extra,
-                               int sqrt_mode, krill_oz_fast *scratch)
+                               int sqrt_mode, krill_oz_fast *scratch, bool merged_only)
 {
     __shared__ bool is_last;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, warps = blockDim.x >> 5;
@@ -527,7 +543,8 @@ __device__ bool oz_fast_decide(oz_dev_ws *ws, int kc, double *results, int kres,
         if (mine && g == 0 && lane == 0) {
             double r = 0.0;
             for (int v = 1; v < per; v++) krill_oz_fast_merge(&f, &scratch[warp + v]);
-            const int decided = krill_oz_fast_result(&f, sqrt_mode, &r);
+            if (merged_only) ws->merged[j] = f;
+            const int decided = !merged_only && krill_oz_fast_result(&f, sqrt_mode, &r);
             if (decided) *(j < kres ? results + j : extra + (j - kres)) = r;
             ws->verdict[j] = decided;
         }
@@ -681,7 +698,8 @@ __global__ void oz_fast_kernel(oz_fast_args A)
         ws->fast_part[(int64_t)blockIdx.x * A.k + j] = b;
     }
     if (STATS) oz_stats_block(nv, s_amax, s_lsb, ws);
-    if (!oz_fast_decide(ws, A.k, A.results, A.k, nullptr, A.sqrt_mode, s_warp)) return;
+    if (!oz_fast_decide(ws, A.k, A.results, A.k, nullptr, A.sqrt_mode, s_warp, A.merged_only))
+        return;
     if (STATS) oz_stats_out(nv, ws, A.stats);
 }
 
@@ -815,7 +833,7 @@ __global__ void oz_cgs_kernel(oz_cgs_args A)
         atomicMin(&ws->lsb_min[v], lsb);
     }
     __syncthreads();   /* s_part is the last block's scratch */
-    if (kc && oz_fast_decide(ws, kc, A.results, A.kd, A.ss_result, 0, s_part))
+    if (kc && oz_fast_decide(ws, kc, A.results, A.kd, A.ss_result, 0, s_part, false))
         oz_stats_out(A.kd + 1, ws, A.stats);
 }
 
@@ -923,10 +941,21 @@ extern "C" int *krill_ozaki_cuda_verdict_area(void *ws)
     return static_cast<oz_dev_ws *>(ws)->verdict;
 }
 
+extern "C" krill_oz_fast *krill_ozaki_cuda_merged_area(void *ws)
+{
+    return static_cast<oz_dev_ws *>(ws)->merged;
+}
+
+extern "C" int64_t *krill_ozaki_cuda_part_area(void *ws)
+{
+    static_assert(sizeof(long long) == sizeof(int64_t), "int64 partials");
+    return reinterpret_cast<int64_t *>(static_cast<oz_dev_ws *>(ws)->part);
+}
+
 extern "C" krill_status krill_ozaki_cuda_fast(krill_ctx *ctx, void *ws, const int launch[3],
                                               int64_t n, int k, const double *V, int64_t ldv,
                                               const double *w, double *results, int sqrt_mode,
-                                              double *stats)
+                                              double *stats, int merged_only)
 {
     krill_ozaki_tuning t;
     oz_fast_args a;
@@ -966,6 +995,7 @@ extern "C" krill_status krill_ozaki_cuda_fast(krill_ctx *ctx, void *ws, const in
     a.sqrt_mode = sqrt_mode;
     a.stats = stats;
     a.stats_w = stats && !sqrt_mode;
+    a.merged_only = merged_only != 0;
     smem = (size_t)k * (threads / 32) * sizeof(krill_oz_fast);
     return stats ? oz_launch(ctx, oz_fast_kernel<true>, blocks, threads, smem, a, "oz_fast_kernel")
                  : oz_launch(ctx, oz_fast_kernel<false>, blocks, threads, smem, a, "oz_fast_kernel");
@@ -1036,21 +1066,23 @@ extern "C" krill_status krill_ozaki_cuda_stats(krill_ctx *ctx, void *ws, const i
 }
 
 extern "C" krill_status krill_ozaki_cuda_mdot(krill_ctx *ctx, void *ws, const int launch[3],
-                                              int64_t n, int k, const double *V, int64_t ldv,
-                                              const double *vstats, const double *w,
+                                              int64_t n, int64_t n_all, int k, const double *V,
+                                              int64_t ldv, const double *vstats, const double *w,
                                               const double *wstats, double *results,
-                                              int sqrt_mode, int verdict_base)
+                                              int sqrt_mode, int verdict_base, int stride)
 {
     krill_ozaki_tuning t;
     oz_dot_args a;
     int blocks, threads;
     krill_ozaki_tuning_get(&t);
     threads = oz_threads(t, launch);
-    if (n <= 0 || k < 1 || k > KRILL_OZ_KMAX)
-        return krill_error(KRILL_ERR_INTERNAL, "krill_ozaki_cuda_mdot: n = %lld, k = %d",
-                           (long long)n, k);
+    if (n <= 0 || n_all < n || k < 1 || k > KRILL_OZ_KMAX || stride < 0 || stride > OZ_DIAG_PAD)
+        return krill_error(KRILL_ERR_INTERNAL, "krill_ozaki_cuda_mdot: n = %lld of %lld, k = %d, "
+                           "stride %d", (long long)n, (long long)n_all, k, stride);
     blocks = oz_blocks(ctx, launch, t, threads, n);
     a.n = n;
+    a.n_all = n_all;
+    a.stride = stride;
     a.k = k;
     a.V = V;
     a.ldv = ldv;

@@ -76,9 +76,10 @@ extern "C" {
 krill_status krill_ozaki_ctx_init(krill_ctx *ctx);
 void krill_ozaki_ctx_fini(krill_ctx *ctx);       /* NULL-safe; called by krill_ctx_destroy */
 
-/* On a context with a communicator (CPU) every function below but krill_ozaki_stats is
- * collective: n is the rank's length, and the result is that of the concatenation of the
- * ranks' vectors in rank order, the same bits on any rank count (ozaki.c). */
+/* On a context with a communicator (CPU or GPU ranks) every function below but
+ * krill_ozaki_stats is collective: n is the rank's length, and the result is that of the
+ * concatenation of the ranks' vectors in rank order, the same bits on any rank count
+ * (ozaki/comm.c). */
 
 /* stats[0..1] (context memory) of x[0..n): this rank's. One pass. */
 krill_status krill_ozaki_stats(krill_ctx *ctx, int64_t n, const double *x, double *stats);
@@ -121,6 +122,47 @@ int krill_ozaki_cgs_fused(const krill_ctx *ctx, int64_t n, int k);
 krill_status krill_ozaki_cgs_pass(krill_ctx *ctx, int64_t n, int k, const double *V,
                                   int64_t ldv, const double *h_sub, double *w, double *h_out,
                                   double *ss_out);
+
+/* ---- what ozaki.c and comm.c share ------------------------------------------------------ */
+
+/* ctx->ozaki: on a CUDA context the device workspace; on a context with a communicator
+ * the allgather's buffer (size records of KRILL_OZ_GATHER_BYTES); nothing on a lone CPU
+ * context. */
+typedef struct krill_ozaki_ws {
+    void *dev;              /* device workspace (ozaki.cu) */
+    int launch[3];          /* blocks per SM, most threads per block, fast kernel's blocks per
+                               SM (krill_ozaki_cuda_init) */
+    int fast_k;             /* columns of the last group whose verdicts are in the workspace
+                               (0: the fast path was not tried) */
+    unsigned char *gather;  /* communicator: every rank's record of step 1 (comm.c) */
+    int64_t *sums;          /* GPU rank of a communicator: step 3's host buffer,
+                               KRILL_OZ_SUMS_COUNT int64 */
+} krill_ozaki_ws;
+
+/* step 3's most int64: every column's diagonal sums, 3 flag counts a column, a mark */
+#define KRILL_OZ_SUMS_COUNT (KRILL_OZ_KMAX * (KRILL_OZ_MAX_DIAG + 3) + 1)
+
+/* one rank's record of comm.c's step 1: its length, then a merged fast-path state per column */
+#define KRILL_OZ_GATHER_BYTES (sizeof(int64_t) + KRILL_OZ_KMAX * sizeof(krill_oz_fast))
+
+/* Does a call of length n on ctx try the fast path? (exact mode, the tuning's switch) */
+int krill_ozaki_use_fast_path(const krill_ctx *ctx, int64_t n);
+
+/* comm.c: the collectives of a group of k columns, made in the same order on every rank.
+ * local: this rank's status so far, which travels inside the collective (a failed rank
+ * sends a mark; when any did, every rank returns the failure through krill_ctx_agree).
+ * Step 1: every rank's length and fast-path states sum[0..k), merged in rank order into
+ * sum (the same merge everywhere); *n_all the global length, checked against the limit. */
+krill_status krill_ozaki_gather_step(krill_ctx *ctx, krill_status local, int64_t n, int k,
+                                     krill_oz_fast *sum, int64_t *n_all);
+/* Step 2: the global statistics of the nv vectors in area (host memory). */
+krill_status krill_ozaki_stats_step(krill_ctx *ctx, krill_status local, int nv, double *area);
+/* A group of k <= KRILL_OZ_KMAX columns on a GPU rank of a communicator: the CPU group's
+ * steps, the device's partials taken to the host for each, results written to context
+ * memory. */
+krill_status krill_ozaki_gpu_rank_group(krill_ctx *ctx, int64_t n, int k, const double *V,
+                                        int64_t ldv, const double *vstats, const double *w,
+                                        const double *wstats, double *results, int sqrt_mode);
 
 /* ---- internal launch parameters (tests vary them: the bits must not change) ---------------
  * Process-wide, not thread-safe: set them only in tests and benchmarks. */
@@ -179,14 +221,21 @@ void krill_ozaki_cuda_fini(krill_ctx *ctx, void *ws);
 double *krill_ozaki_cuda_stats_area(void *ws);
 /* The workspace's verdicts of the last fast pass: KRILL_OZ_KMAX ints of device memory. */
 int *krill_ozaki_cuda_verdict_area(void *ws);
+/* For a GPU rank of a communicator (comm.c), in device memory: the merged sums of a fast
+ * pass made with merged_only (KRILL_OZ_KMAX states), and the partials of a products pass
+ * made with stride > 0 (column j's diagonal sums at j stride, then the k columns' flags). */
+krill_oz_fast *krill_ozaki_cuda_merged_area(void *ws);
+int64_t *krill_ozaki_cuda_part_area(void *ws);
 /* The fast pass (exact mode): results[j] = V[:, j]'w (sqrt_mode: sqrt(x'x), V = w = x) for
  * the columns j < k <= KRILL_OZ_KMAX its bound decides, and the verdicts in the workspace
  * (written by its last block, read by krill_ozaki_cuda_mdot when after_fast is set). n >= 1.
  * stats != NULL: the same pass writes there what krill_ozaki_cuda_stats would (the columns'
- * stats, then w's unless sqrt_mode). */
+ * stats, then w's unless sqrt_mode). merged_only: the merged sums go to the merged area and
+ * nothing is decided (results untouched, verdicts 0). */
 krill_status krill_ozaki_cuda_fast(krill_ctx *ctx, void *ws, const int launch[3], int64_t n,
                                    int k, const double *V, int64_t ldv, const double *w,
-                                   double *results, int sqrt_mode, double *stats);
+                                   double *results, int sqrt_mode, double *stats,
+                                   int merged_only);
 /* krill_ozaki_cgs_pass's kernel: the update, the fast path's sums of h_out (results, k
  * columns, or NULL) and of w'w (ss_result, or NULL), their verdicts (the results columns,
  * then w'w) and the stats (results' k columns, then w's) into stats; k + (ss_result != NULL)
@@ -201,11 +250,15 @@ krill_status krill_ozaki_cuda_stats(krill_ctx *ctx, void *ws, const int launch[3
 /* results[j] = V[:, j]'w (sqrt_mode: sqrt(x'x), V = w = x), j < k <= KRILL_OZ_KMAX, n >= 1;
  * verdict_base >= 0: column j is skipped where the last fast pass decided its verdict
  * verdict_base + j (its result is written), and when it decided all, the blocks return at
- * once (the host never waits for the verdicts); -1: no fast pass. */
+ * once (the host never waits for the verdicts); -1: no fast pass. The slicing is that of
+ * length n_all >= n (a communicator's global length; else n). stride > 0 (at least every
+ * undecided column's diagonal count, at most 528): nothing is rounded, the partials go to
+ * the part area and results is not used. */
 krill_status krill_ozaki_cuda_mdot(krill_ctx *ctx, void *ws, const int launch[3], int64_t n,
-                                   int k, const double *V, int64_t ldv, const double *vstats,
-                                   const double *w, const double *wstats, double *results,
-                                   int sqrt_mode, int verdict_base);
+                                   int64_t n_all, int k, const double *V, int64_t ldv,
+                                   const double *vstats, const double *w, const double *wstats,
+                                   double *results, int sqrt_mode, int verdict_base,
+                                   int stride);
 #endif
 
 #ifdef __cplusplus

@@ -38,10 +38,15 @@ function(krill_mpi_test name source)
   endforeach()
 endfunction()
 
-# krill_mpi_gpu_test(NAME): NAME's executable again on 1 and 2 ranks with one GPU per rank
-# (KRILL_TEST_MPI_DEVICE=gpu, mpi_testutil.h), labels mpi and gpu; 77 (skipped) without GPUs.
+# krill_mpi_gpu_test(NAME [RANKS...]): NAME's executable again on 1 and 2 ranks (or RANKS)
+# with one GPU per rank, ranks sharing GPUs when there are fewer (KRILL_TEST_MPI_DEVICE=gpu,
+# mpi_testutil.h), labels mpi and gpu; 77 (skipped) without GPUs.
 function(krill_mpi_gpu_test name)
-  foreach(np 1 2)
+  set(counts ${ARGN})
+  if(NOT counts)
+    set(counts 1 2)
+  endif()
+  foreach(np ${counts})
     add_test(NAME ${name}_gpu_np${np} COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG}
              ${np} ${mpiexec_flags} ${MPIEXEC_PREFLAGS} $<TARGET_FILE:${name}>
              ${MPIEXEC_POSTFLAGS})
@@ -65,6 +70,7 @@ add_test(NAME test_mpi_repro_np7 COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC
          ${mpiexec_flags} ${MPIEXEC_PREFLAGS} $<TARGET_FILE:test_mpi_repro> ${MPIEXEC_POSTFLAGS})
 set_tests_properties(test_mpi_repro_np7 PROPERTIES LABELS mpi TIMEOUT 300 PROCESSORS 7
   ENVIRONMENT "KRILL_TESTDATA=${KRILL_TESTDATA_DIR};KRILL_TESTDATA_LOCAL=${KRILL_TESTDATA_LOCAL_DIR};${mpi_test_env}")
+krill_mpi_gpu_test(test_mpi_repro 1 2 3)   # GPU ranks against the serial CPU bits
 # a failure on one rank (allocation faults on the last rank through every collective
 # function, malformed rows, a block size that divides one rank's rows only) on every rank
 krill_mpi_test(test_mpi_faults test_mpi_faults.c)

@@ -1,7 +1,8 @@
 /* test_mpi_repro: the reproducible mode across rank counts (tests/mpi.cmake: 1, 2, 3, 4 and
- * 7 ranks). Every rank holds the whole input (generated), solves or sums it on a context of
- * its own (one process, two threads) and on the communicator (one thread a rank, its rows
- * only), and checks that the bits are the same:
+ * 7 CPU ranks; 1, 2 and 3 GPU ranks with KRILL_TEST_MPI_DEVICE=gpu). Every rank holds the
+ * whole input (generated), solves or sums it on a CPU context of its own (one process, two
+ * threads) and on the communicator (one thread or one GPU a rank, its rows only), and checks
+ * that the bits are the same:
  *   - dot products, norms and the k columns of a Gram-Schmidt step (k up to 40: two groups)
  *     on vectors the fast path decides, on cancelling ones it cannot (the exact path), with
  *     a dynamic range that needs the general (windowed) path, with NaN or an infinity on one
@@ -21,6 +22,20 @@
 
 static krill_ctx *ctx, *serial;
 static int rank, size;
+
+/* a copy of h[0..n) in the communicator context's memory (the device's on GPU ranks) */
+static double *to_ctx(const double *h, int64_t n)
+{
+    void *p = NULL;
+    CHECK_OK(krill_mem_alloc(ctx, &p, (size_t)(n > 0 ? n : 1) * sizeof *h, "test vector"));
+    if (p && n > 0) CHECK_OK(krill_mem_upload(ctx, p, h, (size_t)n * sizeof *h));
+    return p;
+}
+
+static void from_ctx(double *h, const double *p, int64_t n)
+{
+    CHECK_OK(krill_mem_download(ctx, h, p, (size_t)n * sizeof *h));
+}
 
 static int same_bits(const double *a, const double *b, int64_t n)
 {
@@ -71,7 +86,7 @@ static void check_reductions(krill_repro_mode mode, int slices, const char *labe
 {
     const int64_t n = 5003;
     double *V = malloc((size_t)n * KMAX * sizeof *V), *w = malloc((size_t)n * sizeof *w);
-    double want[KMAX], got[KMAX], *Vl = NULL;
+    double want[KMAX] = {0}, got[KMAX], *Vl = NULL, *Vd, *wd, *gd = to_ctx(want, KMAX);
     int bad = 0, calls = 0, undecided = 0;
     CHECK_OK(krill_ctx_set_repro(serial, mode, slices));
     CHECK_OK(krill_ctx_set_repro(ctx, mode, slices));
@@ -85,6 +100,8 @@ static void check_reductions(krill_repro_mode mode, int slices, const char *labe
             Vl = malloc((size_t)(nl > 0 ? nl : 1) * KMAX * sizeof *Vl);
             for (int j = 0; j < KMAX; j++)
                 memcpy(Vl + (int64_t)j * nl, V + (int64_t)j * n + lo, (size_t)nl * sizeof *Vl);
+            Vd = to_ctx(Vl, nl * KMAX);
+            wd = to_ctx(w + lo, nl);
             static const int ks[] = {1, 3, KMAX};
             for (int t = 0; t < 3; t++) {
                 const int k = ks[t];
@@ -92,16 +109,20 @@ static void check_reductions(krill_repro_mode mode, int slices, const char *labe
                 CHECK_OK(krill_ozaki_mdot(serial, n, k, V, n, w, want));
                 CHECK_OK(krill_ozaki_fast_verdicts(serial, k < KRILL_OZ_KMAX ? k : 8, dec));
                 for (int j = 0; j < (k < KRILL_OZ_KMAX ? k : 8); j++) undecided += dec[j] == 0;
-                CHECK_OK(krill_ozaki_mdot(ctx, nl, k, Vl, nl > 0 ? nl : 1, w + lo, got));
+                CHECK_OK(krill_ozaki_mdot(ctx, nl, k, Vd, nl > 0 ? nl : 1, wd, gd));
+                from_ctx(got, gd, k);
                 bad += !same_bits(want, got, k);
                 calls++;
             }
             CHECK_OK(krill_ozaki_dot(serial, n, V, w, want));
-            CHECK_OK(krill_ozaki_dot(ctx, nl, Vl, w + lo, got));
+            CHECK_OK(krill_ozaki_dot(ctx, nl, Vd, wd, gd));
             CHECK_OK(krill_ozaki_nrm2(serial, n, V + n, want + 1));
-            CHECK_OK(krill_ozaki_nrm2(ctx, nl, Vl + nl, got + 1));
+            CHECK_OK(krill_ozaki_nrm2(ctx, nl, Vd + nl, gd + 1));
+            from_ctx(got, gd, 2);
             bad += !same_bits(want, got, 2);
             calls += 2;
+            krill_mem_free(ctx, Vd);
+            krill_mem_free(ctx, wd);
             free(Vl);
         }
     }
@@ -115,10 +136,16 @@ static void check_reductions(krill_repro_mode mode, int slices, const char *labe
         if (c == 2) V[n - 1] = -INFINITY;
         share(MTU_BALANCED, n, &lo, &hi);
         CHECK_OK(krill_ozaki_dot(serial, n, V, w, want));
-        CHECK_OK(krill_ozaki_dot(ctx, hi - lo, V + lo, w + lo, got));
+        Vd = to_ctx(V + lo, hi - lo);
+        wd = to_ctx(w + lo, hi - lo);
+        CHECK_OK(krill_ozaki_dot(ctx, hi - lo, Vd, wd, gd));
+        from_ctx(got, gd, 1);
         bad += !(isnan(want[0]) ? isnan(got[0]) : same_bits(want, got, 1));
         calls++;
+        krill_mem_free(ctx, Vd);
+        krill_mem_free(ctx, wd);
     }
+    krill_mem_free(ctx, gd);
     CHECK(bad == 0);
     if (mode == KRILL_REPRO_OZAKI && slices == 0) CHECK(undecided > 0);   /* the exact path ran */
     if (rank == 0)
@@ -268,8 +295,15 @@ static void test_faults(void)
     krill_status st;
     krill_dist_layout l;
     int failed = 0;
-    /* the workspace (the allgather's buffer) of a new context's reproducible mode */
-    CHECK_OK(krill_mpi_ctx_create(MPI_COMM_WORLD, NULL, &c2));
+    /* the workspace (the allgather's buffer; on GPU ranks the device's and the host sums)
+     * of a new context's reproducible mode, on the communicator context's kind of device */
+    krill_ctx_opts co = KRILL_CTX_OPTS_INIT;
+    co.threads = 1;
+    if (krill_ctx_device(ctx) == KRILL_DEVICE_CUDA) {
+        co.device = KRILL_DEVICE_CUDA;
+        co.device_id = KRILL_DEVICE_ID_LOCAL_RANK;
+    }
+    CHECK_OK(krill_mpi_ctx_create(MPI_COMM_WORLD, &co, &c2));
     for (int k = 1; k <= 10; k++) {
         if (rank == faulty) krill_fault_alloc_after(k);
         st = krill_ctx_set_repro(c2, KRILL_REPRO_OZAKI, 0);
