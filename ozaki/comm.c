@@ -16,7 +16,7 @@
  * CPU ranks run their passes in ozaki.c / cpu.c and call steps 1 and 2 here. A GPU rank
  * (krill_ozaki_gpu_rank_group) runs the device's passes in a mode that leaves their partials
  * unrounded in the workspace and takes them to the host for each step: the fast pass's
- * merged sums (k states of 48 bytes) and its statistics bounds, then, for the columns left,
+ * merged sums (k states of 48 bytes), then, for the columns left, its statistics bounds and
  * the products pass's diagonal sums (k x the most diagonals, int64) and flags; the results
  * go back to context memory in one copy. Device traffic as on one GPU (one read of the k + 1
  * vectors when the fast path decides every column, else 2); host round trips: one when
@@ -102,8 +102,9 @@ cleanup:
 
 #ifdef KRILL_HAVE_CUDA
 /* The statistics of the nv vectors (k columns, then w unless sqrt_mode) on the host: given
- * (context memory), from the fast pass (already down: *have), from the stats kernel, or an
- * empty vector's. */
+ * (context memory), the fast pass's (in the workspace: have), the stats kernel's, or an
+ * empty vector's. Only a call with a column left comes here, so a decided one copies no
+ * statistics. */
 static krill_status rank_stats(krill_ctx *ctx, krill_ozaki_ws *ws, int64_t n, int k,
                                const double *V, int64_t ldv, const double *vstats,
                                const double *w, const double *wstats, int sqrt_mode, int have,
@@ -112,7 +113,6 @@ static krill_status rank_stats(krill_ctx *ctx, krill_ozaki_ws *ws, int64_t n, in
     krill_status st = KRILL_OK;
     const int nv = k + !sqrt_mode;
     double *dev = krill_ozaki_cuda_stats_area(ws->dev);
-    if (have) goto cleanup;
     if (n == 0) {
         for (int v = 0; v < nv; v++) {
             area[2 * v] = 0.0;
@@ -123,8 +123,9 @@ static krill_status rank_stats(krill_ctx *ctx, krill_ozaki_ws *ws, int64_t n, in
         if (!sqrt_mode)
             KRILL_TRY(krill_mem_download(ctx, area + 2 * k, wstats, 2 * sizeof *area));
     } else {
-        KRILL_TRY(krill_ozaki_cuda_stats(ctx, ws->dev, ws->launch, n, k, V, ldv,
-                                         sqrt_mode ? NULL : w, dev));
+        if (!have)
+            KRILL_TRY(krill_ozaki_cuda_stats(ctx, ws->dev, ws->launch, n, k, V, ldv,
+                                             sqrt_mode ? NULL : w, dev));
         KRILL_TRY(krill_mem_download(ctx, area, dev, 2 * (size_t)nv * sizeof *area));
     }
 cleanup:
@@ -213,10 +214,7 @@ krill_status krill_ozaki_gpu_rank_group(krill_ctx *ctx, int64_t n, int k, const 
         if (local == KRILL_OK)
             local = krill_mem_download(ctx, sum, krill_ozaki_cuda_merged_area(ws->dev),
                                        (size_t)k * sizeof *sum);
-        if (local == KRILL_OK && dev_stats) {
-            local = krill_mem_download(ctx, area, dev_stats, 2 * (size_t)nv * sizeof *area);
-            have_stats = 1;
-        }
+        have_stats = dev_stats != NULL;
     }
     KRILL_TRY(krill_ozaki_gather_step(ctx, local, n, k, sum, &n_all));
     if (krill_ozaki_use_fast_path(ctx, n_all))
