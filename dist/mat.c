@@ -112,7 +112,8 @@ static krill_status dist_spmv_gpu(krill_ctx *ctx, const krill_dist_mat *d, doubl
 {
     krill_status st = KRILL_OK;
     const double *ghosts = NULL;
-    const gpu_local_work work = {d->diag, alpha, beta, x, y, 0};   /* no rows: no work */
+    /* no rows (no diagonal block): the work is a copy of 0 doubles, which returns at once */
+    const gpu_local_work work = {d->diag, alpha, beta, x, y, 0};
     KRILL_TRY(gpu_exchange(ctx, d, x, &work, &ghosts));
     if (d->off) KRILL_TRY(krill_mat_spmv_raw(d->off, alpha, ghosts, 1.0, y));
 cleanup:
@@ -201,7 +202,8 @@ static krill_status whole_make(krill_ctx *ctx, krill_dist_mat *d)
         const int64_t n_x = d->n_local + d->halo.n_halo;
         if (d->n_local > 0) st = krill_mat_create(ctx, d->whole_rows, "csr", &d->whole_dev);
         if (st == KRILL_OK)
-            st = krill_mem_alloc(ctx, (void **)&d->whole_x, (size_t)(n_x > 0 ? n_x : 1) * 8,
+            st = krill_mem_alloc(ctx, (void **)&d->whole_x,
+                                 (size_t)(n_x > 0 ? n_x : 1) * sizeof *d->whole_x,
                                  "the reproducible SpMV's vector [x; ghosts]");
         krill_csr_destroy(&d->whole_rows);   /* on the device now */
     }

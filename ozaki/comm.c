@@ -28,6 +28,20 @@
 
 #include "ozaki/ozaki_impl.h"
 
+/* krill_ozaki_fault_step_after: checkpoints left before a forced failure (0: off) */
+static long fault_steps_left;
+
+void krill_ozaki_fault_step_after(long n) { fault_steps_left = n > 0 ? n : 0; }
+
+/* A local status checkpoint before a collective: the status, or the tests' forced failure */
+static krill_status checkpoint(krill_status local)
+{
+    if (local == KRILL_OK && fault_steps_left > 0 && --fault_steps_left == 0)
+        local = krill_error(KRILL_ERR_INTERNAL, "reproducible sum: a failure forced by the "
+                            "tests' hook (krill_ozaki_fault_step_after)");
+    return local;
+}
+
 /* a failure mark: the collective carries it, krill_ctx_agree then names the failing rank */
 static krill_status agree_if_marked(krill_ctx *ctx, krill_status local, int marked)
 {
@@ -46,10 +60,12 @@ krill_status krill_ozaki_gather_step(krill_ctx *ctx, krill_status local, int64_t
     krill_status st = KRILL_OK;
     unsigned char mine[KRILL_OZ_GATHER_BYTES];
     const size_t rec = sizeof(int64_t) + (size_t)k * sizeof(krill_oz_fast);
-    const int64_t len = local == KRILL_OK ? n : -1;
+    int64_t len;
     const unsigned char *all;
     int marked = 0;
     KRILL_TRY(krill_ozaki_ctx_init(ctx));
+    local = checkpoint(local);
+    len = local == KRILL_OK ? n : -1;
     all = ((krill_ozaki_ws *)ctx->ozaki)->gather;
     memcpy(mine, &len, sizeof len);
     memcpy(mine + sizeof len, sum, (size_t)k * sizeof *sum);
@@ -82,6 +98,7 @@ krill_status krill_ozaki_stats_step(krill_ctx *ctx, krill_status local, int nv, 
 {
     krill_status st = KRILL_OK;
     int64_t m[2 * (KRILL_OZ_KMAX + 1) + 1];
+    local = checkpoint(local);
     for (int v = 0; v < nv; v++) {
         uint64_t bits;
         memcpy(&bits, &area[2 * v], sizeof bits);
@@ -153,9 +170,9 @@ static krill_status rank_products(krill_ctx *ctx, krill_ozaki_ws *ws, krill_stat
         if (p[j].state != KRILL_OZ_ZERO && p[j].state != KRILL_OZ_SPECIAL && p[j].ndiag > stride)
             stride = p[j].ndiag;
     }
-    count = k * stride + 3 * k + 1;   /* sums, flag counts, mark */
+    count = k * stride + KRILL_OZ_FLAG_BITS * k + 1;   /* sums, flag counts, mark */
     memset(buf, 0, (size_t)count * sizeof *buf);
-    if (n > 0) {
+    if (n > 0 && local == KRILL_OK) {   /* a failed rank sends its mark and zeros */
         int64_t *part = krill_ozaki_cuda_part_area(ws->dev);
         local = krill_mem_upload(ctx, krill_ozaki_cuda_verdict_area(ws->dev), done,
                                  (size_t)k * sizeof *done);
@@ -167,19 +184,25 @@ static krill_status rank_products(krill_ctx *ctx, krill_ozaki_ws *ws, krill_stat
                                           NULL, sqrt_mode, 0, stride);
         if (local == KRILL_OK)
             local = krill_mem_download(ctx, buf, part, (size_t)(k * stride + k) * sizeof *buf);
-        for (int j = k - 1; local == KRILL_OK && j >= 0; j--) {   /* flags -> counts, 3 a column */
-            const int64_t flags = buf[k * stride + j];
-            for (int b = 0; b < 3; b++) buf[k * stride + 3 * j + b] = (flags >> b) & 1;
+        /* flags -> counts, 3 a column, in place from the last column down (column j's
+         * counts land at or after its flags, past the columns still to read); a decided
+         * column's slots are stale (the kernel skipped it): zeros */
+        for (int j = k - 1; local == KRILL_OK && j >= 0; j--) {
+            const int flags = done[j] ? 0 : (int)buf[k * stride + j];
+            krill_oz_flags_to_counts(flags, buf + k * stride + KRILL_OZ_FLAG_BITS * j);
+            if (done[j]) memset(buf + (int64_t)j * stride, 0, (size_t)stride * sizeof *buf);
         }
     }
+    local = checkpoint(local);
     buf[count - 1] = local != KRILL_OK;
     KRILL_TRY(krill_ctx_allreduce_i64(ctx, buf, count, KRILL_REDUCE_SUM));
     KRILL_TRY(agree_if_marked(ctx, local, buf[count - 1] != 0));
     for (int j = 0; j < k; j++) {
-        int flags = 0;
         if (done[j]) continue;
-        for (int b = 0; b < 3; b++) flags |= (buf[k * stride + 3 * j + b] != 0) << b;
-        res[j] = krill_oz_finish(&p[j], buf + (int64_t)j * stride, flags, sqrt_mode);
+        res[j] = krill_oz_finish(&p[j], buf + (int64_t)j * stride,
+                                 krill_oz_counts_to_flags(buf + k * stride +
+                                                          KRILL_OZ_FLAG_BITS * j),
+                                 sqrt_mode);
     }
 cleanup:
     return st;
@@ -232,8 +255,7 @@ krill_status krill_ozaki_gpu_rank_group(krill_ctx *ctx, int64_t n, int k, const 
         KRILL_TRY(rank_products(ctx, ws, local, n, n_all, k, V, ldv, w, sqrt_mode, done, area,
                                 res));
     }
-    if (n_all == 0)
-        for (int j = 0; j < k; j++) res[j] = 0.0;
+    /* n_all == 0: every sum empty, nothing decided, res all zeros */
     st = krill_mem_upload(ctx, results, res, (size_t)k * sizeof *res);
 cleanup:
 #else

@@ -35,7 +35,6 @@
 #define CPU_PAIR_DIAG (2 * CPU_PAIR_MAX - 1)
 #define CPU_TILE 1024                       /* rows per flush of the pair sums (w stays in L1) */
 #define CPU_MAX_THREADS 1024
-#define FLAG_BITS 3                         /* KRILL_OZ_NAN, _PINF, _NINF */
 
 static int cpu_threads(const krill_ctx *ctx, int64_t n)
 {
@@ -173,19 +172,6 @@ static void pair_rows(const krill_oz_params *p, const double *x, const double *y
     else pair_rows_n(CPU_PAIR_MAX, p, x, y, lo, hi, dl);
 }
 
-/* Special columns' flags through the int64 sum of the pair sums: bit b as a count in slot b */
-static void flags_to_counts(int flags, int64_t *slots)
-{
-    for (int b = 0; b < FLAG_BITS; b++) slots[b] = (flags >> b) & 1;
-}
-
-static int counts_to_flags(const int64_t *slots)
-{
-    int flags = 0;
-    for (int b = 0; b < FLAG_BITS; b++) flags |= (slots[b] != 0) << b;
-    return flags;
-}
-
 krill_status krill_ozaki_cpu_mdot(krill_ctx *ctx, int64_t n, int64_t n_all, int k,
                                   const double *V, int64_t ldv, const double *vstats,
                                   const double *w, const double *wstats, const int *done,
@@ -250,11 +236,11 @@ krill_status krill_ozaki_cpu_mdot(krill_ctx *ctx, int64_t n, int64_t n_all, int 
 
     if (ctx->comm && tiled) {   /* every rank's sums: exact in int64, so in any order */
         for (int j = 0; j < k; j++)
-            if (kind[j] == COL_SPECIAL) flags_to_counts(flags[j], pair_sum[j]);
+            if (kind[j] == COL_SPECIAL) krill_oz_flags_to_counts(flags[j], pair_sum[j]);
         KRILL_TRY(krill_ctx_allreduce_i64(ctx, &pair_sum[0][0], k * CPU_PAIR_DIAG,
                                           KRILL_REDUCE_SUM));
         for (int j = 0; j < k; j++)
-            if (kind[j] == COL_SPECIAL) flags[j] = counts_to_flags(pair_sum[j]);
+            if (kind[j] == COL_SPECIAL) flags[j] = krill_oz_counts_to_flags(pair_sum[j]);
     }
     for (int j = 0; j < k; j++) {
         if (kind[j] == COL_DONE) continue;

@@ -441,7 +441,10 @@ __global__ void oz_dot_kernel(oz_dot_args A)
         if (A.stride > 0) {   /* the rank's partials: the host adds every rank's, then rounds */
             for (int c = tid; c < A.stride; c += blockDim.x)
                 ws->part[j * A.stride + c] = run && c < P.ndiag ? (long long)s_gen[c] : 0ll;
-            if (tid == 0) ws->part[A.k * A.stride + j] = atomicExch(&ws->flags[j], 0);
+            if (tid == 0)   /* a stride below the column's diagonals (never: the host's
+                               parameters are these) would show as NaN, not as wrong bits */
+                ws->part[A.k * A.stride + j] = atomicExch(&ws->flags[j], 0) |
+                                               (run && P.ndiag > A.stride ? KRILL_OZ_NAN : 0);
         } else if (tid == 0) {
             const int flags = atomicExch(&ws->flags[j], 0);
             A.results[j] = krill_oz_finish(&P, reinterpret_cast<int64_t *>(s_gen), flags,

@@ -123,7 +123,27 @@ krill_status krill_ozaki_cgs_pass(krill_ctx *ctx, int64_t n, int k, const double
                                   int64_t ldv, const double *h_sub, double *w, double *h_out,
                                   double *ss_out);
 
-/* ---- what ozaki.c and comm.c share ------------------------------------------------------ */
+/* ---- what ozaki.c, cpu.c and comm.c share ----------------------------------------------- */
+
+/* Special values' flags (KRILL_OZ_NAN, _PINF, _NINF) through an int64 sum over threads or
+ * ranks: bit b as a count in slot b, and back (any count > 0 sets the bit). */
+#define KRILL_OZ_FLAG_BITS 3
+static inline void krill_oz_flags_to_counts(int flags, int64_t *slots)
+{
+    for (int b = 0; b < KRILL_OZ_FLAG_BITS; b++) slots[b] = (flags >> b) & 1;
+}
+
+static inline int krill_oz_counts_to_flags(const int64_t *slots)
+{
+    int flags = 0;
+    for (int b = 0; b < KRILL_OZ_FLAG_BITS; b++) flags |= (slots[b] != 0) << b;
+    return flags;
+}
+
+/* Tests only: the n-th local status checkpoint of comm.c's collectives from now on (counted
+ * on this process) reports a failure, so the failure mark's paths run without a broken
+ * device; 0 turns it off. */
+void krill_ozaki_fault_step_after(long n);
 
 /* ctx->ozaki: on a CUDA context the device workspace; on a context with a communicator
  * the allgather's buffer (size records of KRILL_OZ_GATHER_BYTES); nothing on a lone CPU
@@ -140,7 +160,7 @@ typedef struct krill_ozaki_ws {
 } krill_ozaki_ws;
 
 /* step 3's most int64: every column's diagonal sums, 3 flag counts a column, a mark */
-#define KRILL_OZ_SUMS_COUNT (KRILL_OZ_KMAX * (KRILL_OZ_MAX_DIAG + 3) + 1)
+#define KRILL_OZ_SUMS_COUNT (KRILL_OZ_KMAX * (KRILL_OZ_MAX_DIAG + KRILL_OZ_FLAG_BITS) + 1)
 
 /* one rank's record of comm.c's step 1: its length, then a merged fast-path state per column */
 #define KRILL_OZ_GATHER_BYTES (sizeof(int64_t) + KRILL_OZ_KMAX * sizeof(krill_oz_fast))
@@ -186,7 +206,9 @@ void krill_ozaki_tuning_set(const krill_ozaki_tuning *t);   /* NULL: the default
 /* The fast path's verdicts on the last group of columns (the last KRILL_OZ_KMAX or fewer) of
  * the last call on ctx (on the CPU: the last call made by the calling thread): decided[j] = 1
  * where it decided column j, 0 where the exact path ran, -1 where it was not tried (not
- * exact mode, tuning off, n = 0 or above KRILL_OZ_FAST_MAX_N, j beyond that call's columns).
+ * exact mode, tuning off, n = 0 or above KRILL_OZ_FAST_MAX_N, j beyond that call's columns,
+ * and every column of a call on a GPU rank of a communicator of more than one rank, whose
+ * ranks decide on the host: comm.c).
  * For tests and benchmarks; on CUDA it waits for the context's stream. */
 krill_status krill_ozaki_fast_verdicts(krill_ctx *ctx, int k, int *decided);
 

@@ -10,8 +10,9 @@
  *   - whole solves: every solver (CG, GMRES with CGS2 / MGS / DCGS2, FGMRES, BiCGStab,
  *     MINRES) with no preconditioner and Jacobi, on two partitions: the same reason,
  *     iteration count, residual history and solution, bit for bit;
- *   - new values (the distributed matrix's whole rows are remade), and a failure to allocate
- *     on the last rank (the workspace, the whole rows) returned on every rank. */
+ *   - new values (the distributed matrix's whole rows are remade), a failure to allocate
+ *     on the last rank (the workspace, the whole rows) returned on every rank, and a local
+ *     failure inside each collective of a sum (test_marks). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -283,6 +284,55 @@ static void test_solves(void)
 
 /* ---- failures on one rank ---------------------------------------------------------------- */
 
+/* A local failure inside each collective of a sum (ozaki/comm.c's mark, forced by
+ * krill_ozaki_fault_step_after on one rank): every rank returns it, and the next sum gives
+ * the serial bits. The columns span 2^-500..2^500 (outside the fast path's guard), so every
+ * step runs: the lengths' allgather, the statistics' maximum and, on GPU ranks, the
+ * diagonal sums' allreduce (cpu.c's has no local failure to carry). One GPU rank alone
+ * keeps the device path, with no collective. */
+static void test_marks(int faulty)
+{
+    const int64_t n = 3001;
+    const int k = 3;
+    const int gpu = krill_ctx_device(ctx) == KRILL_DEVICE_CUDA;
+    const int steps = gpu ? (size > 1 ? 3 : 0) : 2;
+    double *V = malloc((size_t)n * k * sizeof *V), *w = malloc((size_t)n * sizeof *w);
+    double want[3], got[3], *Vd, *wd, *gd = to_ctx(want, k);
+    int64_t lo = n * rank / size, hi = n * (rank + 1) / size, nl = hi - lo;
+    double *Vl = malloc((size_t)(nl > 0 ? nl : 1) * k * sizeof *Vl);
+    int failed = 0;
+    for (int j = 0; j < k; j++) fill(V + (int64_t)j * n, n, 2, j);
+    fill(w, n, 2, 7);
+    for (int j = 0; j < k; j++)
+        memcpy(Vl + (int64_t)j * nl, V + (int64_t)j * n + lo, (size_t)nl * sizeof *Vl);
+    Vd = to_ctx(Vl, nl * k);
+    wd = to_ctx(w + lo, nl);
+    CHECK_OK(krill_ozaki_mdot(serial, n, k, V, n, w, want));
+    for (long step = 1; step <= 4; step++) {
+        krill_status st;
+        if (rank == faulty) krill_ozaki_fault_step_after(step);
+        st = krill_ozaki_mdot(ctx, nl, k, Vd, nl > 0 ? nl : 1, wd, gd);
+        krill_ozaki_fault_step_after(0);
+        CHECK(agreed(st));
+        if (st == KRILL_OK) break;
+        CHECK(st == KRILL_ERR_INTERNAL);
+        failed++;
+    }
+    CHECK(failed == steps);
+    CHECK_OK(krill_ozaki_mdot(ctx, nl, k, Vd, nl > 0 ? nl : 1, wd, gd));
+    from_ctx(got, gd, k);
+    CHECK(same_bits(want, got, k));
+    if (rank == 0)
+        printf("  a failure on rank %d inside each of a sum's %d collectives: returned on every "
+               "rank; the next sum the serial bits\n", faulty, failed);
+    krill_mem_free(ctx, Vd);
+    krill_mem_free(ctx, wd);
+    krill_mem_free(ctx, gd);
+    free(Vl);
+    free(V);
+    free(w);
+}
+
 static void test_faults(void)
 {
     const int faulty = size - 1;
@@ -338,6 +388,7 @@ static void test_faults(void)
     CHECK(failed >= 1);
     if (rank == 0)
         printf("  allocation failures on rank %d: each returned on every rank\n", faulty);
+    test_marks(faulty);
     krill_vec_destroy(&vb);
     krill_vec_destroy(&vx);
     krill_mat_destroy(&a);

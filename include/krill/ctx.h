@@ -101,8 +101,9 @@ void krill_ctx_release_cache(krill_ctx *ctx);
 /* Reproducible reductions (doc/reproducible.md). In a reproducible mode every dot product
  * and norm of the context (krill_vec_dot, krill_vec_nrm2 and every solver's reductions) is
  * computed with the Ozaki scheme: the values are split into slices whose products and sums
- * are exact, so the result does not depend on the order of the additions. Not yet on a
- * context with a communicator: there it is KRILL_ERR_UNSUPPORTED (doc/mpi.md). */
+ * are exact, so the result does not depend on the order of the additions. On a context with
+ * a communicator (CPU or GPU ranks) the same bits as one process holding all the rows
+ * (krill/mpi.h, doc/mpi.md). */
 typedef enum krill_repro_mode {
     KRILL_REPRO_OFF = 0,        /* plain double reductions (fastest; bits depend on threads/device) */
     KRILL_REPRO_OZAKI = 1,      /* Ozaki scheme: identical bits on any thread count, device, format */

@@ -9,13 +9,14 @@
  * in the same order. A failure on any rank is returned on every rank, with the lowest
  * failing rank's message ("rank R: ..."), never a hang.
  *
- * This version: CPU contexts; preconditioners act on each rank's diagonal block (block
- * Jacobi across ranks: "jacobi" is exact Jacobi, "ilu0"/"ic0"/"bjacobi" are the
+ * CPU contexts, or one GPU per rank (krill_ctx_opts.device = KRILL_DEVICE_CUDA with
+ * device_id = KRILL_DEVICE_ID_LOCAL_RANK); preconditioners act on each rank's diagonal
+ * block (block Jacobi across ranks: "jacobi" is exact Jacobi, "ilu0"/"ic0"/"bjacobi" are the
  * ILU(0)/IC(0)/point-block inverse of the diagonal block). krill_ctx_set_repro on such a
  * context (collective) makes every reduction and SpMV row sum exact over all ranks: a solve
  * then gives the bits of the same solve on one process, on any rank count, partition and
- * thread count, with no preconditioner or "jacobi" (the block preconditioners depend on the
- * partition by definition). */
+ * thread count, CPU or GPU ranks, with no preconditioner or "jacobi" (the block
+ * preconditioners depend on the partition by definition). */
 #ifndef KRILL_MPI_H
 #define KRILL_MPI_H
 
