@@ -3,7 +3,7 @@
 hidden fraction of the halo exchange (issue 19).
 
     scale_mpi_gpu.py --krill BIN --mpiexec CMD [--ranks "1 2"] [--strong SPEC]
-                     [--weak SPEC,SPEC,...] [--methods cg:jacobi,gmres:none]
+                     [--weak "SPEC SPEC ..." | SPEC,SPEC,...] [--methods cg:jacobi,gmres:none]
                      [--maxit 200] [--timeout 300] [--repro] [--json FILE]
 
 Every run is `mpiexec -n P krill solve --device gpu --gen SPEC --solver S --precond M
@@ -108,7 +108,8 @@ def main():
     a = ap.parse_args()
     a.mpiexec = shlex.split(a.mpiexec)
     ranks = [int(r) for r in a.ranks.split()]
-    weak = a.weak.split(",")
+    # specs hold commas (elasticity3d:160,64,64): a list with spaces is split on them
+    weak = a.weak.split() if " " in a.weak.strip() else a.weak.split(",")
     results = []
     print("| scaling | matrix | solver:pc | ranks | its | ms/iter | efficiency | comm | "
           "halo in flight ms | hidden |")

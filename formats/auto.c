@@ -167,36 +167,48 @@ static int best_weighed(const auto_estimate *est, int n, double spmvs)
  * an estimate that close must not pass for a saving. */
 #define AUTO_SAMPLE_MIN_GAIN 0.05
 
-/* 1 when a sample of rows (p->sample) shows runs enough that some RBP format's SpMV could
- * beat csr's by AUTO_SAMPLE_MIN_GAIN: its estimates from the sampled run statistics. The
- * sampled maxima (kv, kc) are at most the matrix's, which only makes the padded RBP formats
- * look better: the test errs towards counting. Without a sample (small matrices), 1. */
-static int sample_shows_runs(const auto_estimate *est, int n, const auto_profile *p,
-                             const auto_device *d)
+/* What a sample of rows (p->sample) says of the RBP formats, from their estimates with the
+ * sampled run statistics: SAMPLE_COUNT when some format's SpMV beats csr's by
+ * AUTO_SAMPLE_MIN_GAIN and E SpMVs at that saving, counted whole (the choice itself counts
+ * AUTO_GAIN_SHARE of it: clears_margin), would repay the lesser of its two build estimates;
+ * SAMPLE_BUILD when some beats csr so but none repays (band101 with E = 13 on the GPU: the
+ * column pass cost 1.6 ms of a 13 ms solve, to find what the sample said); else
+ * SAMPLE_FEW. The sampled maxima (kv, kc) are at most the matrix's, which only makes the
+ * padded RBP formats look better: the test errs towards counting. Without a sample (small
+ * matrices), SAMPLE_COUNT. */
+enum { SAMPLE_FEW, SAMPLE_BUILD, SAMPLE_COUNT };
+
+static int sample_verdict(const auto_estimate *est, int n, double spmvs, const auto_profile *p,
+                          const auto_device *d)
 {
     auto_profile q;
     auto_estimate with[AUTO_N_KNOWN];
-    int shows = !p->sampled;
-    if (shows) goto done;
+    int verdict = p->sampled ? SAMPLE_FEW : SAMPLE_COUNT;
+    if (verdict == SAMPLE_COUNT) goto done;
     q = *p;
     q.s.n_val = p->sample.n_val, q.s.n_col = p->sample.n_col, q.s.n_non = p->sample.n_non;
     q.s.kv = p->sample.kv, q.s.kc = p->sample.kc;
     q.runs = 1;
     auto_estimate_all(&q, d, with);
-    for (int f = 0; f < n && !shows; f++)
-        shows = est[f].skip == AUTO_SKIP_UNCOUNTED && !with[f].skip &&
-                with[f].seconds < with[0].seconds * (1.0 - AUTO_SAMPLE_MIN_GAIN);
+    for (int f = 0; f < n && verdict != SAMPLE_COUNT; f++) {
+        const double saving = with[0].seconds - with[f].seconds;
+        if (est[f].skip != AUTO_SKIP_UNCOUNTED || with[f].skip ||
+            !(with[f].seconds < with[0].seconds * (1.0 - AUTO_SAMPLE_MIN_GAIN)))
+            continue;
+        verdict = spmvs * saving > fmin(est[f].build, with[f].build) ? SAMPLE_COUNT
+                                                                     : SAMPLE_BUILD;
+    }
 done:
-    return shows;
+    return verdict;
 }
 
 /* Before the runs are counted (est from a profile without them): 1 when some RBP format's
  * least build could be repaid by E SpMVs that took no time at all (a saving of at most
  * t_csr each, counted at AUTO_GAIN_SHARE) and then, only then sampled, a sample of rows
- * shows runs enough for its SpMV to beat csr's (sample_shows_runs). Otherwise the pass over
- * every column index is not made (on two threads it took 10 ms of rand100's 0.27 s solve,
- * whose random columns make no runs), and the RBP formats' skip becomes "build" or
- * "few runs". */
+ * shows runs that save enough SpMV time to repay a build (sample_verdict). Otherwise the
+ * pass over every column index is not made (on two threads it took 10 ms of rand100's
+ * 0.27 s solve, whose random columns make no runs), and the RBP formats' skip becomes
+ * "build" or "few runs". */
 static int runs_may_repay(const krill_csr *csr, auto_estimate *est, int n, double spmvs,
                           auto_profile *p, const auto_device *d)
 {
@@ -205,9 +217,11 @@ static int runs_may_repay(const krill_csr *csr, auto_estimate *est, int n, doubl
         if (est[f].skip == AUTO_SKIP_UNCOUNTED)
             may |= AUTO_GAIN_SHARE * spmvs * est[0].seconds > est[f].build;
     if (may) {
+        int verdict;
         auto_profile_run_sample(csr, p);
-        few = !sample_shows_runs(est, n, p, d);
-        may = !few;
+        verdict = sample_verdict(est, n, spmvs, p, d);
+        few = verdict == SAMPLE_FEW;
+        may = verdict == SAMPLE_COUNT;
     }
     for (int f = 0; !may && f < n; f++)
         if (est[f].skip == AUTO_SKIP_UNCOUNTED) est[f].skip = few ? "few runs" : "build";
