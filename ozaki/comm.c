@@ -265,3 +265,63 @@ cleanup:
 #endif
     return st;
 }
+
+/* m independent dot products x[p]'y[p] on a GPU rank, in exact mode: the fast pass of each
+ * pair (merged_only; one read of the pair) and its merged sum copied on the device to slot
+ * KRILL_OZ_KMAX - KRILL_OZ_PAIRS_MAX + p of the merged area (the next pass writes slot 0
+ * again), the m states down in one copy, one allgather of them, the decided results up in
+ * one copy: one host round trip for the m sums. A pair the merged bound leaves undecided
+ * then takes krill_ozaki_gpu_rank_group's whole round alone (every rank sees the same
+ * verdicts, so all make the same rounds), as does every pair outside exact mode. */
+krill_status krill_ozaki_gpu_rank_pairs(krill_ctx *ctx, int64_t n, int m,
+                                        const double *const *x, const double *const *y,
+                                        double *results)
+{
+    krill_status st = KRILL_OK;
+#ifdef KRILL_HAVE_CUDA
+    krill_status local = KRILL_OK;
+    krill_oz_fast sum[KRILL_OZ_PAIRS_MAX];
+    double res[KRILL_OZ_PAIRS_MAX];
+    int done[KRILL_OZ_PAIRS_MAX], fast;
+    int64_t n_all = n;
+    krill_ozaki_ws *ws;
+    KRILL_TRY(krill_ozaki_ctx_init(ctx));
+    ws = (krill_ozaki_ws *)ctx->ozaki;
+    ws->fast_k = 0;
+    for (int p = 0; p < m; p++) {
+        krill_oz_fast_init(&sum[p]);
+        res[p] = 0.0;
+        done[p] = 0;
+    }
+    fast = krill_ozaki_use_fast_path(ctx, 1);
+    if (fast && n >= 1) {
+        krill_oz_fast *merged = krill_ozaki_cuda_merged_area(ws->dev);
+        krill_oz_fast *slots = merged + KRILL_OZ_KMAX - KRILL_OZ_PAIRS_MAX;
+        for (int p = 0; local == KRILL_OK && p < m; p++) {
+            local = krill_ozaki_cuda_fast(ctx, ws->dev, ws->launch, n, 1, x[p], n, y[p], NULL,
+                                          0, NULL, 1);
+            if (local == KRILL_OK) local = krill_mem_copy(ctx, slots + p, merged, sizeof *merged);
+        }
+        if (local == KRILL_OK)
+            local = krill_mem_download(ctx, sum, slots, (size_t)m * sizeof *sum);
+    }
+    if (fast) {
+        KRILL_TRY(krill_ozaki_gather_step(ctx, local, n, m, sum, &n_all));
+        for (int p = 0; krill_ozaki_use_fast_path(ctx, n_all) && p < m; p++)
+            done[p] = krill_oz_fast_result(&sum[p], 0, &res[p]);
+        /* n_all == 0: every sum empty, res zeros (the rounds below would give the same) */
+        if (n_all == 0)
+            for (int p = 0; p < m; p++) done[p] = 1;
+        KRILL_TRY(krill_mem_upload(ctx, results, res, (size_t)m * sizeof *res));
+    }
+    for (int p = 0; p < m; p++)   /* the undecided pairs' rounds overwrite their zeros */
+        if (!done[p])
+            KRILL_TRY(krill_ozaki_gpu_rank_group(ctx, n, 1, x[p], n, NULL, y[p], NULL,
+                                                 results + p, 0));
+cleanup:
+#else
+    (void)ctx; (void)n; (void)m; (void)x; (void)y; (void)results;
+    st = krill_error(KRILL_ERR_INTERNAL, "krill_ozaki_gpu_rank_pairs: a build without CUDA");
+#endif
+    return st;
+}

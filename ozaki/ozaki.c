@@ -398,6 +398,23 @@ krill_status krill_ozaki_dot(krill_ctx *ctx, int64_t n, const double *x, const d
     return st ? st : mdot_group(ctx, n, 1, x, n, NULL, y, NULL, result, 0);
 }
 
+krill_status krill_ozaki_dot_pairs(krill_ctx *ctx, int64_t n, int m, const double *const *x,
+                                   const double *const *y, double *results)
+{
+    krill_status st = check_args("krill_ozaki_dot_pairs", ctx, n, 1, n);
+    if (st == KRILL_OK && (m < 1 || m > KRILL_OZ_PAIRS_MAX || !x || !y))
+        st = krill_error(KRILL_ERR_ARG, "krill_ozaki_dot_pairs: m = %d is outside [1, %d], or "
+                         "x or y is NULL", m, KRILL_OZ_PAIRS_MAX);
+    if (st == KRILL_OK && gpu_rank_of_many(ctx)) {
+        st = krill_ozaki_gpu_rank_pairs(ctx, n, m, x, y, results);
+        goto cleanup;
+    }
+    for (int p = 0; st == KRILL_OK && p < m; p++)
+        st = mdot_group(ctx, n, 1, x[p], n, NULL, y[p], NULL, results + p, 0);
+cleanup:
+    return st;
+}
+
 krill_status krill_ozaki_dot_stats(krill_ctx *ctx, int64_t n, const double *x,
                                    const double *xstats, const double *y, const double *ystats,
                                    double *result)

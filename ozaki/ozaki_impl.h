@@ -92,6 +92,14 @@ krill_status krill_ozaki_dot_stats(krill_ctx *ctx, int64_t n, const double *x,
                                    const double *xstats, const double *y, const double *ystats,
                                    double *result);
 
+/* results[p] = x[p]'y[p] for the m <= KRILL_OZ_PAIRS_MAX independent pairs (results: m
+ * consecutive doubles of context memory): the bits of m krill_ozaki_dot calls. On GPU ranks
+ * of a communicator the pairs share one round of collectives when the fast path decides
+ * them all (comm.c), one host round trip instead of m; elsewhere they are m calls. */
+#define KRILL_OZ_PAIRS_MAX 8
+krill_status krill_ozaki_dot_pairs(krill_ctx *ctx, int64_t n, int m, const double *const *x,
+                                   const double *const *y, double *results);
+
 /* *result = sqrt(x'x) in the same way: sqrt of the one rounding of the exact sum of squares
  * (deterministic; equal to sqrt(fl(x'x)) whenever that is a normal number, and free of its
  * overflow and underflow). */
@@ -183,6 +191,10 @@ krill_status krill_ozaki_stats_step(krill_ctx *ctx, krill_status local, int nv, 
 krill_status krill_ozaki_gpu_rank_group(krill_ctx *ctx, int64_t n, int k, const double *V,
                                         int64_t ldv, const double *vstats, const double *w,
                                         const double *wstats, double *results, int sqrt_mode);
+/* krill_ozaki_dot_pairs on a GPU rank of a communicator (m <= KRILL_OZ_PAIRS_MAX). */
+krill_status krill_ozaki_gpu_rank_pairs(krill_ctx *ctx, int64_t n, int m,
+                                        const double *const *x, const double *const *y,
+                                        double *results);
 
 /* ---- internal launch parameters (tests vary them: the bits must not change) ---------------
  * Process-wide, not thread-safe: set them only in tests and benchmarks. */

@@ -15,9 +15,23 @@ static int repro(const krill_ctx *ctx) { return ctx->repro != KRILL_REPRO_OFF; }
 
 /* ---- CG ------------------------------------------------------------------------------------- */
 
+_Static_assert(offsetof(krill_cg_state, rr_next) ==
+                   offsetof(krill_cg_state, rz_next) + sizeof(double),
+               "the residual sums are one run of two doubles: rz_next, rr_next");
+
+/* rr_next = r'r and, DIAGONAL (q holds z), rz_next = r'z: Ozaki sums, the two as one pair
+ * call (on GPU ranks of a communicator, one round trip for both: krill_ozaki_dot_pairs) */
+static krill_status residual_sums_repro(krill_ctx *ctx, int64_t n, krill_cg_state *s,
+                                        const double *q, const double *r, const double *dinv)
+{
+    const double *xs[2] = {r, r}, *ys[2] = {q, r};
+    return dinv ? krill_ozaki_dot_pairs(ctx, n, 2, xs, ys, &s->rz_next)
+                : krill_ozaki_dot(ctx, n, r, r, &s->rr_next);
+}
+
 /* Reproducible residual step (solver_impl.h): r -= alpha q and, DIAGONAL, z = dinv .* r over
- * q; rr_next = r'r and rz_next = r'z by krill_ozaki_dot; then the state step. On the GPU the
- * state is on the device, so its kernels decide whether to update (the dots then read an
+ * q; rr_next = r'r and rz_next = r'z (residual_sums_repro); then the state step. On the GPU
+ * the state is on the device, so its kernels decide whether to update (the dots then read an
  * unchanged r, and krill_cg_finish_repro ignores them). Traffic: r, q (+ dinv) read, r
  * (+ q) written, then 4 reads per dot. */
 static krill_status cg_residual_repro(krill_ctx *ctx, int64_t n, int k, int pc_mode,
@@ -30,8 +44,7 @@ static krill_status cg_residual_repro(krill_ctx *ctx, int64_t n, int k, int pc_m
 #ifdef KRILL_HAVE_CUDA
     if (krill_on_gpu(ctx)) {
         KRILL_TRY(krill_cuda_cg_residual_repro(ctx, n, s, q, r, dinv));
-        KRILL_TRY(krill_ozaki_dot(ctx, n, r, r, &s->rr_next));
-        if (dinv) KRILL_TRY(krill_ozaki_dot(ctx, n, r, q, &s->rz_next));
+        KRILL_TRY(residual_sums_repro(ctx, n, s, q, r, dinv));
         KRILL_TRY(krill_cuda_cg_finish_repro(ctx, k, pc_mode, s));
         goto cleanup;
     }
@@ -52,17 +65,13 @@ static krill_status cg_residual_repro(krill_ctx *ctx, int64_t n, int k, int pc_m
             if (dinv) q[i] = dinv[i] * ri;
         }
     }
-    KRILL_TRY(krill_ozaki_dot(ctx, n, r, r, &s->rr_next));
-    if (dinv) KRILL_TRY(krill_ozaki_dot(ctx, n, r, q, &s->rz_next));
+    KRILL_TRY(residual_sums_repro(ctx, n, s, q, r, dinv));
     krill_cg_finish_repro(s, k, pc_mode);
 cleanup:
     return st;
 }
 
 #ifdef KRILL_HAVE_CUDA
-_Static_assert(offsetof(krill_cg_state, rr_next) == offsetof(krill_cg_state, rz_next) + sizeof(double),
-               "the ranks' residual sums are one run of two doubles");
-
 /* GPU ranks, plain mode (solver_impl.h): the update and this rank's sums by the residual
  * kernel, both sums over the ranks in one allreduce, then the state step. Traffic: the
  * one-rank kernel's (3 or 4 passes) and 16 bytes each way. */

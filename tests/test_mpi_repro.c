@@ -3,7 +3,8 @@
  * whole input (generated), solves or sums it on a CPU context of its own (one process, two
  * threads) and on the communicator (one thread or one GPU a rank, its rows only), and checks
  * that the bits are the same:
- *   - dot products, norms and the k columns of a Gram-Schmidt step (k up to 40: two groups)
+ *   - dot products, norms, two independent dots in one call (krill_ozaki_dot_pairs) and the
+ *     k columns of a Gram-Schmidt step (k up to 40: two groups)
  *     on vectors the fast path decides, on cancelling ones it cannot (the exact path), with
  *     a dynamic range that needs the general (windowed) path, with NaN or an infinity on one
  *     rank, all zeros, and on partitions with empty ranks; exact mode, S = 2 and fast mode;
@@ -122,6 +123,15 @@ static void check_reductions(krill_repro_mode mode, int slices, const char *labe
             from_ctx(got, gd, 2);
             bad += !same_bits(want, got, 2);
             calls += 2;
+            {   /* two independent pairs in one call: the bits of the two dots */
+                const double *xs[2] = {Vd, Vd + nl}, *ys[2] = {wd, Vd};
+                CHECK_OK(krill_ozaki_dot(serial, n, V + n, V, want + 1));
+                CHECK_OK(krill_ozaki_dot_pairs(ctx, nl, 2, xs, ys, gd));
+                from_ctx(got, gd, 2);
+                bad += !same_bits(want, got, 2);
+                calls += 2;
+                CHECK_STATUS(krill_ozaki_dot_pairs(ctx, nl, 0, xs, ys, gd), KRILL_ERR_ARG);
+            }
             krill_mem_free(ctx, Vd);
             krill_mem_free(ctx, wd);
             free(Vl);
@@ -150,7 +160,7 @@ static void check_reductions(krill_repro_mode mode, int slices, const char *labe
     CHECK(bad == 0);
     if (mode == KRILL_REPRO_OZAKI && slices == 0) CHECK(undecided > 0);   /* the exact path ran */
     if (rank == 0)
-        printf("  %-10s %3d sums (dot, nrm2, k = 1, 3, 40 columns; 4 partitions; %d columns "
+        printf("  %-10s %3d sums (dot, nrm2, pairs, k = 1, 3, 40 columns; 4 partitions; %d columns "
                "left to the exact path): %s\n", label, calls, undecided,
                bad ? "DIFFER" : "the serial bits");
     free(V);
