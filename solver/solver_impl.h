@@ -523,8 +523,10 @@ static inline KRILL_HD void krill_cg_finish_repro(krill_cg_state *s, int k, int 
  *   direction: x += alpha p; p = src (.* dinv) + beta p    (src = r, or z for GENERAL)
  * q = A p and pap = p'q come before, from krill_mat_spmv_dot_raw.
  * Reproducible mode, residual: r -= alpha q (and, DIAGONAL, q = z = dinv .* r: q is free
- * until the next SpMV), rr_next = r'r and (DIAGONAL) rz_next = r'z by krill_ozaki_dot,
- * then krill_cg_finish_repro on the device: 2 (3) more launches, no host round trip.
+ * until the next SpMV), rr_next = r'r and (DIAGONAL) rz_next = r'z by krill_ozaki_dot
+ * (both by krill_ozaki_dot_pairs: one round of collectives on GPU ranks of a communicator),
+ * then krill_cg_finish_repro on the device: 2 (3) more launches, no host round trip on
+ * one process.
  * GPU ranks, plain mode: the residual kernel leaves this rank's r'r and r'(dinv .* r) in
  * rr_next and rz_next, one device allreduce sums both (a host round trip), and
  * krill_cg_finish_repro takes the step. */
