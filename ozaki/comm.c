@@ -207,6 +207,24 @@ static krill_status rank_products(krill_ctx *ctx, krill_ozaki_ws *ws, krill_stat
 cleanup:
     return st;
 }
+
+/* The start of a GPU rank's call of k sums: the workspace (made on first use; collective),
+ * no verdicts recorded, every state empty, every result 0, nothing decided. */
+static krill_status rank_begin(krill_ctx *ctx, int k, krill_oz_fast *sum, double *res,
+                               int *done, krill_ozaki_ws **ws)
+{
+    krill_status st = krill_ozaki_ctx_init(ctx);
+    if (st == KRILL_OK) {
+        *ws = (krill_ozaki_ws *)ctx->ozaki;
+        (*ws)->fast_k = 0;
+    }
+    for (int j = 0; j < k; j++) {
+        krill_oz_fast_init(&sum[j]);
+        res[j] = 0.0;
+        done[j] = 0;
+    }
+    return st;
+}
 #endif
 
 krill_status krill_ozaki_gpu_rank_group(krill_ctx *ctx, int64_t n, int k, const double *V,
@@ -221,15 +239,8 @@ krill_status krill_ozaki_gpu_rank_group(krill_ctx *ctx, int64_t n, int k, const 
     int done[KRILL_OZ_KMAX], left = k, have_stats = 0;
     int64_t n_all = n;
     const int nv = k + !sqrt_mode;
-    krill_ozaki_ws *ws;
-    KRILL_TRY(krill_ozaki_ctx_init(ctx));
-    ws = (krill_ozaki_ws *)ctx->ozaki;
-    ws->fast_k = 0;
-    for (int j = 0; j < k; j++) {
-        krill_oz_fast_init(&sum[j]);
-        res[j] = 0.0;
-        done[j] = 0;
-    }
+    krill_ozaki_ws *ws = NULL;
+    KRILL_TRY(rank_begin(ctx, k, sum, res, done, &ws));
     if (krill_ozaki_use_fast_path(ctx, 1) && n >= 1) {   /* exact mode: merged sums (+ stats) */
         double *dev_stats = vstats ? NULL : krill_ozaki_cuda_stats_area(ws->dev);
         local = krill_ozaki_cuda_fast(ctx, ws->dev, ws->launch, n, k, V, ldv, w, NULL,
@@ -284,15 +295,8 @@ krill_status krill_ozaki_gpu_rank_pairs(krill_ctx *ctx, int64_t n, int m,
     double res[KRILL_OZ_PAIRS_MAX];
     int done[KRILL_OZ_PAIRS_MAX], fast;
     int64_t n_all = n;
-    krill_ozaki_ws *ws;
-    KRILL_TRY(krill_ozaki_ctx_init(ctx));
-    ws = (krill_ozaki_ws *)ctx->ozaki;
-    ws->fast_k = 0;
-    for (int p = 0; p < m; p++) {
-        krill_oz_fast_init(&sum[p]);
-        res[p] = 0.0;
-        done[p] = 0;
-    }
+    krill_ozaki_ws *ws = NULL;
+    KRILL_TRY(rank_begin(ctx, m, sum, res, done, &ws));
     fast = krill_ozaki_use_fast_path(ctx, 1);
     if (fast && n >= 1) {
         krill_oz_fast *merged = krill_ozaki_cuda_merged_area(ws->dev);
