@@ -3,7 +3,7 @@
  * >= 80% of the card's measured device-to-device copy bandwidth".
  *
  *   bench_ortho [--device cpu|gpu] [--threads N] [--n N] [--cols LIST] [--runs R]
- *               [--csv FILE] [--json FILE]
+ *               [--repro] [--csv FILE] [--json FILE]
  *
  * V is n x (kmax + 2) doubles in context memory (default n = 2,097,152 = convdiff3d:128's
  * rows), random entries in [-1, 1]. For each k of --cols (default 0,1,2,4,8,15,16,24,29,32:
@@ -23,6 +23,10 @@
  *                 coefficients from the host: a whole DCGS2 step of GMRES, host round trip
  *                 included (the time the solver's breakdown counts as orthogonalization)
  *                                                                         2k + 6
+ * --repro: krill's passes in the reproducible mode (exact: every sum correctly rounded,
+ * solver_impl.h), the copy and the cuBLAS peers as they are; the sweep then runs for every
+ * k (the plain GPU sweep hands k > KRILL_DCGS2_MAX_COLS to the DGEMM, the reproducible one
+ * is krill_ozaki_mdot2 for any k).
  * Vectors are counted as n * 8 bytes each, every read and write once (the floor: the
  * kernels read each once). Time: per run, a batch of calls timed with bench_clock (CUDA
  * events on the context's stream; the host clock on the CPU and for dcgs2-step, which
@@ -48,7 +52,7 @@
 typedef struct ortho_opts {
     bench_run_opts run;
     int n_cols, cols[MAX_COLS];
-    int n, runs;
+    int n, runs, repro;
     char *cols_text;
 } ortho_opts;
 
@@ -214,7 +218,7 @@ cleanup:
 static void usage(FILE *f)
 {
     fprintf(f, "usage: bench_ortho [--device cpu|gpu] [--threads N] [--n N] [--cols LIST] "
-               "[--runs R] [--csv FILE] [--json FILE]\n");
+               "[--runs R] [--repro] [--csv FILE] [--json FILE]\n");
 }
 
 int main(int argc, char **argv)
@@ -228,6 +232,7 @@ int main(int argc, char **argv)
     const bench_opt opts[] = {{"--n", BENCH_OPT_INT, &o.n, NULL, NULL},
                               {"--cols", BENCH_OPT_STRING, &o.cols_text, NULL, NULL},
                               {"--runs", BENCH_OPT_INT, &o.runs, NULL, NULL},
+                              {"--repro", BENCH_OPT_FLAG, &o.repro, NULL, NULL},
                               {NULL, 0, NULL, NULL, NULL}};
     memset(&d, 0, sizeof d);
     if (bench_parse_options(argc, argv, "bench_ortho", opts, &o.run, usage, NULL) != 0)
@@ -242,7 +247,8 @@ int main(int argc, char **argv)
     for (int c = 0; c < o.n_cols; c++) kmax = o.cols[c] > kmax ? o.cols[c] : kmax;
     d.n = o.n;
     if (bench_ctx_create(o.run.device, o.run.threads, &d.ctx) != KRILL_OK) return 2;
-    if (bench_clock_create(d.ctx, &d.clock) != KRILL_OK ||
+    if ((o.repro && krill_ctx_set_repro(d.ctx, KRILL_REPRO_OZAKI, 0) != KRILL_OK) ||
+        bench_clock_create(d.ctx, &d.clock) != KRILL_OK ||
         krill_reduce_ws_create(d.ctx, 2 * MAX_COLS + 4, &d.red) != KRILL_OK ||
         krill_mem_alloc(d.ctx, (void **)&d.v, (size_t)d.n * (size_t)(kmax + 2) * sizeof(double),
                         "V") != KRILL_OK ||
@@ -261,21 +267,22 @@ int main(int argc, char **argv)
         if (time_method(&d, &methods[0], o.runs, &s) != KRILL_OK) goto failed;
         copy_rate = (double)COPY_VECTORS * (double)d.n * 8.0 / s;
     }
-    printf("# bench_ortho on %s: n = %d, medians of %d batches; copy (%d vectors read + "
-           "written): %.1f GB/s\n", krill_ctx_describe(d.ctx), o.n, o.runs, COPY_VECTORS,
-           copy_rate * 1e-9);
+    printf("# bench_ortho on %s%s: n = %d, medians of %d batches; copy (%d vectors read + "
+           "written): %.1f GB/s\n", krill_ctx_describe(d.ctx), o.repro ? ", reproducible" : "",
+           o.n, o.runs, COPY_VECTORS, copy_rate * 1e-9);
     printf("%-14s %4s %12s %10s %10s %8s\n", "pass", "k", "seconds", "MB", "GB/s", "of_copy");
     if (csv) fprintf(csv, "pass,k,n,seconds,bytes,gb_per_s,fraction_of_copy\n");
     if (json)
-        fprintf(json, "{\"device\": \"%s\", \"n\": %d, \"runs\": %d, \"copy_gb_per_s\": %.3f, "
-                      "\"rows\": [", krill_ctx_describe(d.ctx), o.n, o.runs, copy_rate * 1e-9);
+        fprintf(json, "{\"device\": \"%s\", \"repro\": %d, \"n\": %d, \"runs\": %d, \"copy_gb_per_s\": %.3f, "
+                      "\"rows\": [", krill_ctx_describe(d.ctx), o.repro, o.n, o.runs, copy_rate * 1e-9);
     for (int c = 0; c < o.n_cols; c++) {
         d.k = o.cols[c];
         for (int m = 1; m < N_METHODS; m++) {
             const ortho_method *me = &methods[m];
             double s = 0.0, bytes, rate;
             if ((me->gpu_only && !krill_on_gpu(d.ctx)) || d.k < me->min_k) continue;
-            if (me->run == do_sweep && d.k > KRILL_DCGS2_MAX_COLS && krill_on_gpu(d.ctx))
+            if (me->run == do_sweep && d.k > KRILL_DCGS2_MAX_COLS && krill_on_gpu(d.ctx) &&
+                !o.repro)
                 continue;   /* the DGEMM takes over there: the sweep-cublas row is that */
             if (time_method(&d, me, o.runs, &s) != KRILL_OK) goto failed;
             bytes = (double)(me->vec_per_col * d.k + me->vec_fixed) * (double)d.n * 8.0;

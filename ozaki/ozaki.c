@@ -333,6 +333,56 @@ krill_status krill_ozaki_mdot_stats(krill_ctx *ctx, int64_t n, int k, const doub
     return mdot_all("krill_ozaki_mdot_stats", ctx, n, k, V, ldv, vstats, w, wstats, results);
 }
 
+#ifdef KRILL_HAVE_CUDA
+/* One group of k <= KRILL_OZ_MDOT2_COLS columns against u and w on a lone GPU, exact mode:
+ * the fast kernel with both right-hand sides (one read of each column, the stats of the
+ * columns, u and w from the same read), then for each right-hand side the products pass,
+ * which skips on the device what the fast kernel decided (the verdicts of u's sums, then
+ * w's). */
+static krill_status mdot2_group(krill_ctx *ctx, int64_t n, int k, const double *V, int64_t ldv,
+                                const double *u, const double *w, double *results_u,
+                                double *results_w)
+{
+    krill_status st = KRILL_OK;
+    krill_ozaki_ws *ws;
+    double *area;
+    forget_verdicts(ctx);
+    KRILL_TRY(krill_ozaki_ctx_init(ctx));
+    ws = gpu_ws(ctx);
+    area = krill_ozaki_cuda_stats_area(ws->dev);
+    KRILL_TRY(krill_ozaki_cuda_fast2(ctx, ws->dev, ws->launch, n, k, V, ldv, u, w, results_u,
+                                     results_w, area));
+    ws->fast_k = 2 * k;
+    KRILL_TRY(krill_ozaki_cuda_mdot(ctx, ws->dev, ws->launch, n, n, k, V, ldv, area, u,
+                                    area + 2 * k, results_u, 0, 0, 0));
+    KRILL_TRY(krill_ozaki_cuda_mdot(ctx, ws->dev, ws->launch, n, n, k, V, ldv, area, w,
+                                    area + 2 * k + 2, results_w, 0, k, 0));
+cleanup:
+    return st;
+}
+#endif
+
+krill_status krill_ozaki_mdot2(krill_ctx *ctx, int64_t n, int k, const double *V, int64_t ldv,
+                               const double *u, const double *w, double *results)
+{
+    krill_status st = KRILL_OK;
+    KRILL_TRY(check_args("krill_ozaki_mdot2", ctx, n, k, ldv));
+#ifdef KRILL_HAVE_CUDA
+    if (krill_on_gpu(ctx) && !gpu_rank_of_many(ctx) && krill_ozaki_use_fast_path(ctx, n)) {
+        for (int j0 = 0; j0 < k; j0 += KRILL_OZ_MDOT2_COLS) {
+            const int kg = k - j0 < KRILL_OZ_MDOT2_COLS ? k - j0 : KRILL_OZ_MDOT2_COLS;
+            KRILL_TRY(mdot2_group(ctx, n, kg, V + (int64_t)j0 * ldv, ldv, u, w, results + j0,
+                                  results + k + j0));
+        }
+        goto cleanup;
+    }
+#endif
+    KRILL_TRY(mdot_all("krill_ozaki_mdot2", ctx, n, k, V, ldv, NULL, u, NULL, results));
+    KRILL_TRY(mdot_all("krill_ozaki_mdot2", ctx, n, k, V, ldv, NULL, w, NULL, results + k));
+cleanup:
+    return st;
+}
+
 int krill_ozaki_cgs_fused(const krill_ctx *ctx, int64_t n, int k)
 {
     int fused = 0;
@@ -443,9 +493,9 @@ krill_status krill_ozaki_fast_verdicts(krill_ctx *ctx, int k, int *decided)
 {
     krill_status st = KRILL_OK;
     int have = 0;
-    if (!ctx || !decided || k < 0 || k > KRILL_OZ_KMAX) {
+    if (!ctx || !decided || k < 0 || k > 2 * KRILL_OZ_KMAX) {
         st = krill_error(KRILL_ERR_ARG, "krill_ozaki_fast_verdicts: ctx or decided is NULL, or "
-                         "k = %d is outside [0, %d]", k, KRILL_OZ_KMAX);
+                         "k = %d is outside [0, %d]", k, 2 * KRILL_OZ_KMAX);
         goto cleanup;
     }
     if (krill_on_gpu(ctx)) {

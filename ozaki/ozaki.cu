@@ -15,7 +15,7 @@
  *                 every merge tree, and a decided value is the correctly rounded one, so the
  *                 launch configuration may change which columns are decided, never a bit.
  *                 Unless the stats are given, it also writes statistics bounds from the same
- *                 ranges (oz_fast_kernel<true>; oz_range_stats: all exact mode needs), and
+ *                 ranges (oz_fast_kernel<true, *>; oz_range_stats: all exact mode needs), and
  *                 the stats kernel is not launched: a column it leaves needs only the dot
  *                 kernel's pass. Traffic: one read of V (k columns) and w; w is re-read per
  *                 column from L2 within a tile (k = 1: one tile per block).
@@ -64,10 +64,10 @@ constexpr int OZ_REG_DIAG = 2 * OZ_REG_MAX - 1;  /* its diagonals */
 constexpr int OZ_DIAG_PAD = 528;                 /* >= KRILL_OZ_MAX_DIAG */
 constexpr int OZ_LSB_INIT = 0x7f7f7f7f;          /* the lsb accumulators' reset value (memset) */
 constexpr unsigned int OZ_FULL = 0xffffffffu;
-/* The fast kernel's per-block sums in the workspace (768 KB): its grid has at most
- * OZ_FAST_SLOTS / k blocks (16384 for a dot product, 512 for 32 columns: about one wave of
- * 256-thread blocks on an H100 either way). */
-constexpr int OZ_FAST_SLOTS = 16384;
+/* The fast kernel's per-block sums in the workspace (1.5 MB): its grid has at most
+ * OZ_FAST_SLOTS / kc blocks for kc sums (32768 for a dot product, 512 for 32 columns against
+ * two right-hand sides: about one wave of 256-thread blocks on an H100 either way). */
+constexpr int OZ_FAST_SLOTS = 32768;
 /* Rows per thread and tile of the fast kernel when k > 1: at most this many times the
  * tuning's gpu_rows (default 8 x 16 = 128: a tile of w, 128 x 256 rows = 256 KB, is read
  * from memory once and from L2 for the other columns; the warp merge per column and tile
@@ -84,8 +84,13 @@ constexpr int OZ_FAST_ROWS_SCALE = KRILL_OZ_FAST_ROWS_SCALE;
 constexpr size_t OZ_CGS_SMEM = (KRILL_OZ_KMAX + 1) * 256 * sizeof(double);
 static_assert(OZ_DIAG_PAD >= KRILL_OZ_MAX_DIAG, "diagonal sums must fit");
 static_assert(OZ_LSB_INIT > KRILL_OZ_LSB_NONE, "reset value above every lsb");
-static_assert(KRILL_OZ_KMAX * 32 * sizeof(krill_oz_fast) <= 48 * 1024,
-              "the fast kernel's per-warp sums fit the default dynamic shared memory");
+/* The fast kernel's sums: k columns against one right-hand side or two (kc = k or 2 k, at
+ * most OZ_FAST_SUMS), and the stats of the k columns and the right-hand sides. */
+constexpr int OZ_FAST_SUMS = 2 * KRILL_OZ_KMAX;
+constexpr int OZ_NV = KRILL_OZ_KMAX + 2;
+/* Its dynamic shared memory at most: the default 48 KB a block less 1 KB for its static
+ * arrays (the launcher takes fewer threads where kc sums would need more) */
+constexpr size_t OZ_FAST_SMEM = 47 * 1024;
 
 /* The device workspace. Accumulators are at their reset values between kernels: the last
  * block of every kernel puts back what it used (atomicExch reads and resets at once). */
@@ -93,13 +98,13 @@ struct oz_dev_ws {
     unsigned int stats_counter;                         /* finished blocks, stats kernel */
     unsigned int dot_counter;                           /* finished blocks, dot kernel */
     int flags[KRILL_OZ_KMAX];                           /* special-value flags per column */
-    int lsb_min[KRILL_OZ_KMAX + 1];                     /* reset OZ_LSB_INIT */
-    unsigned long long amax_bits[KRILL_OZ_KMAX + 1];    /* reset 0 */
-    double stats[2 * (KRILL_OZ_KMAX + 1)];              /* stats computed for a dot itself */
+    int lsb_min[OZ_NV];                                 /* reset OZ_LSB_INIT */
+    unsigned long long amax_bits[OZ_NV];                /* reset 0 */
+    double stats[2 * OZ_NV];                            /* stats computed for a dot itself */
     unsigned long long acc[KRILL_OZ_KMAX][OZ_DIAG_PAD]; /* diagonal sums (int64 bits), reset 0 */
     unsigned int fast_counter;                          /* finished blocks, fast kernel */
-    int verdict[KRILL_OZ_KMAX];                         /* last fast pass: 1 = decided */
-    krill_oz_fast fast_part[OZ_FAST_SLOTS];             /* block b's sum of column j: b k + j */
+    int verdict[OZ_FAST_SUMS];                          /* last fast pass: 1 = decided */
+    krill_oz_fast fast_part[OZ_FAST_SLOTS];             /* block b's sum c: b kc + c */
     /* A GPU rank of a communicator (ozaki/comm.c) takes the local partials to the host: */
     krill_oz_fast merged[KRILL_OZ_KMAX];                /* the fast pass's merged sums */
     long long part[KRILL_OZ_KMAX * (OZ_DIAG_PAD + 1)];  /* the dot pass's diagonal sums (column
@@ -463,11 +468,14 @@ struct oz_fast_args {
     const double *V;
     int64_t ldv;
     const double *w;
-    double *results;
+    const double *w2;       /* oz_fast_kernel<*, 2>: the second right-hand side */
+    double *results;        /* V[:, j]'w at j */
+    double *results2;       /* V[:, j]'w2 at j (two right-hand sides) */
     oz_dev_ws *ws;
     int rows;               /* rows per thread per tile */
     int sqrt_mode;          /* results[0] = sqrt(x'x) where decided */
-    double *stats;          /* oz_fast_kernel<true>: the stats of the k columns, then of w */
+    double *stats;          /* oz_fast_kernel<true, *>: the stats of the k columns, then of w
+                               (and w2) */
     int stats_w;            /* 1: w's stats too (not in sqrt_mode, where w is the column) */
     bool merged_only;       /* the merged sums into ws->merged, nothing decided */
 };
@@ -643,26 +651,66 @@ __device__ __forceinline__ void oz_fast_rows(krill_oz_fast *f, const double *__r
     f->m += 2 * (int64_t)r;
 }
 
+/* oz_fast_rows for two right-hand sides: f <- f + x_i y_i and g <- g + x_i z_i, x read once
+ * for both (two rows' loads at a time: six loads in flight, and two independent sums) */
+__device__ __forceinline__ void oz_fast_rows2(krill_oz_fast *f, krill_oz_fast *g,
+                                              const double *__restrict__ x,
+                                              const double *__restrict__ y,
+                                              const double *__restrict__ z, int64_t i0, int rows,
+                                              int64_t n, oz_range *xr, oz_range *yr,
+                                              oz_range *zr)
+{
+    const int64_t step = blockDim.x;
+    int64_t i = i0;
+    int r = 0;
+    for (; r + 2 <= rows && i + step < n; r += 2, i += 2 * step) {
+        const double x0 = x[i], x1 = x[i + step];
+        const double y0 = y[i], y1 = y[i + step];
+        const double z0 = z[i], z1 = z[i + step];
+        krill_oz_fast_sum(f, x0, y0);
+        krill_oz_fast_sum(g, x0, z0);
+        krill_oz_fast_sum(f, x1, y1);
+        krill_oz_fast_sum(g, x1, z1);
+        oz_range_add(xr, x0);
+        oz_range_add(xr, x1);
+        oz_range_add(yr, y0);
+        oz_range_add(yr, y1);
+        oz_range_add(zr, z0);
+        oz_range_add(zr, z1);
+    }
+    for (; r < rows && i < n; r++, i += step) {
+        krill_oz_fast_sum(f, x[i], y[i]);
+        krill_oz_fast_sum(g, x[i], z[i]);
+        oz_range_add(xr, x[i]);
+        oz_range_add(yr, y[i]);
+        oz_range_add(zr, z[i]);
+    }
+    f->m += 2 * (int64_t)r;
+    g->m += 2 * (int64_t)r;
+}
+
 /* The work items are the (tile, column) pairs, tile-major (the k items of a tile run at
  * about the same time, so w's tile is read from memory once and then from L2), taken by the
- * blocks in turn: each a thread's rows of the tile, then one warp merge. Dynamic shared
- * memory: k x (blockDim / 32) krill_oz_fast, warp v's sum of column j at j (blockDim / 32) + v.
- * STATS: the stats too, as oz_stats_kernel gathers them (w's with column 0's items). */
-template <bool STATS>
+ * blocks in turn: each a thread's rows of the tile, then one warp merge per sum. NR = 2: the
+ * item sums V[:, j]'w and V[:, j]'w2 from one read of the column, the sums numbered j and
+ * k + j (kc = NR k of them; results2 takes the second k). Dynamic shared memory: kc x
+ * (blockDim / 32) krill_oz_fast, warp v's part of sum c at c (blockDim / 32) + v. STATS: the
+ * stats too, as oz_stats_kernel gathers them (w's, and w2's, with column 0's items). */
+template <bool STATS, int NR>
 __global__ void oz_fast_kernel(oz_fast_args A)
 {
     extern __shared__ krill_oz_fast s_warp[];
-    __shared__ unsigned long long s_amax[KRILL_OZ_KMAX + 1];
-    __shared__ int s_lsb[KRILL_OZ_KMAX + 1];
+    __shared__ unsigned long long s_amax[OZ_NV];
+    __shared__ int s_lsb[OZ_NV];
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, warps = blockDim.x >> 5;
-    const int nv = A.k + A.stats_w;
+    const int kc = NR * A.k, nv = A.k + NR * A.stats_w;
     const int64_t tile_rows = (int64_t)A.rows * blockDim.x;
     const int64_t items = (A.n + tile_rows - 1) / tile_rows * A.k;
     oz_dev_ws *ws = A.ws;
 
     oz_pdl_wait();
     oz_pdl_release();
-    for (int e = tid; e < A.k * warps; e += blockDim.x) krill_oz_fast_init(&s_warp[e]);
+    for (int e = tid; e < kc * warps; e += blockDim.x) krill_oz_fast_init(&s_warp[e]);
     for (int v = tid; STATS && v < nv; v += blockDim.x) {
         s_amax[v] = 0;
         s_lsb[v] = KRILL_OZ_LSB_NONE;
@@ -672,36 +720,50 @@ __global__ void oz_fast_kernel(oz_fast_args A)
         const int64_t t0 = item / A.k * tile_rows;
         const int j = (int)(item % A.k);
         const bool wst = STATS && j == 0 && A.stats_w;
-        krill_oz_fast f;
-        oz_range xr, yr;
-        krill_oz_fast_init(&f);
+        const double *col = A.V + (int64_t)j * A.ldv;
+        krill_oz_fast f[NR];
+        oz_range xr, yr[NR];
         oz_range_init(&xr);
-        oz_range_init(&yr);
-        oz_fast_rows(&f, A.V + (int64_t)j * A.ldv, A.w, t0 + tid, A.rows, A.n, &xr, &yr);
-        f.ok = oz_range_ok(xr, yr);
-        oz_fast_warp(&f);
-        if (lane == 0) krill_oz_fast_merge(&s_warp[j * warps + warp], &f);
+#pragma unroll
+        for (int r = 0; r < NR; r++) {
+            krill_oz_fast_init(&f[r]);
+            oz_range_init(&yr[r]);
+        }
+        if (NR == 1)
+            oz_fast_rows(&f[0], col, A.w, t0 + tid, A.rows, A.n, &xr, &yr[0]);
+        else
+            oz_fast_rows2(&f[0], &f[NR - 1], col, A.w, A.w2, t0 + tid, A.rows, A.n, &xr,
+                          &yr[0], &yr[NR - 1]);
+#pragma unroll
+        for (int r = 0; r < NR; r++) {
+            f[r].ok = oz_range_ok(xr, yr[r]);
+            oz_fast_warp(&f[r]);
+            if (lane == 0) krill_oz_fast_merge(&s_warp[(r * A.k + j) * warps + warp], &f[r]);
+        }
         if (STATS) {
             unsigned long long a;
             int l;
             oz_range_stats(xr, &a, &l);
             oz_stats_warp(a, l, &s_amax[j], &s_lsb[j]);
             if (wst) {
-                oz_range_stats(yr, &a, &l);
-                oz_stats_warp(a, l, &s_amax[A.k], &s_lsb[A.k]);
+#pragma unroll
+                for (int r = 0; r < NR; r++) {
+                    oz_range_stats(yr[r], &a, &l);
+                    oz_stats_warp(a, l, &s_amax[A.k + r], &s_lsb[A.k + r]);
+                }
             }
         }
     }
     __syncthreads();
 
-    /* the block's sum of each column (and stats) into the workspace, then the ticket */
-    for (int j = tid; j < A.k; j += blockDim.x) {
-        krill_oz_fast b = s_warp[j * warps];
-        for (int v = 1; v < warps; v++) krill_oz_fast_merge(&b, &s_warp[j * warps + v]);
-        ws->fast_part[(int64_t)blockIdx.x * A.k + j] = b;
+    /* the block's part of each sum (and stats) into the workspace, then the ticket */
+    for (int c = tid; c < kc; c += blockDim.x) {
+        krill_oz_fast b = s_warp[c * warps];
+        for (int v = 1; v < warps; v++) krill_oz_fast_merge(&b, &s_warp[c * warps + v]);
+        ws->fast_part[(int64_t)blockIdx.x * kc + c] = b;
     }
     if (STATS) oz_stats_block(nv, s_amax, s_lsb, ws);
-    if (!oz_fast_decide(ws, A.k, A.results, A.k, nullptr, A.sqrt_mode, s_warp, A.merged_only))
+    if (!oz_fast_decide(ws, kc, A.results, A.k, A.results2, A.sqrt_mode, s_warp, A.merged_only))
         return;
     if (STATS) oz_stats_out(nv, ws, A.stats);
 }
@@ -903,15 +965,21 @@ extern "C" krill_status krill_ozaki_cuda_init(krill_ctx *ctx, void **ws, int lau
                                    sizeof(((oz_dev_ws *)0)->lsb_min), krill_cuda_stream(ctx)));
     KRILL_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, oz_dot_kernel, 256, 0));
     KRILL_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-        &fast_per_sm, oz_fast_kernel<true>, 256, 8 * sizeof(krill_oz_fast)));
+        &fast_per_sm, oz_fast_kernel<true, 1>, 256, 8 * sizeof(krill_oz_fast)));
     KRILL_CUDA_TRY(cudaFuncGetAttributes(&dot_attr, oz_dot_kernel));
     KRILL_CUDA_TRY(cudaFuncGetAttributes(&stats_attr, oz_stats_kernel));
     most = dot_attr.maxThreadsPerBlock < stats_attr.maxThreadsPerBlock
                ? dot_attr.maxThreadsPerBlock : stats_attr.maxThreadsPerBlock;
-    KRILL_CUDA_TRY(cudaFuncGetAttributes(&fast_attr, oz_fast_kernel<true>));
-    if (fast_attr.maxThreadsPerBlock < most) most = fast_attr.maxThreadsPerBlock;
-    KRILL_CUDA_TRY(cudaFuncGetAttributes(&fast_attr, oz_fast_kernel<false>));
-    if (fast_attr.maxThreadsPerBlock < most) most = fast_attr.maxThreadsPerBlock;
+    {
+        void (*const fast_kernels[4])(oz_fast_args) = {oz_fast_kernel<true, 1>,
+                                                       oz_fast_kernel<false, 1>,
+                                                       oz_fast_kernel<true, 2>,
+                                                       oz_fast_kernel<false, 2>};
+        for (int i = 0; i < 4; i++) {
+            KRILL_CUDA_TRY(cudaFuncGetAttributes(&fast_attr, fast_kernels[i]));
+            if (fast_attr.maxThreadsPerBlock < most) most = fast_attr.maxThreadsPerBlock;
+        }
+    }
     KRILL_CUDA_TRY(cudaFuncSetAttribute(oz_cgs_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                         OZ_CGS_SMEM));
     KRILL_CUDA_TRY(cudaFuncGetAttributes(&fast_attr, oz_cgs_kernel));
@@ -955,53 +1023,96 @@ extern "C" int64_t *krill_ozaki_cuda_part_area(void *ws)
     return reinterpret_cast<int64_t *>(static_cast<oz_dev_ws *>(ws)->part);
 }
 
-extern "C" krill_status krill_ozaki_cuda_fast(krill_ctx *ctx, void *ws, const int launch[3],
-                                              int64_t n, int k, const double *V, int64_t ldv,
-                                              const double *w, double *results, int sqrt_mode,
-                                              double *stats, int merged_only)
+/* The fast pass with one right-hand side w, or two (w2 != nullptr, results2 their sums,
+ * sqrt_mode and merged_only off): krill_ozaki_cuda_fast and _fast2. */
+static krill_status fast_launch(krill_ctx *ctx, void *ws, const int launch[3], int64_t n, int k,
+                                const double *V, int64_t ldv, const double *w, const double *w2,
+                                double *results, double *results2, int sqrt_mode, double *stats,
+                                int merged_only)
 {
     krill_ozaki_tuning t;
     oz_fast_args a;
     size_t smem;
     int blocks, threads;
+    const int nr = w2 ? 2 : 1, kc = nr * k;
     int64_t rows;
+    krill_status st = KRILL_OK;
+    void (*kernel)(oz_fast_args) = w2 ? (stats ? oz_fast_kernel<true, 2> : oz_fast_kernel<false, 2>)
+                                      : (stats ? oz_fast_kernel<true, 1> : oz_fast_kernel<false, 1>);
     krill_ozaki_tuning_get(&t);
     threads = oz_threads(t, launch);
-    if (n <= 0 || k < 1 || k > KRILL_OZ_KMAX)
-        return krill_error(KRILL_ERR_INTERNAL, "krill_ozaki_cuda_fast: n = %lld, k = %d",
-                           (long long)n, k);
-    {   /* the tuning's grid, or one wave of this kernel; at most OZ_FAST_SLOTS / k blocks */
-        const int wave[3] = {launch[2], launch[1], launch[2]};
+    if (n <= 0 || k < 1 || k > KRILL_OZ_KMAX || (w2 && (sqrt_mode || merged_only)))
+        return krill_error(KRILL_ERR_INTERNAL, "krill_ozaki_cuda_fast: n = %lld, k = %d, %d "
+                           "right-hand sides", (long long)n, k, nr);
+    if ((size_t)kc * (threads / 32) * sizeof(krill_oz_fast) > OZ_FAST_SMEM)   /* fewer warps */
+        threads = (int)(OZ_FAST_SMEM / ((size_t)kc * sizeof(krill_oz_fast))) * 32;
+    smem = (size_t)kc * (threads / 32) * sizeof(krill_oz_fast);
+    {   /* the tuning's grid, or one wave of this kernel; at most OZ_FAST_SLOTS / kc blocks */
+        int wave[3] = {launch[2], launch[1], launch[2]};
+        if (w2) {   /* two sums a thread: its own occupancy */
+            KRILL_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&wave[0], kernel,
+                                                                         threads, smem));
+            wave[0] = wave[0] * threads / 256;
+        }
         blocks = oz_blocks(ctx, wave, t, threads, n);
     }
-    if (blocks > OZ_FAST_SLOTS / k) blocks = OZ_FAST_SLOTS / k;
-    {   /* about one (tile, column) item per block: k = 1, one tile per block (one warp
-         * merge per thread); k > 1, at most OZ_FAST_ROWS_SCALE gpu_rows rows per thread */
+    if (blocks > OZ_FAST_SLOTS / kc) blocks = OZ_FAST_SLOTS / kc;
+    if (k == 1) {   /* one tile per block: one warp merge per thread */
         const int64_t all = (int64_t)blocks * threads;
-        rows = (n * k + all - 1) / all;
-        if (k > 1 && rows > (int64_t)OZ_FAST_ROWS_SCALE * t.gpu_rows)
-            rows = (int64_t)OZ_FAST_ROWS_SCALE * t.gpu_rows;
+        rows = (n + all - 1) / all;
+    } else {
+        /* q items a block, each block the same q but the last: the block that takes one
+         * item more than the others sets the kernel's time (Nsight Compute, the sweep of
+         * k = 16 on an H200: 1152 items on 528 blocks, SMs active 61% of the time). At most
+         * OZ_FAST_ROWS_SCALE gpu_rows rows a thread (tiles_min tiles at least), q the fewest
+         * items a block that allows, then as many tiles as q items a block fill, at most. */
+        const int64_t cap = (int64_t)OZ_FAST_ROWS_SCALE * t.gpu_rows * threads;
+        const int64_t tiles_min = (n + cap - 1) / cap;
+        const int64_t q = (tiles_min * k + blocks - 1) / blocks;
+        const int64_t tiles = q * blocks / k;   /* >= tiles_min */
+        rows = (n + tiles * threads - 1) / (tiles * threads);
     }
     a.rows = rows > (1 << 30) ? (1 << 30) : (int)rows;
-    {   /* no more blocks than items */
+    {   /* the items, and blocks of q = ceil(items / blocks) items each (but the last) */
         const int64_t tile = (int64_t)a.rows * threads;
         const int64_t items = (n + tile - 1) / tile * k;
-        if (items < blocks) blocks = (int)items;
+        const int64_t q = (items + blocks - 1) / blocks;
+        blocks = (int)((items + q - 1) / q);
     }
     a.n = n;
     a.k = k;
     a.V = V;
     a.ldv = ldv;
     a.w = w;
+    a.w2 = w2;
     a.results = results;
+    a.results2 = results2;
     a.ws = static_cast<oz_dev_ws *>(ws);
     a.sqrt_mode = sqrt_mode;
     a.stats = stats;
     a.stats_w = stats && !sqrt_mode;
     a.merged_only = merged_only != 0;
-    smem = (size_t)k * (threads / 32) * sizeof(krill_oz_fast);
-    return stats ? oz_launch(ctx, oz_fast_kernel<true>, blocks, threads, smem, a, "oz_fast_kernel")
-                 : oz_launch(ctx, oz_fast_kernel<false>, blocks, threads, smem, a, "oz_fast_kernel");
+    st = oz_launch(ctx, kernel, blocks, threads, smem, a, "oz_fast_kernel");
+cleanup:
+    return st;
+}
+
+extern "C" krill_status krill_ozaki_cuda_fast(krill_ctx *ctx, void *ws, const int launch[3],
+                                              int64_t n, int k, const double *V, int64_t ldv,
+                                              const double *w, double *results, int sqrt_mode,
+                                              double *stats, int merged_only)
+{
+    return fast_launch(ctx, ws, launch, n, k, V, ldv, w, nullptr, results, nullptr, sqrt_mode,
+                       stats, merged_only);
+}
+
+extern "C" krill_status krill_ozaki_cuda_fast2(krill_ctx *ctx, void *ws, const int launch[3],
+                                               int64_t n, int k, const double *V, int64_t ldv,
+                                               const double *u, const double *w,
+                                               double *results_u, double *results_w,
+                                               double *stats)
+{
+    return fast_launch(ctx, ws, launch, n, k, V, ldv, u, w, results_u, results_w, 0, stats, 0);
 }
 
 extern "C" krill_status krill_ozaki_cuda_cgs(krill_ctx *ctx, void *ws, const int launch[3],
@@ -1079,7 +1190,8 @@ extern "C" krill_status krill_ozaki_cuda_mdot(krill_ctx *ctx, void *ws, const in
     int blocks, threads;
     krill_ozaki_tuning_get(&t);
     threads = oz_threads(t, launch);
-    if (n <= 0 || n_all < n || k < 1 || k > KRILL_OZ_KMAX || stride < 0 || stride > OZ_DIAG_PAD)
+    if (n <= 0 || n_all < n || k < 1 || k > KRILL_OZ_KMAX || stride < 0 || stride > OZ_DIAG_PAD ||
+        verdict_base + k > OZ_FAST_SUMS)
         return krill_error(KRILL_ERR_INTERNAL, "krill_ozaki_cuda_mdot: n = %lld of %lld, k = %d, "
                            "stride %d", (long long)n, (long long)n_all, k, stride);
     blocks = oz_blocks(ctx, launch, t, threads, n);

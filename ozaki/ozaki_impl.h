@@ -118,6 +118,17 @@ krill_status krill_ozaki_mdot_stats(krill_ctx *ctx, int64_t n, int k, const doub
                                     int64_t ldv, const double *vstats, const double *w,
                                     const double *wstats, double *results);
 
+/* results[j] = V[:, j]'u and results[k + j] = V[:, j]'w for j < k (results: 2k doubles of
+ * context memory): the bits of krill_ozaki_mdot against u, then against w. On a lone GPU in
+ * exact mode with the fast path, one read of V for both (groups of KRILL_OZ_MDOT2_COLS
+ * columns; the fast path's verdicts of the last group: its u sums, then its w sums); DCGS2's
+ * sweep ([Q u w]'u and [Q u w]'w) is this call. */
+#ifndef KRILL_OZ_MDOT2_COLS
+#define KRILL_OZ_MDOT2_COLS KRILL_OZ_KMAX
+#endif
+krill_status krill_ozaki_mdot2(krill_ctx *ctx, int64_t n, int k, const double *V, int64_t ldv,
+                               const double *u, const double *w, double *results);
+
 /* The reproducible pass of classical Gram-Schmidt (krill_fused_cgs_pass): w -= V h_sub
  * (h_sub NULL: no update) element by element in krill_fused_gemv_n's order (w_i +
  * (-h_j) v_ij for j = 0..k-1), then h_out[j] = V[:, j]'w for j < k (h_out NULL: none) and
@@ -215,7 +226,8 @@ typedef struct krill_ozaki_tuning {
 void krill_ozaki_tuning_get(krill_ozaki_tuning *t);
 void krill_ozaki_tuning_set(const krill_ozaki_tuning *t);   /* NULL: the defaults */
 
-/* The fast path's verdicts on the last group of columns (the last KRILL_OZ_KMAX or fewer) of
+/* The fast path's verdicts on the last group of columns (the last KRILL_OZ_KMAX or fewer; of
+ * krill_ozaki_mdot2, the group's sums against u, then against w: k <= 2 KRILL_OZ_KMAX) of
  * the last call on ctx (on the CPU: the last call made by the calling thread): decided[j] = 1
  * where it decided column j, 0 where the exact path ran, -1 where it was not tried (not
  * exact mode, tuning off, n = 0 or above KRILL_OZ_FAST_MAX_N, j beyond that call's columns,
@@ -251,9 +263,9 @@ krill_status krill_ozaki_cpu_mdot(krill_ctx *ctx, int64_t n, int64_t n_all, int 
  * fast kernel per SM at 256 threads. */
 krill_status krill_ozaki_cuda_init(krill_ctx *ctx, void **ws, int launch[3]);
 void krill_ozaki_cuda_fini(krill_ctx *ctx, void *ws);
-/* The workspace's stats area: 2 (KRILL_OZ_KMAX + 1) doubles of device memory. */
+/* The workspace's stats area: 2 (KRILL_OZ_KMAX + 2) doubles of device memory. */
 double *krill_ozaki_cuda_stats_area(void *ws);
-/* The workspace's verdicts of the last fast pass: KRILL_OZ_KMAX ints of device memory. */
+/* The workspace's verdicts of the last fast pass: 2 KRILL_OZ_KMAX ints of device memory. */
 int *krill_ozaki_cuda_verdict_area(void *ws);
 /* For a GPU rank of a communicator (comm.c), in device memory: the merged sums of a fast
  * pass made with merged_only (KRILL_OZ_KMAX states), and the partials of a products pass
@@ -270,6 +282,14 @@ krill_status krill_ozaki_cuda_fast(krill_ctx *ctx, void *ws, const int launch[3]
                                    int k, const double *V, int64_t ldv, const double *w,
                                    double *results, int sqrt_mode, double *stats,
                                    int merged_only);
+/* The fast pass against two right-hand sides u and w, one read of V (exact mode, not
+ * sqrt_mode, not merged_only; k <= KRILL_OZ_KMAX): results_u[j] = V[:, j]'u and
+ * results_w[j] = V[:, j]'w where decided, the verdicts of the u sums then the w sums, and
+ * with stats the columns' stats, then u's, then w's. */
+krill_status krill_ozaki_cuda_fast2(krill_ctx *ctx, void *ws, const int launch[3], int64_t n,
+                                    int k, const double *V, int64_t ldv, const double *u,
+                                    const double *w, double *results_u, double *results_w,
+                                    double *stats);
 /* krill_ozaki_cgs_pass's kernel: the update, the fast path's sums of h_out (results, k
  * columns, or NULL) and of w'w (ss_result, or NULL), their verdicts (the results columns,
  * then w'w) and the stats (results' k columns, then w's) into stats; k + (ss_result != NULL)

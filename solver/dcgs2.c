@@ -50,11 +50,13 @@
  * scales w in a pass of its own). On the GPU the host reads 2j + 4 doubles (one
  * synchronization, as CGS2) and passes the 2j + 3 coefficients to the update kernel as its
  * parameters (no copy; restarts beyond 33 copy them to the device).
- * Reproducible mode: the sweep is two Ozaki multi-dots ([Q u w]'u and [Q u w]'w, each a
- * statistics and a products pass over j + 3 vectors: 4j + 12) and the update the same pass
- * without contraction: 5j + 16 per iteration (CGS2: 6j + 20); every host step reads only
- * correctly rounded (or fixed-slice) sums, so the bits are those of any thread count and
- * device. */
+ * Reproducible mode: the sweep is krill_ozaki_mdot2 ([Q u w]'u and [Q u w]'w): in exact mode
+ * on a lone GPU one fast pass that reads Q, u and w once for both (j + 2, the plain sweep's
+ * traffic with the compensated sums' arithmetic), elsewhere a fast pass per right-hand side;
+ * a sum the fast path leaves undecided (and every sum of the fixed-slice modes) takes a
+ * statistics and a products pass (at worst 4j + 12 reads). The update is the same pass
+ * without contraction (j + 4). Every host step reads only correctly rounded (or fixed-slice)
+ * sums, so the bits are those of any thread count and device. */
 #include <float.h>
 #include <math.h>
 #include <string.h>

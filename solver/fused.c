@@ -352,8 +352,8 @@ static void gemv_t2_rows(int64_t lo, int64_t hi, int k, const double *v, int64_t
 
 /* CPU: per thread and block of DCGS2_ROW_BLOCK rows, Q'u and Q'w (gemv_t2_rows), then u'u,
  * u'w, w'w over the block (u and w in L2). Partials per thread: [0, k) Q'u, [k, 2k) Q'w,
- * 2k u'u, 2k+1 u'w, 2k+2 w'w. Reproducible mode: [Q u w]'u and [Q u w]'w by two Ozaki
- * multi-dots (statistics and products: 4 (k + 3) reads). */
+ * 2k u'u, 2k+1 u'w, 2k+2 w'w. Reproducible mode: [Q u w]'u and [Q u w]'w by
+ * krill_ozaki_mdot2 (on a lone GPU one fast pass, k + 2 reads; dcgs2.c). */
 krill_status krill_fused_dcgs2_dots(krill_ctx *ctx, const krill_reduce_ws *ws, int64_t n, int k,
                                     const double *v, int64_t ldv, double *out)
 {
@@ -361,8 +361,7 @@ krill_status krill_fused_dcgs2_dots(krill_ctx *ctx, const krill_reduce_ws *ws, i
     const double *u = v + (size_t)k * (size_t)ldv, *w = u + ldv;
     int used = 1;
     if (repro(ctx)) {
-        KRILL_TRY(krill_ozaki_mdot(ctx, n, k + 2, v, ldv, u, out));
-        KRILL_TRY(krill_ozaki_mdot(ctx, n, k + 2, v, ldv, w, out + k + 2));
+        KRILL_TRY(krill_ozaki_mdot2(ctx, n, k + 2, v, ldv, u, w, out));
         goto cleanup;
     }
 #ifdef KRILL_HAVE_CUDA

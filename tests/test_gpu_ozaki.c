@@ -1,5 +1,5 @@
 /* Reproducible mode on the GPU (ozaki/ozaki.cu) against the CPU path, bit for bit: dot,
- * nrm2, mdot and the stats variants in every mode (exact, S = 1..4, fast S = 2, 3, 4, 7), on
+ * nrm2, mdot, mdot2 and the stats variants in every mode (exact, S = 1..4, fast S = 2, 3, 4, 7), on
  * the (rand - 0.5) exp(phi randn) family and the edge cases, for several launch
  * configurations (block size, grid size, rows per flush, register path or the general path)
  * with exact mode's fast path on and off: none of them may change a bit (the CPU reference
@@ -95,7 +95,7 @@ static int compare(double got, double want, const char *what, const oz_mode *m, 
 /* the GPU's verdicts on the last call's first k columns against want */
 static void check_verdicts(int k, const int *want, const char *what, const config *c)
 {
-    int got[KRILL_OZ_KMAX];
+    int got[2 * KRILL_OZ_KMAX];
     CHECK_OK(krill_ozaki_fast_verdicts(gpu, k, got));
     for (int j = 0; j < k; j++) {
         tu_checks++;
@@ -284,6 +284,84 @@ static void test_mdot(void)
     krill_mem_free(gpu, dvs);
     krill_mem_free(gpu, dws);
     free(V);
+    free(w);
+}
+
+/* krill_ozaki_mdot2 (DCGS2's sweep) on the GPU against the CPU's two krill_ozaki_mdot calls,
+ * bit for bit, on every configuration with the fast path on and off: k = 1, 8, 17, 32 (one
+ * group: 64 sums, fewer threads a block at 1024) and 34 (a group and a rest), n from 1 to
+ * 70001, u and w V's last two
+ * columns (DCGS2's shape) or vectors of their own; columns the fast kernel declines against
+ * w only (exact cancellation) or against both (2^401, an Inf, a subnormal) take the products
+ * pass after it; the verdicts of a group (u's sums, then w's) checked for k = 8. */
+static void check_mdot2(int64_t n, int k, const double *V, const double *u, const double *w,
+                        int in_v, const int *want_v, const char *what)
+{
+    const oz_mode *exact = &oz_modes[0];
+    double *want = malloc(2 * (size_t)k * sizeof *want), *got = malloc(2 * (size_t)k * sizeof *got);
+    double *dV = dev_copy(V, n * k), *du, *dw, *dres = NULL;
+    if (in_v) {   /* u and w are V's last two columns, on both devices */
+        u = V + (k - 2) * n;
+        w = V + (k - 1) * n;
+    }
+    du = in_v ? dV + (k - 2) * n : dev_copy(u, n);
+    dw = in_v ? dV + (k - 1) * n : dev_copy(w, n);
+    CHECK_OK(krill_mem_alloc(gpu, (void **)&dres, 2 * (size_t)k * sizeof(double), "results"));
+    set_mode(exact);
+    use_config(&configs[0], 0);
+    CHECK_OK(krill_ozaki_mdot(cpu, n, k, V, n, u, want));
+    CHECK_OK(krill_ozaki_mdot(cpu, n, k, V, n, w, want + k));
+    for (int cf = 0; cf < 2 * NCONFIGS; cf++) {
+        const int c = cf / 2;
+        if (!config_in_run(c) || !tu_shard_mine()) continue;   /* a unit of work */
+        use_config(&configs[c], cf % 2);
+        CHECK_OK(krill_ozaki_mdot2(gpu, n, k, dV, n, du, dw, dres));
+        if (want_v && cf % 2) check_verdicts(2 * k, want_v, what, &configs[c]);
+        CHECK_OK(krill_scalars_read(gpu, dres, got, 2 * k));
+        for (int j = 0; j < 2 * k; j++) compare(got[j], want[j], what, exact, &configs[c]);
+    }
+    krill_mem_free(gpu, dV);
+    if (!in_v) {
+        krill_mem_free(gpu, du);
+        krill_mem_free(gpu, dw);
+    }
+    krill_mem_free(gpu, dres);
+    free(want);
+    free(got);
+}
+
+static void test_mdot2(void)
+{
+    const int64_t n = 70001;
+    const int kmax = 34;
+    double *V = malloc((size_t)(kmax * n) * sizeof *V), *u = malloc((size_t)n * sizeof *u);
+    double *w = malloc((size_t)n * sizeof *w);
+    int want_v[16];
+    for (int j = 0; j < kmax; j++) oz_ref_phi_vector(V + j * n, n, (double)(j % 4), 300 + j);
+    oz_ref_phi_vector(u, n, 1.0, 390);
+    oz_ref_phi_vector(w, n, 2.0, 391);
+    check_mdot2(n, 34, V, u, w, 1, NULL, "mdot2: 34 columns, u and w in V");
+    check_mdot2(n, 17, V, u, w, 0, NULL, "mdot2: 17 columns");
+    check_mdot2(n, 32, V, u, w, 1, NULL, "mdot2: 32 columns, u and w in V");
+    check_mdot2(1, 5, V, u, w, 0, NULL, "mdot2: n = 1");
+    check_mdot2(33, 3, V, u, w, 1, NULL, "mdot2: n = 33");
+    check_mdot2(n, 1, V, u, w, 0, NULL, "mdot2: one column");
+    /* test_fast_path's columns: 1 cancels exactly against w (not u), 2 has 2^401, 3 an Inf,
+     * 4 is zero, 6 has a subnormal; 0, 5 and 7 are ordinary */
+    for (int64_t i = 0; i < n / 2; i++) {
+        V[1 * n + n - 1 - i] = -V[1 * n + i];
+        w[n - 1 - i] = w[i];
+    }
+    V[1 * n + n / 2] = 0.0;
+    V[2 * n + 5] = 0x1p401;
+    V[3 * n + 9] = -INFINITY;
+    for (int64_t i = 0; i < n; i++) V[4 * n + i] = 0.0;
+    V[6 * n + 11] = 0x1p-1074;
+    for (int j = 0; j < 8; j++) want_v[j] = want_v[8 + j] = !(j == 2 || j == 3 || j == 6);
+    want_v[8 + 1] = 0;
+    check_mdot2(n, 8, V, u, w, 0, want_v, "mdot2: declined columns");
+    free(V);
+    free(u);
     free(w);
 }
 
@@ -575,6 +653,7 @@ int main(void)
     TU_SPLIT(test_phi_family());
     TU_SPLIT(test_mdot());                 /* each (mode, launch configuration) a unit */
     TU_SPLIT(test_fast_path());            /* each launch configuration a unit */
+    TU_SPLIT(test_mdot2());                /* each (shape, configuration) a unit */
     TU_SPLIT(test_cgs_pass());             /* each check_cgs configuration a unit */
     TU_SPLIT(test_dispatch_and_reset());   /* each mode, and each closing check, a unit */
     TU_STEP(test_faults());
