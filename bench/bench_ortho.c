@@ -273,8 +273,9 @@ int main(int argc, char **argv)
     printf("%-14s %4s %12s %10s %10s %8s\n", "pass", "k", "seconds", "MB", "GB/s", "of_copy");
     if (csv) fprintf(csv, "pass,k,n,seconds,bytes,gb_per_s,fraction_of_copy\n");
     if (json)
-        fprintf(json, "{\"device\": \"%s\", \"repro\": %d, \"n\": %d, \"runs\": %d, \"copy_gb_per_s\": %.3f, "
-                      "\"rows\": [", krill_ctx_describe(d.ctx), o.repro, o.n, o.runs, copy_rate * 1e-9);
+        fprintf(json, "{\"device\": \"%s\", \"repro\": %d, \"n\": %d, \"runs\": %d, "
+                      "\"copy_gb_per_s\": %.3f, \"rows\": [",
+                krill_ctx_describe(d.ctx), o.repro, o.n, o.runs, copy_rate * 1e-9);
     for (int c = 0; c < o.n_cols; c++) {
         d.k = o.cols[c];
         for (int m = 1; m < N_METHODS; m++) {

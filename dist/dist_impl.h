@@ -58,6 +58,17 @@ int krill_halo_test(const krill_halo *h);
 krill_status krill_halo_finish(const krill_halo *h);
 
 /* ---- the distributed matrix (mat.c) ----------------------------------------------------- */
+/* Some of a GPU rank's whole rows as CSR arrays in device memory (repro.c): offsets int64
+ * when wide, else int32; row i's sum goes to y[out_rows[i]]. Empty: n_rows = 0, NULLs. */
+typedef struct krill_dist_rows_dev {
+    int64_t n_rows, nnz, max_row_nnz;
+    int wide;
+    void *row_ptr;
+    int32_t *col;
+    double *val;
+    int32_t *out_rows;
+} krill_dist_rows_dev;
+
 typedef struct krill_dist_mat {
     krill_ctx *ctx;
     int rank, size;
@@ -73,10 +84,10 @@ typedef struct krill_dist_mat {
      * columns [0, n_local) own and n_local + k ghost k. Made from the blocks at the first
      * reproducible SpMV (a cache: plain solves never pay its memory); NULL before. */
     krill_csr *whole_rows;
-    /* The same on a GPU rank: the whole rows as a csr matrix on the device (NULL on a rank
-     * without rows) and the vector [x; ghosts] (n_local + n_halo doubles) it multiplies;
-     * whole_rows is then NULL. */
-    krill_mat *whole_dev;
+    /* The same on a GPU rank, in device memory: the interior rows (no ghost column: they
+     * multiply x itself, while the exchange is in flight) and the boundary rows, which
+     * multiply the vector [x; ghosts] (n_local + n_halo doubles); whole_rows is then NULL. */
+    krill_dist_rows_dev whole_in, whole_bd;
     double *whole_x;
     /* krill_dist_mat_scatter_metis: the rows are the user's permuted, P A P^T, and global
      * vectors are permuted on rank 0 on their way out and back (scatter.c). perm[new] = the
@@ -84,6 +95,29 @@ typedef struct krill_dist_mat {
     int permuted;
     int32_t *perm;
 } krill_dist_mat;
+
+#ifdef KRILL_HAVE_CUDA
+/* Work a GPU rank queues on the context's stream while its halo exchange is in flight: run
+ * queues it (the diagonal block's product; the reproducible SpMV's interior rows). */
+typedef struct krill_dist_local_work krill_dist_local_work;
+struct krill_dist_local_work {
+    krill_status (*run)(krill_ctx *ctx, const krill_dist_local_work *w);
+    const krill_dist_mat *d;
+    double alpha, beta;
+    const double *x;
+    double *y;
+};
+/* One halo exchange of x (device memory) with work beside it (mat.c): collective; *ghosts
+ * their device copy, which the context's stream waits for. */
+krill_status krill_dist_gpu_exchange(krill_ctx *ctx, const krill_dist_mat *d, const double *x,
+                                     const krill_dist_local_work *work, const double **ghosts);
+#endif
+
+/* The reproducible SpMV of the distributed matrix (repro.c; the format's spmv_repro), and
+ * the drop of its cache (new values, destroy). */
+krill_status krill_dist_spmv_repro(krill_ctx *ctx, const void *impl, double alpha,
+                                   const double *x, double beta, double *y);
+void krill_dist_whole_drop(krill_dist_mat *d);
 
 /* The impl of a matrix made by krill_dist_mat_create, or NULL (with an error) for any other. */
 krill_dist_mat *krill_dist_of(const krill_mat *a, const char *fn);

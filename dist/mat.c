@@ -10,11 +10,7 @@
  * sent) bytes in (recv_ranks + send_ranks) messages besides the two local SpMVs; on a GPU
  * rank also 8 sent bytes down and 8 n_halo up over PCIe (halo_gpu.h), beside D's product.
  *
- * The reproducible SpMV (a context in a reproducible mode) cannot add two separately
- * rounded halves: y_i is the correctly rounded sum of all of row i's products (formats/
- * spmv_repro.c), a function of that multiset alone, which is what makes it equal to the
- * serial SpMV's bits on any partition. So it waits for the ghosts, then sums each whole row
- * (both blocks' entries, from a host CSR made once from the blocks) in one pass. */
+ * The reproducible SpMV (a context in a reproducible mode) sums whole rows: repro.c. */
 #include <stdio.h>
 #include <string.h>
 
@@ -48,20 +44,11 @@ cleanup:
 }
 
 #ifdef KRILL_HAVE_CUDA
-/* The local work queued while a GPU rank's exchange is in flight: the diagonal block's
- * product (plain), or x's copy into the whole rows' vector (reproducible) */
-typedef struct gpu_local_work {
-    const krill_mat *a;      /* the product's block, or NULL: a copy */
-    double alpha, beta;
-    const double *x;
-    double *y;               /* the product's y, or the copy's destination */
-    int64_t copy_n;          /* the copy's doubles */
-} gpu_local_work;
-
-static krill_status gpu_local_run(krill_ctx *ctx, const gpu_local_work *w)
+/* The plain SpMV's local work: the diagonal block's product (none on a rank without rows) */
+static krill_status gpu_diag_product(krill_ctx *ctx, const krill_dist_local_work *w)
 {
-    if (w->a) return krill_mat_spmv_raw(w->a, w->alpha, w->x, w->beta, w->y);
-    return krill_mem_copy(ctx, w->y, w->x, (size_t)w->copy_n * sizeof *w->y);
+    (void)ctx;
+    return w->d->diag ? krill_mat_spmv_raw(w->d->diag, w->alpha, w->x, w->beta, w->y) : KRILL_OK;
 }
 
 /* One exchange (halo_gpu.h): the receives posted, the gather and its copy down queued on the
@@ -73,8 +60,8 @@ static krill_status gpu_local_run(krill_ctx *ctx, const gpu_local_work *w)
  * still sends (whatever send_buf holds) and completes the exchange, so no rank waits for this
  * one's messages and no request stays open; the failure comes out after. *ghosts: their
  * device copy, which the context's stream waits for. */
-static krill_status gpu_exchange(krill_ctx *ctx, const krill_dist_mat *d, const double *x,
-                                 const gpu_local_work *work, const double **ghosts)
+krill_status krill_dist_gpu_exchange(krill_ctx *ctx, const krill_dist_mat *d, const double *x,
+                                     const krill_dist_local_work *work, const double **ghosts)
 {
     krill_status st = KRILL_OK, local = KRILL_OK;
     const krill_halo *h = &d->halo;
@@ -85,7 +72,7 @@ static krill_status gpu_exchange(krill_ctx *ctx, const krill_dist_mat *d, const 
     t0 = krill_wtime();
     krill_halo_post_recvs(h, comm);
     if (local == KRILL_OK) local = krill_halo_gpu_pack(ctx, h->gpu, x, h->send_buf);
-    if (local == KRILL_OK) local = gpu_local_run(ctx, work);
+    if (local == KRILL_OK) local = work->run(ctx, work);
     if (local == KRILL_OK) local = krill_halo_gpu_mark_local(ctx, h->gpu);
     if (local == KRILL_OK) local = krill_halo_gpu_wait_packed(h->gpu);
     krill_halo_post_sends(h, comm);
@@ -112,9 +99,8 @@ static krill_status dist_spmv_gpu(krill_ctx *ctx, const krill_dist_mat *d, doubl
 {
     krill_status st = KRILL_OK;
     const double *ghosts = NULL;
-    /* no rows (no diagonal block): the work is a copy of 0 doubles, which returns at once */
-    const gpu_local_work work = {d->diag, alpha, beta, x, y, 0};
-    KRILL_TRY(gpu_exchange(ctx, d, x, &work, &ghosts));
+    const krill_dist_local_work work = {gpu_diag_product, d, alpha, beta, x, y};
+    KRILL_TRY(krill_dist_gpu_exchange(ctx, d, x, &work, &ghosts));
     if (d->off) KRILL_TRY(krill_mat_spmv_raw(d->off, alpha, ghosts, 1.0, y));
 cleanup:
     return st;
@@ -131,128 +117,6 @@ static krill_status dist_spmv(krill_ctx *ctx, const void *impl, double alpha, co
     return dist_spmv_cpu(ctx, d, alpha, x, beta, y);
 }
 
-/* Row i of the whole rows with x's own entries and the ghosts */
-typedef struct whole_rows_view {
-    const krill_csr *a;
-    const double *ghost;
-    int32_t n_own;
-} whole_rows_view;
-
-static void whole_row_terms(const void *impl, int64_t i, const double *x, krill_row_sink *sink)
-{
-    const whole_rows_view *v = impl;
-    const krill_csr *a = v->a;
-    for (int64_t p = a->row_ptr[i]; p < a->row_ptr[i + 1]; p++) {
-        const int32_t c = a->col[p];
-        krill_row_sink_term(sink, a->val[p], c < v->n_own ? x[c] : v->ghost[c - v->n_own]);
-    }
-}
-
-/* The whole rows from the two blocks: row i's diagonal-block entries, then its off-rank
- * ones shifted by n_local. Local. */
-static krill_status make_whole_rows(krill_dist_mat *d, krill_csr **out)
-{
-    krill_status st = KRILL_OK;
-    krill_csr *dc = NULL, *oc = NULL, *w = NULL;
-    const int32_t n = (int32_t)d->n_local;
-    int64_t k = 0;
-    if (d->diag) KRILL_TRY(krill_mat_to_csr(d->diag, &dc));
-    if (d->off) KRILL_TRY(krill_mat_to_csr(d->off, &oc));
-    KRILL_TRY(krill_csr_create(n, (int32_t)(n + d->halo.n_halo), d->nnz_diag + d->nnz_off, &w));
-    for (int32_t i = 0; i < n; i++) {
-        for (int64_t p = dc ? dc->row_ptr[i] : 0; dc && p < dc->row_ptr[i + 1]; p++, k++) {
-            w->col[k] = dc->col[p];
-            w->val[k] = dc->val[p];
-        }
-        for (int64_t p = oc ? oc->row_ptr[i] : 0; oc && p < oc->row_ptr[i + 1]; p++, k++) {
-            w->col[k] = n + oc->col[p];
-            w->val[k] = oc->val[p];
-        }
-        w->row_ptr[i + 1] = k;
-    }
-    *out = w;
-    w = NULL;
-cleanup:
-    krill_csr_destroy(&dc);
-    krill_csr_destroy(&oc);
-    krill_csr_destroy(&w);
-    return st;
-}
-
-/* The reproducible SpMV's cache, made on every rank or on none (agreed, so it stays in
- * step): CPU ranks, the whole rows in host memory; GPU ranks, the whole rows as a csr matrix
- * in device memory (none on a rank without rows) and the vector [x; ghosts] it multiplies. */
-static int whole_ready(const krill_dist_mat *d)
-{
-    return d->halo.gpu ? d->whole_x != NULL : d->whole_rows != NULL;
-}
-
-static void whole_drop(krill_dist_mat *d)
-{
-    krill_csr_destroy(&d->whole_rows);
-    krill_mat_destroy(&d->whole_dev);
-    krill_mem_free(d->ctx, d->whole_x);
-    d->whole_x = NULL;
-}
-
-static krill_status whole_make(krill_ctx *ctx, krill_dist_mat *d)
-{
-    krill_status st = make_whole_rows(d, &d->whole_rows);
-    if (st == KRILL_OK && d->halo.gpu) {
-        const int64_t n_x = d->n_local + d->halo.n_halo;
-        if (d->n_local > 0) st = krill_mat_create(ctx, d->whole_rows, "csr", &d->whole_dev);
-        if (st == KRILL_OK)
-            st = krill_mem_alloc(ctx, (void **)&d->whole_x,
-                                 (size_t)(n_x > 0 ? n_x : 1) * sizeof *d->whole_x,
-                                 "the reproducible SpMV's vector [x; ghosts]");
-        krill_csr_destroy(&d->whole_rows);   /* on the device now */
-    }
-    return st;
-}
-
-/* y = alpha A x + beta y, every row correctly rounded: the ghosts first, then the whole rows
- * by the formats' reproducible row loop (CPU), or by the csr format's reproducible SpMV of
- * [x; ghosts] (GPU: x's copy into it runs beside the exchange; per SpMV 8 (n_local +
- * n_halo) more bytes copied on the device). */
-static krill_status dist_spmv_repro(krill_ctx *ctx, const void *impl, double alpha,
-                                    const double *x, double beta, double *y)
-{
-    krill_status st = KRILL_OK;
-    krill_dist_mat *d = (krill_dist_mat *)impl;   /* the whole rows are a cache */
-    whole_rows_view v;
-    double t0;
-    if (!whole_ready(d)) {
-        st = krill_ctx_agree(ctx, whole_make(ctx, d));
-        if (st != KRILL_OK) {
-            whole_drop(d);
-            goto cleanup;
-        }
-    }
-#ifdef KRILL_HAVE_CUDA
-    if (d->halo.gpu) {
-        const gpu_local_work work = {NULL, 0.0, 0.0, x, d->whole_x, d->n_local};
-        const double *ghosts = NULL;
-        KRILL_TRY(gpu_exchange(ctx, d, x, &work, &ghosts));
-        if (d->halo.n_halo > 0)
-            KRILL_TRY(krill_mem_copy(ctx, d->whole_x + d->n_local, ghosts,
-                                     (size_t)d->halo.n_halo * sizeof *ghosts));
-        if (d->whole_dev) KRILL_TRY(krill_mat_spmv_raw(d->whole_dev, alpha, d->whole_x, beta, y));
-        goto cleanup;
-    }
-#endif
-    t0 = krill_wtime();
-    KRILL_TRY(krill_halo_start(&d->halo, krill_dist_comm(ctx), x));
-    KRILL_TRY(krill_halo_finish(&d->halo));
-    krill_ctx_add_comm_time(ctx, krill_wtime() - t0);
-    v.a = d->whole_rows;
-    v.ghost = d->halo.recv_buf;
-    v.n_own = (int32_t)d->n_local;
-    krill_spmv_repro_rows(whole_row_terms, &v, d->n_local, krill_ctx_threads(ctx), alpha, x,
-                          beta, y);
-cleanup:
-    return st;
-}
-
 /* New values in the order of the rows given: each block keeps its entries' relative order
  * (the column map is ascending), so the split is a walk with the is_off flags. Local. */
 static krill_status dist_update_values(krill_ctx *ctx, void *impl, const double *values)
@@ -262,7 +126,7 @@ static krill_status dist_update_values(krill_ctx *ctx, void *impl, const double 
     double *dv = NULL, *ov = NULL;
     int64_t nd = 0, no = 0;
     (void)ctx;
-    whole_drop(d);   /* remade from the new values when next needed */
+    krill_dist_whole_drop(d);   /* remade from the new values when next needed */
     KRILL_ALLOC(dv, d->nnz_diag);
     KRILL_ALLOC(ov, d->nnz_off);
     for (int64_t k = 0; k < d->nnz_diag + d->nnz_off; k++) {
@@ -324,7 +188,7 @@ static void dist_destroy(krill_ctx *ctx, void *impl)
     (void)ctx;
     krill_mat_destroy(&d->diag);
     krill_mat_destroy(&d->off);
-    whole_drop(d);
+    krill_dist_whole_drop(d);
     krill_halo_free(&d->halo);
     krill_free(d->offsets);
     krill_free(d->is_off);
@@ -337,7 +201,7 @@ static void dist_destroy(krill_ctx *ctx, void *impl)
 static const krill_format_ops dist_ops = {
     .name = "dist",
     .spmv = dist_spmv,
-    .spmv_repro = dist_spmv_repro,
+    .spmv_repro = krill_dist_spmv_repro,
     .update_values = dist_update_values,
     .diagonal = dist_diagonal,
     .to_csr = dist_to_csr,

@@ -481,7 +481,8 @@ krill_status csr_cuda_spmv_repro(krill_ctx *ctx, const void *impl, double alpha,
 {
     const csr_gpu *m = static_cast<const csr_gpu *>(impl);
     return krill_csr_cuda_spmv_repro(ctx, "csr", m->n_rows, m->max_row_nnz, m->mean_row_nnz,
-                                     m->row_ptr, m->wide, m->col, 0, m->val, alpha, x, beta, y);
+                                     m->row_ptr, m->wide, m->col, 0, m->val, NULL, alpha, x,
+                                     beta, y);
 }
 
 /* y = A x and *xy = x'y (square matrices). Fused in the row kernel unless there are long

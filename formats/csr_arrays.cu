@@ -36,12 +36,14 @@ cleanup:
 
 /* The range visitor of reproducible SpMV (ozaki/ozaki_row.cuh) on CSR arrays with offsets
  * of type I and columns of type J: row i is the range [row_ptr[i], row_ptr[i + 1]), every
- * element an entry. */
+ * element an entry, its sum y's row out_rows[i] (out_rows NULL: row i). */
 template <typename I, typename J>
 struct csr_row_visitor {
     const I *__restrict__ row_ptr;
     const J *__restrict__ col;
     const double *__restrict__ val;
+    const int32_t *__restrict__ out_rows;
+    __device__ int64_t out_row(int64_t i) const { return out_rows ? out_rows[i] : i; }
     __device__ void locate_rows(int64_t first, int count, int sub, int64_t *begin,
                                 int64_t *end) const
     {
@@ -61,11 +63,11 @@ struct csr_row_visitor {
 template <typename I, typename J>
 krill_status csr_spmv_repro_typed(krill_ctx *ctx, const char *format, int64_t n_rows,
                                   int64_t max_row_nnz, int lanes, const void *row_ptr,
-                                  const void *col, const double *val, double alpha,
-                                  const double *x, double beta, double *y)
+                                  const void *col, const double *val, const int32_t *out_rows,
+                                  double alpha, const double *x, double beta, double *y)
 {
     const csr_row_visitor<I, J> v{static_cast<const I *>(row_ptr), static_cast<const J *>(col),
-                                  val};
+                                  val, out_rows};
     return krill_oz_spmv_range_launch(ctx, format, v, n_rows, max_row_nnz, lanes, alpha, x,
                                       beta, y);
 }
@@ -212,17 +214,20 @@ extern "C" krill_status krill_csr_cuda_spmv_repro(krill_ctx *ctx, const char *fo
                                                   double mean_row_nnz, const void *row_ptr,
                                                   int wide_offsets, const void *col,
                                                   int wide_cols, const double *val,
-                                                  double alpha, const double *x, double beta,
-                                                  double *y)
+                                                  const int32_t *out_rows, double alpha,
+                                                  const double *x, double beta, double *y)
 {
     const int lanes = krill_oz_row_lanes(mean_row_nnz, n_rows);
     if (wide_cols)   /* cusparse past INT32_MAX entries: both 64-bit */
         return csr_spmv_repro_typed<int64_t, int64_t>(ctx, format, n_rows, max_row_nnz, lanes,
-                                                      row_ptr, col, val, alpha, x, beta, y);
+                                                      row_ptr, col, val, out_rows, alpha, x,
+                                                      beta, y);
     if (wide_offsets)
         return csr_spmv_repro_typed<int64_t, int32_t>(ctx, format, n_rows, max_row_nnz, lanes,
-                                                      row_ptr, col, val, alpha, x, beta, y);
+                                                      row_ptr, col, val, out_rows, alpha, x,
+                                                      beta, y);
     return csr_spmv_repro_typed<int32_t, int32_t>(ctx, format, n_rows, max_row_nnz, lanes,
-                                                  row_ptr, col, val, alpha, x, beta, y);
+                                                  row_ptr, col, val, out_rows, alpha, x, beta,
+                                                  y);
 }
 

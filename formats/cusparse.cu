@@ -189,7 +189,7 @@ krill_status cusparse_spmv_repro(krill_ctx *ctx, const void *impl, double alpha,
     const cusparse_gpu *m = static_cast<const cusparse_gpu *>(impl);
     return krill_csr_cuda_spmv_repro(ctx, "cusparse", m->n_rows, m->max_row_nnz,
                                      m->mean_row_nnz, m->row_ptr, m->wide, m->col, m->wide,
-                                     m->val, alpha, x, beta, y);
+                                     m->val, NULL, alpha, x, beta, y);
 }
 
 /* New values in the build's CSR order; the descriptor keeps pointing at the same array. */

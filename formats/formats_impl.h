@@ -190,16 +190,19 @@ krill_status krill_csr_cuda_download(krill_ctx *ctx, int64_t n_rows, int64_t n_c
                                      const void *row_ptr, int wide_offsets, const void *col,
                                      int wide_cols, const double *val, krill_csr **csr);
 /* The spmv_repro of CSR arrays in device memory (formats/csr_arrays.cu; the GPU csr and
- * cusparse):
+ * cusparse, and dist/'s whole rows):
  * offsets 64-bit when wide_offsets is set, columns too when wide_cols is (which implies
  * wide_offsets, as in cusparse), else 32-bit; max_row_nnz from the build (a row longer
  * than KRILL_OZ_ROW_MAX_N: KRILL_ERR_UNSUPPORTED naming `format`); mean_row_nnz sets the
- * lanes per row (krill_oz_row_lanes, ozaki/ozaki_row.cuh). */
+ * lanes per row (krill_oz_row_lanes, ozaki/ozaki_row.cuh). out_rows (device, n_rows
+ * entries, or NULL for the identity): row i's result goes to y[out_rows[i]], so the arrays
+ * may hold a subset of y's rows (the other rows of y are not touched). */
 krill_status krill_csr_cuda_spmv_repro(krill_ctx *ctx, const char *format, int64_t n_rows,
                                        int64_t max_row_nnz, double mean_row_nnz,
                                        const void *row_ptr, int wide_offsets, const void *col,
-                                       int wide_cols, const double *val, double alpha,
-                                       const double *x, double beta, double *y);
+                                       int wide_cols, const double *val,
+                                       const int32_t *out_rows, double alpha, const double *x,
+                                       double beta, double *y);
 /* The checks of a caller's device CSR arrays (formats/csr_arrays.cu): with host_row_ptr (the
  * offsets as checked on the host) the columns (KRILL_ERR_ARG), and always the values
  * (KRILL_ERR_NUMERIC); the message names `who` and an offending entry. */

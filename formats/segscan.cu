@@ -254,6 +254,7 @@ struct segscan_row_visitor {
     const int32_t *__restrict__ col;
     const uint8_t *__restrict__ hint;
     const int32_t *__restrict__ warp_heads;
+    __device__ int64_t out_row(int64_t i) const { return i; }
     __device__ void locate_rows(int64_t first, int count, int sub, int64_t *begin,
                                 int64_t *end) const
     {

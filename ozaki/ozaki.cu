@@ -64,10 +64,10 @@ constexpr int OZ_REG_DIAG = 2 * OZ_REG_MAX - 1;  /* its diagonals */
 constexpr int OZ_DIAG_PAD = 528;                 /* >= KRILL_OZ_MAX_DIAG */
 constexpr int OZ_LSB_INIT = 0x7f7f7f7f;          /* the lsb accumulators' reset value (memset) */
 constexpr unsigned int OZ_FULL = 0xffffffffu;
-/* The fast kernel's per-block sums in the workspace (1.5 MB): its grid has at most
- * OZ_FAST_SLOTS / kc blocks for kc sums (32768 for a dot product, 512 for 32 columns against
- * two right-hand sides: about one wave of 256-thread blocks on an H100 either way). */
-constexpr int OZ_FAST_SLOTS = 32768;
+/* The fast kernel's per-block sums in the workspace (3 MB): its grid has at most
+ * OZ_FAST_SLOTS / kc blocks for kc sums (65536 for a dot product, 1024 for 32 columns
+ * against two right-hand sides: above a wave of 256-thread blocks on an H100 or H200). */
+constexpr int OZ_FAST_SLOTS = 65536;
 /* Rows per thread and tile of the fast kernel when k > 1: at most this many times the
  * tuning's gpu_rows (default 8 x 16 = 128: a tile of w, 128 x 256 rows = 256 KB, is read
  * from memory once and from L2 for the other columns; the warp merge per column and tile
@@ -91,6 +91,10 @@ constexpr int OZ_NV = KRILL_OZ_KMAX + 2;
 /* Its dynamic shared memory at most: the default 48 KB a block less 1 KB for its static
  * arrays (the launcher takes fewer threads where kc sums would need more) */
 constexpr size_t OZ_FAST_SMEM = 47 * 1024;
+static_assert(OZ_FAST_SUMS * sizeof(krill_oz_fast) * 8 <= OZ_FAST_SMEM,
+              "64 sums leave the fast kernel 8 warps a block at least");
+static_assert(OZ_NV * (sizeof(unsigned long long) + sizeof(int)) + 16 <= 1024,
+              "the fast kernel's static shared arrays fit the 1 KB left");
 
 /* The device workspace. Accumulators are at their reset values between kernels: the last
  * block of every kernel puts back what it used (atomicExch reads and resets at once). */
@@ -1041,19 +1045,25 @@ static krill_status fast_launch(krill_ctx *ctx, void *ws, const int launch[3], i
                                       : (stats ? oz_fast_kernel<true, 1> : oz_fast_kernel<false, 1>);
     krill_ozaki_tuning_get(&t);
     threads = oz_threads(t, launch);
-    if (n <= 0 || k < 1 || k > KRILL_OZ_KMAX || (w2 && (sqrt_mode || merged_only)))
-        return krill_error(KRILL_ERR_INTERNAL, "krill_ozaki_cuda_fast: n = %lld, k = %d, %d "
-                           "right-hand sides", (long long)n, k, nr);
+    if (n <= 0 || k < 1 || k > KRILL_OZ_KMAX || (w2 && (sqrt_mode || merged_only))) {
+        st = krill_error(KRILL_ERR_INTERNAL, "krill_ozaki_cuda_fast%s: n = %lld, k = %d",
+                         w2 ? "2" : "", (long long)n, k);
+        goto cleanup;
+    }
     if ((size_t)kc * (threads / 32) * sizeof(krill_oz_fast) > OZ_FAST_SMEM)   /* fewer warps */
         threads = (int)(OZ_FAST_SMEM / ((size_t)kc * sizeof(krill_oz_fast))) * 32;
     smem = (size_t)kc * (threads / 32) * sizeof(krill_oz_fast);
-    {   /* the tuning's grid, or one wave of this kernel; at most OZ_FAST_SLOTS / kc blocks */
-        int wave[3] = {launch[2], launch[1], launch[2]};
-        if (w2) {   /* two sums a thread: its own occupancy */
-            KRILL_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&wave[0], kernel,
-                                                                         threads, smem));
-            wave[0] = wave[0] * threads / 256;
-        }
+    if (w2) {   /* two sums a thread: its own wave */
+        int per_sm = 0;
+        int64_t b;
+        KRILL_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads,
+                                                                     smem));
+        b = t.gpu_blocks > 0 ? t.gpu_blocks
+                             : (int64_t)ctx->cuda->sm_count * (per_sm > 0 ? per_sm : 1);
+        if (b > (n + threads - 1) / threads) b = (n + threads - 1) / threads;
+        blocks = b > 65535 ? 65535 : (int)b;
+    } else {   /* the tuning's grid, or one wave of this kernel */
+        const int wave[3] = {launch[2], launch[1], launch[2]};
         blocks = oz_blocks(ctx, wave, t, threads, n);
     }
     if (blocks > OZ_FAST_SLOTS / kc) blocks = OZ_FAST_SLOTS / kc;
@@ -1061,7 +1071,7 @@ static krill_status fast_launch(krill_ctx *ctx, void *ws, const int launch[3], i
         const int64_t all = (int64_t)blocks * threads;
         rows = (n + all - 1) / all;
     } else {
-        /* q items a block, each block the same q but the last: the block that takes one
+        /* at most q items a block (the last few blocks q - 1): the block that takes one
          * item more than the others sets the kernel's time (Nsight Compute, the sweep of
          * k = 16 on an H200: 1152 items on 528 blocks, SMs active 61% of the time). At most
          * OZ_FAST_ROWS_SCALE gpu_rows rows a thread (tiles_min tiles at least), q the fewest
@@ -1073,7 +1083,7 @@ static krill_status fast_launch(krill_ctx *ctx, void *ws, const int launch[3], i
         rows = (n + tiles * threads - 1) / (tiles * threads);
     }
     a.rows = rows > (1 << 30) ? (1 << 30) : (int)rows;
-    {   /* the items, and blocks of q = ceil(items / blocks) items each (but the last) */
+    {   /* the items, q = ceil(items / blocks) a block at most, and no idle block */
         const int64_t tile = (int64_t)a.rows * threads;
         const int64_t items = (n + tile - 1) / tile * k;
         const int64_t q = (items + blocks - 1) / blocks;

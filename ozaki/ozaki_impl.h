@@ -126,6 +126,9 @@ krill_status krill_ozaki_mdot_stats(krill_ctx *ctx, int64_t n, int k, const doub
 #ifndef KRILL_OZ_MDOT2_COLS
 #define KRILL_OZ_MDOT2_COLS KRILL_OZ_KMAX
 #endif
+#if KRILL_OZ_MDOT2_COLS < 1 || KRILL_OZ_MDOT2_COLS > KRILL_OZ_KMAX
+#error "KRILL_OZ_MDOT2_COLS must be in [1, KRILL_OZ_KMAX]"
+#endif
 krill_status krill_ozaki_mdot2(krill_ctx *ctx, int64_t n, int k, const double *V, int64_t ldv,
                                const double *u, const double *w, double *results);
 
@@ -227,7 +230,8 @@ void krill_ozaki_tuning_get(krill_ozaki_tuning *t);
 void krill_ozaki_tuning_set(const krill_ozaki_tuning *t);   /* NULL: the defaults */
 
 /* The fast path's verdicts on the last group of columns (the last KRILL_OZ_KMAX or fewer; of
- * krill_ozaki_mdot2, the group's sums against u, then against w: k <= 2 KRILL_OZ_KMAX) of
+ * krill_ozaki_mdot2 on a lone GPU, the group's sums against u, then against w, up to
+ * 2 KRILL_OZ_KMAX; elsewhere those of its second multi-dot, against w) of
  * the last call on ctx (on the CPU: the last call made by the calling thread): decided[j] = 1
  * where it decided column j, 0 where the exact path ran, -1 where it was not tried (not
  * exact mode, tuning off, n = 0 or above KRILL_OZ_FAST_MAX_N, j beyond that call's columns,

@@ -17,7 +17,9 @@
  *       called by all 32 lanes of a warp together: the warp's rows are first .. first +
  *       count - 1 (count <= 32); a lane with sub < count gets row first + sub's range;
  *   __device__ bool V::term(int64_t k, const double *x, double *a, double *xv) const
- *       element k's product a x_j, false for padding (never 0 * x_j: 0 * Inf is NaN).
+ *       element k's product a x_j, false for padding (never 0 * x_j: 0 * Inf is NaN);
+ *   __device__ int64_t V::out_row(int64_t i) const
+ *       the row of y that row i's sum goes to (i, or a map's entry: a subset of the rows).
  * A sub-warp of L lanes takes a row (cyclically, like the plain csr kernel), lane l the
  * elements begin + l, begin + l + L, ..., so a warp's loads fall on neighbouring addresses;
  * the lanes merge their fast-path states with shuffles (krill_oz_fast_reduce) and the first
@@ -262,7 +264,8 @@ krill_oz_spmv_range_kernel(V v, int64_t n_rows, double alpha, const double *__re
                                                      x, slot, acc);
             if (!decided) s = e;
         }
-        if (sub < count && sublane == 0) krill_oz_store_row(y, first + sub, alpha, s, beta);
+        if (sub < count && sublane == 0)
+            krill_oz_store_row(y, v.out_row(first + sub), alpha, s, beta);
     }
 }
 

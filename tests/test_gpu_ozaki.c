@@ -290,12 +290,15 @@ static void test_mdot(void)
 /* krill_ozaki_mdot2 (DCGS2's sweep) on the GPU against the CPU's two krill_ozaki_mdot calls,
  * bit for bit, on every configuration with the fast path on and off: k = 1, 8, 17, 32 (one
  * group: 64 sums, fewer threads a block at 1024) and 34 (a group and a rest), n from 1 to
- * 70001, u and w V's last two
- * columns (DCGS2's shape) or vectors of their own; columns the fast kernel declines against
- * w only (exact cancellation) or against both (2^401, an Inf, a subnormal) take the products
- * pass after it; the verdicts of a group (u's sums, then w's) checked for k = 8. */
+ * 70001, u and w V's last two columns (DCGS2's shape) or vectors of their own; columns the
+ * fast kernel declines against w only (exact cancellation) or against both (2^401, an Inf,
+ * a subnormal), and right-hand sides it declines (an Inf in u, 2^401 in w: the products pass
+ * reads their statistics from the fast pass's), take the products pass after it; the
+ * verdicts of a group (u's sums, then w's) checked for k = 5 and 8; and k = 32 on 2048
+ * blocks, above the workspace's room for 64 sums (1024 blocks). */
 static void check_mdot2(int64_t n, int k, const double *V, const double *u, const double *w,
-                        int in_v, const int *want_v, const char *what)
+                        int in_v, const int *want_v, const char *what, const config *cfgs,
+                        int ncfg)
 {
     const oz_mode *exact = &oz_modes[0];
     double *want = malloc(2 * (size_t)k * sizeof *want), *got = malloc(2 * (size_t)k * sizeof *got);
@@ -311,14 +314,14 @@ static void check_mdot2(int64_t n, int k, const double *V, const double *u, cons
     use_config(&configs[0], 0);
     CHECK_OK(krill_ozaki_mdot(cpu, n, k, V, n, u, want));
     CHECK_OK(krill_ozaki_mdot(cpu, n, k, V, n, w, want + k));
-    for (int cf = 0; cf < 2 * NCONFIGS; cf++) {
+    for (int cf = 0; cf < 2 * ncfg; cf++) {
         const int c = cf / 2;
-        if (!config_in_run(c) || !tu_shard_mine()) continue;   /* a unit of work */
-        use_config(&configs[c], cf % 2);
+        if ((cfgs == configs && !config_in_run(c)) || !tu_shard_mine()) continue;   /* a unit */
+        use_config(&cfgs[c], cf % 2);
         CHECK_OK(krill_ozaki_mdot2(gpu, n, k, dV, n, du, dw, dres));
-        if (want_v && cf % 2) check_verdicts(2 * k, want_v, what, &configs[c]);
+        if (want_v && cf % 2) check_verdicts(2 * k, want_v, what, &cfgs[c]);
         CHECK_OK(krill_scalars_read(gpu, dres, got, 2 * k));
-        for (int j = 0; j < 2 * k; j++) compare(got[j], want[j], what, exact, &configs[c]);
+        for (int j = 0; j < 2 * k; j++) compare(got[j], want[j], what, exact, &cfgs[c]);
     }
     krill_mem_free(gpu, dV);
     if (!in_v) {
@@ -332,6 +335,7 @@ static void check_mdot2(int64_t n, int k, const double *V, const double *u, cons
 
 static void test_mdot2(void)
 {
+    static const config many = {256, 2048, 8, 8};
     const int64_t n = 70001;
     const int kmax = 34;
     double *V = malloc((size_t)(kmax * n) * sizeof *V), *u = malloc((size_t)n * sizeof *u);
@@ -340,12 +344,23 @@ static void test_mdot2(void)
     for (int j = 0; j < kmax; j++) oz_ref_phi_vector(V + j * n, n, (double)(j % 4), 300 + j);
     oz_ref_phi_vector(u, n, 1.0, 390);
     oz_ref_phi_vector(w, n, 2.0, 391);
-    check_mdot2(n, 34, V, u, w, 1, NULL, "mdot2: 34 columns, u and w in V");
-    check_mdot2(n, 17, V, u, w, 0, NULL, "mdot2: 17 columns");
-    check_mdot2(n, 32, V, u, w, 1, NULL, "mdot2: 32 columns, u and w in V");
-    check_mdot2(1, 5, V, u, w, 0, NULL, "mdot2: n = 1");
-    check_mdot2(33, 3, V, u, w, 1, NULL, "mdot2: n = 33");
-    check_mdot2(n, 1, V, u, w, 0, NULL, "mdot2: one column");
+    check_mdot2(n, 34, V, u, w, 1, NULL, "mdot2: 34 columns, u and w in V", configs, NCONFIGS);
+    check_mdot2(n, 17, V, u, w, 0, NULL, "mdot2: 17 columns", configs, NCONFIGS);
+    check_mdot2(n, 32, V, u, w, 1, NULL, "mdot2: 32 columns, u and w in V", configs, NCONFIGS);
+    check_mdot2(n, 32, V, u, w, 0, NULL, "mdot2: 32 columns, 2048 blocks", &many, 1);
+    check_mdot2(1, 5, V, u, w, 0, NULL, "mdot2: n = 1", configs, NCONFIGS);
+    check_mdot2(33, 3, V, u, w, 1, NULL, "mdot2: n = 33", configs, NCONFIGS);
+    check_mdot2(n, 1, V, u, w, 0, NULL, "mdot2: one column", configs, NCONFIGS);
+    {   /* right-hand sides the fast kernel declines: an Inf in u, 2^401 in w */
+        const double u_keep = u[40], w_keep = w[41];
+        u[40] = INFINITY;
+        w[41] = 0x1p401;
+        for (int j = 0; j < 10; j++) want_v[j] = 0;
+        check_mdot2(n, 5, V, u, w, 0, want_v, "mdot2: declined right-hand sides", configs,
+                    NCONFIGS);
+        u[40] = u_keep;
+        w[41] = w_keep;
+    }
     /* test_fast_path's columns: 1 cancels exactly against w (not u), 2 has 2^401, 3 an Inf,
      * 4 is zero, 6 has a subnormal; 0, 5 and 7 are ordinary */
     for (int64_t i = 0; i < n / 2; i++) {
@@ -359,7 +374,7 @@ static void test_mdot2(void)
     V[6 * n + 11] = 0x1p-1074;
     for (int j = 0; j < 8; j++) want_v[j] = want_v[8 + j] = !(j == 2 || j == 3 || j == 6);
     want_v[8 + 1] = 0;
-    check_mdot2(n, 8, V, u, w, 0, want_v, "mdot2: declined columns");
+    check_mdot2(n, 8, V, u, w, 0, want_v, "mdot2: declined columns", configs, NCONFIGS);
     free(V);
     free(u);
     free(w);

@@ -8,6 +8,7 @@
  *     on vectors the fast path decides, on cancelling ones it cannot (the exact path), with
  *     a dynamic range that needs the general (windowed) path, with NaN or an infinity on one
  *     rank, all zeros, and on partitions with empty ranks; exact mode, S = 2 and fast mode;
+ *   - the SpMV y = 1.5 A x - 0.25 y0 (a -0 among y0) on every partition: each rank's rows;
  *   - whole solves: every solver (CG, GMRES with CGS2 / MGS / DCGS2, FGMRES, BiCGStab,
  *     MINRES) with no preconditioner and Jacobi, on two partitions: the same reason,
  *     iteration count, residual history and solution, bit for bit;
@@ -268,6 +269,48 @@ static void compare(const solve_case *c, mtu_partition p, double scale)
     krill_csr_destroy(&g);
 }
 
+/* y = 1.5 A x - 0.25 y0 on the distributed matrix in exact mode: every rank's rows the bits
+ * of the serial reproducible SpMV (on GPU ranks the interior rows run beside the exchange
+ * and the boundary rows after it, dist/repro.c, each row's result at its place in y) */
+static void check_spmv(const char *spec, mtu_partition p)
+{
+    krill_csr *g = NULL;
+    krill_dist_layout l;
+    mtu_system ss, sd;
+    double *x, *y0, *want, *got;
+    int same;
+    CHECK_OK(krill_gen(spec, &g));
+    x = malloc((size_t)g->n_rows * sizeof *x);
+    y0 = malloc((size_t)g->n_rows * sizeof *y0);
+    want = malloc((size_t)g->n_rows * sizeof *want);
+    got = malloc((size_t)g->n_rows * sizeof *got);
+    mtu_vector(g->n_rows, x);
+    for (int64_t i = 0; i < g->n_rows; i++) y0[i] = (i % 5 == 0) ? -0.0 : (double)(i % 7) - 3.1;
+    mtu_system_serial(serial, g, &ss);
+    CHECK_OK(krill_vec_upload(ss.x, x));
+    CHECK_OK(krill_vec_upload(ss.b, y0));
+    CHECK_OK(krill_mat_spmv(ss.a, 1.5, ss.x, -0.25, ss.b));
+    CHECK_OK(krill_vec_download(ss.b, want));
+    mtu_system_dist(ctx, g, p, &sd);
+    CHECK_OK(krill_dist_mat_layout(sd.a, &l));
+    CHECK_OK(krill_vec_upload(sd.x, x + l.row_start));
+    CHECK_OK(krill_vec_upload(sd.b, y0 + l.row_start));
+    CHECK_OK(krill_mat_spmv(sd.a, 1.5, sd.x, -0.25, sd.b));
+    CHECK_OK(krill_vec_download(sd.b, got));
+    same = same_bits(got, want + l.row_start, l.n_local);
+    CHECK(same);
+    if (rank == 0)
+        printf("  spmv %-18s %-22s rank 0's rows: %s\n", spec, mtu_partition_name(p),
+               same ? "the serial bits" : "DIFFER");
+    mtu_system_free(&ss);
+    mtu_system_free(&sd);
+    free(x);
+    free(y0);
+    free(want);
+    free(got);
+    krill_csr_destroy(&g);
+}
+
 static void test_solves(void)
 {
     static const solve_case cases[] = {
@@ -284,6 +327,10 @@ static void test_solves(void)
     };
     CHECK_OK(krill_ctx_set_repro(serial, KRILL_REPRO_OZAKI, 0));
     CHECK_OK(krill_ctx_set_repro(ctx, KRILL_REPRO_OZAKI, 0));
+    for (mtu_partition p = MTU_BALANCED; p < MTU_PARTITIONS; p++) {
+        check_spmv("convdiff3d:7,2", p);
+        check_spmv("elasticity3d:3,2,2", p);
+    }
     for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
         compare(&cases[k], MTU_BALANCED, 1.0);
         compare(&cases[k], MTU_EMPTY_SECOND, 1.0);

@@ -798,8 +798,8 @@ static void test_fast_path(void)
     CHECK_OK(krill_ozaki_dot(ctxs[1], n, x, x, &off));
     check_verdicts(1, 1, (const int[]){1}, "mode off, a direct call");
     CHECK(oz_same_bits(off, r));
-    CHECK_STATUS(krill_ozaki_fast_verdicts(ctxs[1], KRILL_OZ_KMAX + 1, want), KRILL_ERR_ARG);
-    CHECK(strstr(krill_last_error(), "k = 33") != NULL);
+    CHECK_STATUS(krill_ozaki_fast_verdicts(ctxs[1], 2 * KRILL_OZ_KMAX + 1, want), KRILL_ERR_ARG);
+    CHECK(strstr(krill_last_error(), "k = 65") != NULL);
     free(x);
     free(y);
     free(V);
