@@ -334,6 +334,19 @@ krill_status krill_ozaki_mdot_stats(krill_ctx *ctx, int64_t n, int k, const doub
 }
 
 #ifdef KRILL_HAVE_CUDA
+/* The start of a fused call on a lone GPU: no verdicts yet, the workspace made, *area its
+ * stats area */
+static krill_status gpu_fused_begin(krill_ctx *ctx, krill_ozaki_ws **ws, double **area)
+{
+    krill_status st = KRILL_OK;
+    forget_verdicts(ctx);
+    KRILL_TRY(krill_ozaki_ctx_init(ctx));
+    *ws = gpu_ws(ctx);
+    *area = krill_ozaki_cuda_stats_area((*ws)->dev);
+cleanup:
+    return st;
+}
+
 /* One group of k <= KRILL_OZ_MDOT2_COLS columns against u and w on a lone GPU, exact mode:
  * the fast kernel with both right-hand sides (one read of each column, the stats of the
  * columns, u and w from the same read), then for each right-hand side the products pass,
@@ -346,10 +359,7 @@ static krill_status mdot2_group(krill_ctx *ctx, int64_t n, int k, const double *
     krill_status st = KRILL_OK;
     krill_ozaki_ws *ws;
     double *area;
-    forget_verdicts(ctx);
-    KRILL_TRY(krill_ozaki_ctx_init(ctx));
-    ws = gpu_ws(ctx);
-    area = krill_ozaki_cuda_stats_area(ws->dev);
+    KRILL_TRY(gpu_fused_begin(ctx, &ws, &area));
     KRILL_TRY(krill_ozaki_cuda_fast2(ctx, ws->dev, ws->launch, n, k, V, ldv, u, w, results_u,
                                      results_w, area));
     ws->fast_k = 2 * k;
@@ -416,10 +426,7 @@ krill_status krill_ozaki_cgs_pass(krill_ctx *ctx, int64_t n, int k, const double
         const int kd = h_out ? k : 0;
         krill_ozaki_ws *ws;
         double *area;
-        forget_verdicts(ctx);
-        KRILL_TRY(krill_ozaki_ctx_init(ctx));
-        ws = gpu_ws(ctx);
-        area = krill_ozaki_cuda_stats_area(ws->dev);
+        KRILL_TRY(gpu_fused_begin(ctx, &ws, &area));
         KRILL_TRY(krill_ozaki_cuda_cgs(ctx, ws->dev, ws->launch, n, k, V, ldv, h_sub, w,
                                        h_out, ss_out, area));
         ws->fast_k = kd + (ss_out != NULL);

@@ -620,77 +620,52 @@ __device__ __forceinline__ void oz_range_stats(const oz_range &r, unsigned long 
     *lsb = r.max ? (e > 1 ? e : 1) - 1075 : KRILL_OZ_LSB_NONE;
 }
 
-/* f <- f + the terms x_i y_i of the rows i0, i0 + blockDim, ... (< rows of them, < n) by
- * krill_oz_fast_sum, their elements into the ranges xr and yr (the guard and the statistics
- * come from those), m counted; four rows' loads at a time, so that they are in flight
- * together */
+/* f[q] <- f[q] + the terms x_i y[q]_i of the rows i0, i0 + blockDim, ... (< rows of them,
+ * < n) by krill_oz_fast_sum, q < NR (each x_i loaded once for the NR right-hand sides), the
+ * elements into the ranges xr and yr[q] (the guard and the statistics come from those), m
+ * counted; 4 / NR rows' loads at a time (8 in flight with one right-hand side, 6 with
+ * two) */
+template <int NR>
 __device__ __forceinline__ void oz_fast_rows(krill_oz_fast *f, const double *__restrict__ x,
-                                             const double *__restrict__ y, int64_t i0, int rows,
+                                             const double *const *y, int64_t i0, int rows,
                                              int64_t n, oz_range *xr, oz_range *yr)
 {
+    constexpr int U = 4 / NR;
     const int64_t step = blockDim.x;
     int64_t i = i0;
     int r = 0;
-    for (; r + 4 <= rows && i + 3 * step < n; r += 4, i += 4 * step) {
-        const double x0 = x[i], x1 = x[i + step], x2 = x[i + 2 * step], x3 = x[i + 3 * step];
-        const double y0 = y[i], y1 = y[i + step], y2 = y[i + 2 * step], y3 = y[i + 3 * step];
-        krill_oz_fast_sum(f, x0, y0);
-        krill_oz_fast_sum(f, x1, y1);
-        krill_oz_fast_sum(f, x2, y2);
-        krill_oz_fast_sum(f, x3, y3);
-        oz_range_add(xr, x0);
-        oz_range_add(xr, x1);
-        oz_range_add(xr, x2);
-        oz_range_add(xr, x3);
-        oz_range_add(yr, y0);
-        oz_range_add(yr, y1);
-        oz_range_add(yr, y2);
-        oz_range_add(yr, y3);
+    for (; r + U <= rows && i + (U - 1) * step < n; r += U, i += U * step) {
+        double xv[U], yv[NR][U];
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            xv[u] = x[i + u * step];
+#pragma unroll
+            for (int q = 0; q < NR; q++) yv[q][u] = y[q][i + u * step];
+        }
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+#pragma unroll
+            for (int q = 0; q < NR; q++) krill_oz_fast_sum(&f[q], xv[u], yv[q][u]);
+        }
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            oz_range_add(xr, xv[u]);
+#pragma unroll
+            for (int q = 0; q < NR; q++) oz_range_add(&yr[q], yv[q][u]);
+        }
     }
     for (; r < rows && i < n; r++, i += step) {
-        krill_oz_fast_sum(f, x[i], y[i]);
-        oz_range_add(xr, x[i]);
-        oz_range_add(yr, y[i]);
+        const double xi = x[i];
+#pragma unroll
+        for (int q = 0; q < NR; q++) {
+            const double yi = y[q][i];
+            krill_oz_fast_sum(&f[q], xi, yi);
+            oz_range_add(&yr[q], yi);
+        }
+        oz_range_add(xr, xi);
     }
-    f->m += 2 * (int64_t)r;
-}
-
-/* oz_fast_rows for two right-hand sides: f <- f + x_i y_i and g <- g + x_i z_i, x read once
- * for both (two rows' loads at a time: six loads in flight, and two independent sums) */
-__device__ __forceinline__ void oz_fast_rows2(krill_oz_fast *f, krill_oz_fast *g,
-                                              const double *__restrict__ x,
-                                              const double *__restrict__ y,
-                                              const double *__restrict__ z, int64_t i0, int rows,
-                                              int64_t n, oz_range *xr, oz_range *yr,
-                                              oz_range *zr)
-{
-    const int64_t step = blockDim.x;
-    int64_t i = i0;
-    int r = 0;
-    for (; r + 2 <= rows && i + step < n; r += 2, i += 2 * step) {
-        const double x0 = x[i], x1 = x[i + step];
-        const double y0 = y[i], y1 = y[i + step];
-        const double z0 = z[i], z1 = z[i + step];
-        krill_oz_fast_sum(f, x0, y0);
-        krill_oz_fast_sum(g, x0, z0);
-        krill_oz_fast_sum(f, x1, y1);
-        krill_oz_fast_sum(g, x1, z1);
-        oz_range_add(xr, x0);
-        oz_range_add(xr, x1);
-        oz_range_add(yr, y0);
-        oz_range_add(yr, y1);
-        oz_range_add(zr, z0);
-        oz_range_add(zr, z1);
-    }
-    for (; r < rows && i < n; r++, i += step) {
-        krill_oz_fast_sum(f, x[i], y[i]);
-        krill_oz_fast_sum(g, x[i], z[i]);
-        oz_range_add(xr, x[i]);
-        oz_range_add(yr, y[i]);
-        oz_range_add(zr, z[i]);
-    }
-    f->m += 2 * (int64_t)r;
-    g->m += 2 * (int64_t)r;
+#pragma unroll
+    for (int q = 0; q < NR; q++) f[q].m += 2 * (int64_t)r;
 }
 
 /* The work items are the (tile, column) pairs, tile-major (the k items of a tile run at
@@ -708,6 +683,7 @@ __global__ void oz_fast_kernel(oz_fast_args A)
     __shared__ int s_lsb[OZ_NV];
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, warps = blockDim.x >> 5;
     const int kc = NR * A.k, nv = A.k + NR * A.stats_w;
+    const double *const rhs[2] = {A.w, A.w2};
     const int64_t tile_rows = (int64_t)A.rows * blockDim.x;
     const int64_t items = (A.n + tile_rows - 1) / tile_rows * A.k;
     oz_dev_ws *ws = A.ws;
@@ -733,11 +709,7 @@ __global__ void oz_fast_kernel(oz_fast_args A)
             krill_oz_fast_init(&f[r]);
             oz_range_init(&yr[r]);
         }
-        if (NR == 1)
-            oz_fast_rows(&f[0], col, A.w, t0 + tid, A.rows, A.n, &xr, &yr[0]);
-        else
-            oz_fast_rows2(&f[0], &f[NR - 1], col, A.w, A.w2, t0 + tid, A.rows, A.n, &xr,
-                          &yr[0], &yr[NR - 1]);
+        oz_fast_rows<NR>(f, col, rhs, t0 + tid, A.rows, A.n, &xr, yr);
 #pragma unroll
         for (int r = 0; r < NR; r++) {
             f[r].ok = oz_range_ok(xr, yr[r]);

@@ -287,6 +287,20 @@ static void test_mdot(void)
     free(w);
 }
 
+/* Columns of V (n rows each, n odd) the fast kernel must decline against w: column 1 cancels
+ * exactly against w (w made symmetric, column 1 antisymmetric), column 2 holds 2^401 (the
+ * guard's exclusive top), column 3 an Inf */
+static void decline_columns(double *V, double *w, int64_t n)
+{
+    for (int64_t i = 0; i < n / 2; i++) {
+        V[1 * n + n - 1 - i] = -V[1 * n + i];
+        w[n - 1 - i] = w[i];
+    }
+    V[1 * n + n / 2] = 0.0;
+    V[2 * n + 5] = 0x1p401;
+    V[3 * n + 9] = -INFINITY;
+}
+
 /* krill_ozaki_mdot2 (DCGS2's sweep) on the GPU against the CPU's two krill_ozaki_mdot calls,
  * bit for bit, on every configuration with the fast path on and off: k = 1, 8, 17, 32 (one
  * group: 64 sums, fewer threads a block at 1024) and 34 (a group and a rest), n from 1 to
@@ -363,13 +377,7 @@ static void test_mdot2(void)
     }
     /* test_fast_path's columns: 1 cancels exactly against w (not u), 2 has 2^401, 3 an Inf,
      * 4 is zero, 6 has a subnormal; 0, 5 and 7 are ordinary */
-    for (int64_t i = 0; i < n / 2; i++) {
-        V[1 * n + n - 1 - i] = -V[1 * n + i];
-        w[n - 1 - i] = w[i];
-    }
-    V[1 * n + n / 2] = 0.0;
-    V[2 * n + 5] = 0x1p401;
-    V[3 * n + 9] = -INFINITY;
+    decline_columns(V, w, n);
     for (int64_t i = 0; i < n; i++) V[4 * n + i] = 0.0;
     V[6 * n + 11] = 0x1p-1074;
     for (int j = 0; j < 8; j++) want_v[j] = want_v[8 + j] = !(j == 2 || j == 3 || j == 6);
@@ -397,13 +405,7 @@ static void test_fast_path(void)
     const oz_mode *exact = &oz_modes[0];
     oz_ref_phi_vector(w, n, 1.0, 706);
     for (int j = 0; j < k; j++) oz_ref_phi_vector(V + j * n, n, 1.0, 800 + j);
-    for (int64_t i = 0; i < n / 2; i++) {   /* column 1 . w: exact cancellation (n is odd) */
-        V[1 * n + n - 1 - i] = -V[1 * n + i];
-        w[n - 1 - i] = w[i];
-    }
-    V[1 * n + n / 2] = 0.0;
-    V[2 * n + 5] = 0x1p401;                  /* the guard's exclusive top */
-    V[3 * n + 9] = -INFINITY;
+    decline_columns(V, w, n);                /* 1 cancels, 2 has 2^401, 3 an Inf */
     V[5 * n + 7] = 0x1.fffffffffffffp400;    /* the largest operand it takes */
     V[6 * n + 11] = 0x1p-1074;               /* a subnormal operand */
     for (int64_t i = 0; i < n; i++) V[4 * n + i] = 0.0;
@@ -541,13 +543,7 @@ static void test_cgs_pass(void)
     check_cgs(1, 3, V, w, h, 1, 1, NULL, "cgs: n = 1");
     check_cgs(33, 7, V, w, h, 1, 0, NULL, "cgs: n = 33");
     /* no update: test_fast_path's columns (1 cancels exactly, 2 has 2^401, 3 an Inf) */
-    for (int64_t i = 0; i < n / 2; i++) {
-        V[1 * n + n - 1 - i] = -V[1 * n + i];
-        w[n - 1 - i] = w[i];
-    }
-    V[1 * n + n / 2] = 0.0;
-    V[2 * n + 5] = 0x1p401;
-    V[3 * n + 9] = -INFINITY;
+    decline_columns(V, w, n);
     /* column 4: 2^-500 in the row after w's 2^-400 (w's middle, keeping column 1's
      * cancellation; one tile in every configuration): every product is above 2^-800, but
      * the guard comes from the ranges of the block's elements (2^-500 2^-400 < 2^-800), so
