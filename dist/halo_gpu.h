@@ -4,8 +4,8 @@
  *
  * One exchange with x in device memory: pack (x_ready on the context's stream; on a side
  * stream the gather send[k] = x[send_idx[k]] and its copy to page-locked host memory, then
- * the event `packed`), the diagonal block's product queued on the context's stream and
- * marked (mark_local), MPI on the host between page-locked buffers, then unpack (the ghosts
+ * the event `packed`), the local work (the diagonal block's product; in reproducible mode
+ * the interior rows, dist/repro.c) queued on the context's stream and marked (mark_local), MPI on the host between page-locked buffers, then unpack (the ghosts
  * to the device on the side stream; the context's stream waits for them before the off-rank
  * block's product). Per SpMV: 8 sent bytes gathered and copied down, 8 n_halo bytes copied
  * up; the gather, both copies and the messages overlap the diagonal block's product. */
