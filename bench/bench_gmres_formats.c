@@ -20,8 +20,11 @@
  * One untimed warm-up solve of one restart cycle runs first on a separate build. With
  * --runs K (default 1) each format is built and solved K times, in K rounds over the formats
  * (round r runs every format once, so that a drift in the machine's load falls on all of
- * them alike), and its row is the run with the median total (K odd; the lower middle one
- * for K even). `chosen` names the format krill_mat_create built (for `auto`: its choice).
+ * them alike; even rounds in the order of --formats, odd rounds in the reverse order, so that
+ * what the first build after a solve pays falls on each format alike), and its row is the run
+ * with the median total (K odd; the lower middle one for K even). The JSON row also lists
+ * every round's total (`round_totals`, round order), so that formats can be compared round
+ * by round (bench/auto_default.py). `chosen` names the format krill_mat_create built (for `auto`: its choice).
  * `auto` is built as `krill solve --format auto` builds it for one solve with these options:
  * auto:spmvs=N, N = krill_auto_solve_spmvs (the SpMVs of one restart cycle, at most maxit). */
 #include <math.h>
@@ -52,6 +55,8 @@ typedef struct gf_result {
     krill_reason reason;
     double relres;
     double create_s, transfer_s, build_s, spmv_s, other_s, solve_s, total_s;
+    double round_totals[MAX_RUNS];    /* every round's total_s (the median row only) */
+    int n_rounds;
     int ok;
     char message[200];
 } gf_result;
@@ -218,6 +223,10 @@ static int write_json(const char *path, const gf_result *res, int n, krill_ctx *
         bench_json_next_number(f, "spmv_s", r->spmv_s);
         bench_json_next_number(f, "other_s", r->other_s);
         bench_json_next_number(f, "total_s", r->total_s);
+        fprintf(f, ", \"round_totals\": [");
+        for (int k = 0; k < r->n_rounds; k++)
+            fprintf(f, "%s%.6e", k ? ", " : "", r->round_totals[k]);
+        fprintf(f, "]");
         fprintf(f, ", \"ok\": %s, \"message\": ", r->ok ? "true" : "false");
         bench_json_string(f, r->message);
         fprintf(f, "}%s\n", i + 1 < n ? "," : "");
@@ -315,7 +324,8 @@ int main(int argc, char **argv)
             }
         }
         for (int k = 0; k < o.runs; k++)
-            for (int f = 0; f < n_formats; f++) {
+            for (int i = 0; i < n_formats; i++) {  /* odd rounds in the reverse order */
+                int f = k % 2 ? n_formats - 1 - i : i;
                 gf_result *r = &runs[f * o.runs + k];
                 if (solve_once(ctx, a, b, formats[f], &so, clock, r) != KRILL_OK) {
                     r->ok = 0;
@@ -325,6 +335,8 @@ int main(int argc, char **argv)
         for (int f = 0; f < n_formats; f++) {
             gf_result *r = &res[n_res++];
             *r = median_run(&runs[f * o.runs], o.runs);
+            r->n_rounds = o.runs;
+            for (int k = 0; k < o.runs; k++) r->round_totals[k] = runs[f * o.runs + k].total_s;
             if (!r->ok) failures++;
             print_row(r);
             fflush(stdout);
