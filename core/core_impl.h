@@ -175,6 +175,8 @@ struct krill_ctx {
     krill_comm *comm;        /* NULL, or the context's own duplicate of the caller's */
     double comm_seconds;     /* wall time inside the communicator's calls so far (the
                                 solvers report the difference: krill_solve_times.comm) */
+    int64_t comm_calls;      /* collectives started so far (the ctx.c wrappers; the tests
+                                count a call's rounds with it) */
     double halo_seconds;     /* dist/'s halo exchanges: seconds in flight, and of those the */
     double halo_hidden_seconds;  /* seconds the local block's product ran (krill_solve_times) */
     krill_ctx_alloc_stats allocated;   /* krill_mem_alloc's successful calls and bytes */

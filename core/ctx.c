@@ -236,13 +236,15 @@ int krill_ctx_threads(const krill_ctx *ctx) { return ctx->threads; }
 int krill_ctx_rank(const krill_ctx *ctx) { return ctx->comm ? ctx->comm->rank : 0; }
 int krill_ctx_size(const krill_ctx *ctx) { return ctx->comm ? ctx->comm->size : 1; }
 
-/* Each communicator call adds its wall time to ctx->comm_seconds. */
+/* Each communicator call adds its wall time to ctx->comm_seconds, each collective started
+ * one to ctx->comm_calls. */
 krill_status krill_ctx_allreduce(krill_ctx *ctx, double *buf, int count, krill_reduce_op op)
 {
     krill_status st = KRILL_OK;
     if (ctx->comm) {
         const double t0 = krill_wtime();
         st = ctx->comm->ops->allreduce(ctx->comm, buf, count, op);
+        ctx->comm_calls++;
         ctx->comm_seconds += krill_wtime() - t0;
     }
     return st;
@@ -255,6 +257,7 @@ krill_status krill_ctx_iallreduce_start(krill_ctx *ctx, double *buf, int count,
     if (ctx->comm) {
         const double t0 = krill_wtime();
         st = ctx->comm->ops->iallreduce_start(ctx->comm, buf, count, op);
+        ctx->comm_calls++;
         ctx->comm_seconds += krill_wtime() - t0;
     }
     return st;
@@ -399,6 +402,7 @@ krill_status krill_ctx_allreduce_i64(krill_ctx *ctx, int64_t *buf, int count,
     if (ctx->comm) {
         const double t0 = krill_wtime();
         st = ctx->comm->ops->allreduce_i64(ctx->comm, buf, count, op);
+        ctx->comm_calls++;
         ctx->comm_seconds += krill_wtime() - t0;
     }
     return st;
@@ -410,6 +414,7 @@ krill_status krill_ctx_allgather(krill_ctx *ctx, const void *mine, size_t bytes,
     if (ctx->comm) {
         const double t0 = krill_wtime();
         st = ctx->comm->ops->allgather(ctx->comm, mine, bytes, all);
+        ctx->comm_calls++;
         ctx->comm_seconds += krill_wtime() - t0;
     } else if (bytes && all != mine) {
         memmove(all, mine, bytes);
@@ -422,6 +427,7 @@ krill_status krill_ctx_agree(krill_ctx *ctx, krill_status st)
     if (ctx && ctx->comm) {
         const double t0 = krill_wtime();
         st = ctx->comm->ops->agree(ctx->comm, st);
+        ctx->comm_calls++;
         ctx->comm_seconds += krill_wtime() - t0;
     }
     return st;

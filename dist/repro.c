@@ -75,7 +75,9 @@ static void rows_dev_free(krill_ctx *ctx, krill_dist_rows_dev *r)
 }
 
 /* The rows of w with (boundary) or without (interior) a ghost column, their entries in w's
- * order, as device arrays in r. Local. */
+ * order, as device arrays in r; a row too long for the GPU's exact row sum is refused here,
+ * where the ranks agree (whole_make's caller), not at the SpMV, where only this rank would
+ * know. Local. */
 static krill_status rows_dev_make(krill_ctx *ctx, const krill_csr *w, int boundary,
                                   krill_dist_rows_dev *r)
 {
@@ -113,6 +115,7 @@ static krill_status rows_dev_make(krill_ctx *ctx, const krill_csr *w, int bounda
     r->n_rows = m;
     r->nnz = k;
     r->wide = k > INT32_MAX;
+    KRILL_TRY(krill_oz_spmv_fits("distributed matrix", r->max_row_nnz));   /* here, agreed */
     if (!r->wide) {   /* 32-bit offsets, as the csr format keeps them */
         KRILL_ALLOC(rp32, m + 1);
         for (int64_t i = 0; i <= m; i++) rp32[i] = (int32_t)rp[i];
@@ -188,13 +191,14 @@ static krill_status whole_make(krill_ctx *ctx, krill_dist_mat *d)
     krill_status st = make_whole_rows(d, &d->whole_rows);
 #ifdef KRILL_HAVE_CUDA
     if (st == KRILL_OK && d->halo.gpu) {
-        const int64_t n_x = d->n_local + d->halo.n_halo;
         st = rows_dev_make(ctx, d->whole_rows, 0, &d->whole_in);
         if (st == KRILL_OK) st = rows_dev_make(ctx, d->whole_rows, 1, &d->whole_bd);
-        if (st == KRILL_OK)
-            st = krill_mem_alloc(ctx, (void **)&d->whole_x,
-                                 (size_t)(n_x > 0 ? n_x : 1) * sizeof *d->whole_x,
+        if (st == KRILL_OK) {   /* [x; ghosts] for the boundary rows; one entry (the cache's
+                                   mark, whole_ready) on a rank without them */
+            const int64_t n_x = d->whole_bd.n_rows > 0 ? d->n_local + d->halo.n_halo : 1;
+            st = krill_mem_alloc(ctx, (void **)&d->whole_x, (size_t)n_x * sizeof *d->whole_x,
                                  "the reproducible SpMV's vector [x; ghosts]");
+        }
         krill_csr_destroy(&d->whole_rows);   /* on the device now */
     }
 #else

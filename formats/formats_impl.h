@@ -189,6 +189,19 @@ void krill_cuda_stopwatch_destroy(void *watch);         /* NULL-safe */
 krill_status krill_csr_cuda_download(krill_ctx *ctx, int64_t n_rows, int64_t n_cols, int64_t nnz,
                                      const void *row_ptr, int wide_offsets, const void *col,
                                      int wide_cols, const double *val, krill_csr **csr);
+/* KRILL_ERR_UNSUPPORTED naming `format` when max_row_nnz (the longest row of the build)
+ * passes KRILL_OZ_ROW_MAX_N, the most a GPU thread's exact path holds (the GPU launchers of
+ * ozaki/ozaki_row.cuh, and dist/'s whole rows when it builds them). */
+static inline krill_status krill_oz_spmv_fits(const char *format, int64_t max_row_nnz)
+{
+    if (max_row_nnz > KRILL_OZ_ROW_MAX_N)
+        return krill_error(KRILL_ERR_UNSUPPORTED, "%s: reproducible SpMV on the GPU: a row has "
+                           "%lld entries, more than the %lld a GPU thread's exact row sum holds "
+                           "(KRILL_OZ_ROW_MAX_N); run this matrix on a CPU context", format,
+                           (long long)max_row_nnz, (long long)KRILL_OZ_ROW_MAX_N);
+    return KRILL_OK;
+}
+
 /* The spmv_repro of CSR arrays in device memory (formats/csr_arrays.cu; the GPU csr and
  * cusparse, and dist/'s whole rows):
  * offsets 64-bit when wide_offsets is set, columns too when wide_cols is (which implies

@@ -22,8 +22,14 @@
  * vectors when the fast path decides every column, else 2); host round trips: one when
  * every column is decided (the allgather between the copy down and the copy up, as a plain
  * distributed dot's allreduce), else three. The statistics of exact mode are the fast pass's
- * bounds (ozaki.cu: exact mode's value does not depend on them beyond the bound), those of
- * the other modes exact; either way a maximum over the ranks is what one process would use. */
+ * bounds (fast.cu: exact mode's value does not depend on them beyond the bound), those of
+ * the other modes exact; either way a maximum over the ranks is what one process would use.
+ *
+ * Two right-hand sides (krill_ozaki_rank_mdot2, DCGS2's sweep [Q u w]'u, [Q u w]'w): step 1
+ * for both in one allgather of 2k states, so an iteration of distributed DCGS2 makes one
+ * collective when the fast path decides every sum (a GPU rank's fast pass reads each column
+ * once for both: k + 2 vector reads); a right-hand side with a sum left undecided then makes
+ * its whole round (steps 1-3), on every rank alike. */
 #include <string.h>
 
 #include "ozaki/ozaki_impl.h"
@@ -63,6 +69,8 @@ krill_status krill_ozaki_gather_step(krill_ctx *ctx, krill_status local, int64_t
     int64_t len;
     const unsigned char *all;
     int marked = 0;
+    if (k < 0 || k > KRILL_OZ_GATHER_SUMS)
+        return krill_error(KRILL_ERR_INTERNAL, "krill_ozaki_gather_step: %d sums", k);
     KRILL_TRY(krill_ozaki_ctx_init(ctx));
     local = checkpoint(local);
     len = local == KRILL_OK ? n : -1;
@@ -327,5 +335,74 @@ cleanup:
     (void)ctx; (void)n; (void)m; (void)x; (void)y; (void)results;
     st = krill_error(KRILL_ERR_INTERNAL, "krill_ozaki_gpu_rank_pairs: a build without CUDA");
 #endif
+    return st;
+}
+
+/* The 2k merged states (u's sums, then w's) on a GPU rank: one fast pass (merged_only) over
+ * [V u w] and one copy down; nothing for no rows */
+static krill_status rank_fast2(krill_ctx *ctx, int64_t n, int k, const double *V, int64_t ldv,
+                               const double *u, const double *w, krill_oz_fast *sum)
+{
+    krill_status st = KRILL_OK;
+#ifdef KRILL_HAVE_CUDA
+    krill_ozaki_ws *ws = (krill_ozaki_ws *)ctx->ozaki;
+    if (n >= 1) {
+        KRILL_TRY(krill_ozaki_cuda_fast2(ctx, ws->dev, ws->launch, n, k, V, ldv, u, w, NULL,
+                                         NULL, NULL, 1));
+        KRILL_TRY(krill_mem_download(ctx, sum, krill_ozaki_cuda_merged_area(ws->dev),
+                                     2 * (size_t)k * sizeof *sum));
+    }
+cleanup:
+#else
+    (void)ctx; (void)n; (void)k; (void)V; (void)ldv; (void)u; (void)w; (void)sum;
+    st = krill_error(KRILL_ERR_INTERNAL, "krill_ozaki_rank_mdot2: a GPU rank in a build without "
+                     "CUDA");
+#endif
+    return st;
+}
+
+krill_status krill_ozaki_rank_mdot2(krill_ctx *ctx, int64_t n, int k, const double *V,
+                                    int64_t ldv, const double *u, const double *w,
+                                    double *results_u, double *results_w, int *left_u,
+                                    int *left_w)
+{
+    krill_status st = KRILL_OK, local = KRILL_OK;
+    krill_oz_fast sum[KRILL_OZ_GATHER_SUMS];
+    double res[KRILL_OZ_GATHER_SUMS];
+    int done[KRILL_OZ_GATHER_SUMS];
+    int64_t n_all = n;
+    const int gpu = krill_on_gpu(ctx);
+    *left_u = *left_w = 1;
+    if (k < 1 || k > KRILL_OZ_KMAX || !ctx->comm)
+        return krill_error(KRILL_ERR_INTERNAL, "krill_ozaki_rank_mdot2: k = %d", k);
+    KRILL_TRY(krill_ozaki_ctx_init(ctx));
+    for (int j = 0; j < 2 * k; j++) {
+        krill_oz_fast_init(&sum[j]);
+        res[j] = 0.0;
+        done[j] = 0;
+    }
+    if (gpu) {
+        local = rank_fast2(ctx, n, k, V, ldv, u, w, sum);
+    } else if (n >= 1) {
+        krill_ozaki_cpu_fast(ctx, n, k, V, ldv, u, sum);
+        krill_ozaki_cpu_fast(ctx, n, k, V, ldv, w, sum + k);
+    }
+    KRILL_TRY(krill_ozaki_gather_step(ctx, local, n, 2 * k, sum, &n_all));
+    for (int j = 0; j < 2 * k; j++)   /* n_all == 0: every sum empty, 0 */
+        done[j] = n_all == 0 ||
+                  (krill_ozaki_use_fast_path(ctx, n_all) && krill_oz_fast_result(&sum[j], 0, &res[j]));
+    *left_u = *left_w = 0;
+    for (int j = 0; j < k; j++) {
+        *left_u |= !done[j];
+        *left_w |= !done[k + j];
+    }
+    if (gpu) {
+        KRILL_TRY(krill_mem_upload(ctx, results_u, res, (size_t)k * sizeof *res));
+        KRILL_TRY(krill_mem_upload(ctx, results_w, res + k, (size_t)k * sizeof *res));
+    } else {
+        memcpy(results_u, res, (size_t)k * sizeof *res);
+        memcpy(results_w, res + k, (size_t)k * sizeof *res);
+    }
+cleanup:
     return st;
 }

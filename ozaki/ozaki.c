@@ -361,7 +361,7 @@ static krill_status mdot2_group(krill_ctx *ctx, int64_t n, int k, const double *
     double *area;
     KRILL_TRY(gpu_fused_begin(ctx, &ws, &area));
     KRILL_TRY(krill_ozaki_cuda_fast2(ctx, ws->dev, ws->launch, n, k, V, ldv, u, w, results_u,
-                                     results_w, area));
+                                     results_w, area, 0));
     ws->fast_k = 2 * k;
     KRILL_TRY(krill_ozaki_cuda_mdot(ctx, ws->dev, ws->launch, n, n, k, V, ldv, area, u,
                                     area + 2 * k, results_u, 0, 0, 0));
@@ -377,6 +377,23 @@ krill_status krill_ozaki_mdot2(krill_ctx *ctx, int64_t n, int k, const double *V
 {
     krill_status st = KRILL_OK;
     KRILL_TRY(check_args("krill_ozaki_mdot2", ctx, n, k, ldv));
+    if (ctx->comm && (!krill_on_gpu(ctx) || gpu_rank_of_many(ctx)) &&
+        krill_ozaki_use_fast_path(ctx, 1)) {
+        /* a rank: one allgather for both right-hand sides per group, and a right-hand side
+         * with a sum left undecided then makes its whole round (the same on every rank) */
+        for (int j0 = 0; j0 < k; j0 += KRILL_OZ_KMAX) {
+            const int kg = k - j0 < KRILL_OZ_KMAX ? k - j0 : KRILL_OZ_KMAX;
+            const double *Vg = V + (int64_t)j0 * ldv;
+            int left_u, left_w;
+            forget_verdicts(ctx);
+            KRILL_TRY(krill_ozaki_rank_mdot2(ctx, n, kg, Vg, ldv, u, w, results + j0,
+                                             results + k + j0, &left_u, &left_w));
+            if (left_u) KRILL_TRY(mdot_group(ctx, n, kg, Vg, ldv, NULL, u, NULL, results + j0, 0));
+            if (left_w)
+                KRILL_TRY(mdot_group(ctx, n, kg, Vg, ldv, NULL, w, NULL, results + k + j0, 0));
+        }
+        goto cleanup;
+    }
 #ifdef KRILL_HAVE_CUDA
     if (krill_on_gpu(ctx) && !gpu_rank_of_many(ctx) && krill_ozaki_use_fast_path(ctx, n)) {
         for (int j0 = 0; j0 < k; j0 += KRILL_OZ_MDOT2_COLS) {

@@ -121,8 +121,11 @@ krill_status krill_ozaki_mdot_stats(krill_ctx *ctx, int64_t n, int k, const doub
 /* results[j] = V[:, j]'u and results[k + j] = V[:, j]'w for j < k (results: 2k doubles of
  * context memory): the bits of krill_ozaki_mdot against u, then against w. On a lone GPU in
  * exact mode with the fast path, one read of V for both (groups of KRILL_OZ_MDOT2_COLS
- * columns; the fast path's verdicts of the last group: its u sums, then its w sums); DCGS2's
- * sweep ([Q u w]'u and [Q u w]'w) is this call. */
+ * columns; the fast path's verdicts of the last group: its u sums, then its w sums). On a
+ * rank of a communicator in exact mode with the fast path, one allgather for both per group
+ * of KRILL_OZ_KMAX columns (krill_ozaki_rank_mdot2; a GPU rank reads V once for both), and
+ * the whole round of a right-hand side only when a sum against it is left undecided (no
+ * verdicts recorded). DCGS2's sweep ([Q u w]'u and [Q u w]'w) is this call. */
 #ifndef KRILL_OZ_MDOT2_COLS
 #define KRILL_OZ_MDOT2_COLS KRILL_OZ_KMAX
 #endif
@@ -184,8 +187,10 @@ typedef struct krill_ozaki_ws {
 /* step 3's most int64: every column's diagonal sums, 3 flag counts a column, a mark */
 #define KRILL_OZ_SUMS_COUNT (KRILL_OZ_KMAX * (KRILL_OZ_MAX_DIAG + KRILL_OZ_FLAG_BITS) + 1)
 
-/* one rank's record of comm.c's step 1: its length, then a merged fast-path state per column */
-#define KRILL_OZ_GATHER_BYTES (sizeof(int64_t) + KRILL_OZ_KMAX * sizeof(krill_oz_fast))
+/* one rank's record of comm.c's step 1: its length, then a merged fast-path state per sum
+ * (at most 2 KRILL_OZ_KMAX: krill_ozaki_rank_mdot2's two right-hand sides) */
+#define KRILL_OZ_GATHER_SUMS (2 * KRILL_OZ_KMAX)
+#define KRILL_OZ_GATHER_BYTES (sizeof(int64_t) + KRILL_OZ_GATHER_SUMS * sizeof(krill_oz_fast))
 
 /* Does a call of length n on ctx try the fast path? (exact mode, the tuning's switch) */
 int krill_ozaki_use_fast_path(const krill_ctx *ctx, int64_t n);
@@ -209,6 +214,17 @@ krill_status krill_ozaki_gpu_rank_group(krill_ctx *ctx, int64_t n, int k, const 
 krill_status krill_ozaki_gpu_rank_pairs(krill_ctx *ctx, int64_t n, int m,
                                         const double *const *x, const double *const *y,
                                         double *results);
+/* krill_ozaki_mdot2's group of k <= KRILL_OZ_KMAX columns on a rank of a communicator (a CPU
+ * rank, or a GPU rank of several), exact mode with the fast path: the 2k sums' merged states
+ * (a GPU rank: one fast pass reading each column once for both right-hand sides; a CPU
+ * rank: the fast pass per right-hand side), one allgather of them (step 1 for both), and
+ * the decided results into results_u[j] = V[:, j]'u and results_w[j] = V[:, j]'w (context
+ * memory). *left_u, *left_w: whether a sum against u, against w, was left undecided (the
+ * same on every rank): the caller then makes that right-hand side's whole round. */
+krill_status krill_ozaki_rank_mdot2(krill_ctx *ctx, int64_t n, int k, const double *V,
+                                    int64_t ldv, const double *u, const double *w,
+                                    double *results_u, double *results_w, int *left_u,
+                                    int *left_w);
 
 /* ---- internal launch parameters (tests vary them: the bits must not change) ---------------
  * Process-wide, not thread-safe: set them only in tests and benchmarks. */
@@ -272,7 +288,7 @@ double *krill_ozaki_cuda_stats_area(void *ws);
 /* The workspace's verdicts of the last fast pass: 2 KRILL_OZ_KMAX ints of device memory. */
 int *krill_ozaki_cuda_verdict_area(void *ws);
 /* For a GPU rank of a communicator (comm.c), in device memory: the merged sums of a fast
- * pass made with merged_only (KRILL_OZ_KMAX states), and the partials of a products pass
+ * pass made with merged_only (2 KRILL_OZ_KMAX states: k, or 2k for two right-hand sides), and the partials of a products pass
  * made with stride > 0 (column j's diagonal sums at j stride, then the k columns' flags). */
 krill_oz_fast *krill_ozaki_cuda_merged_area(void *ws);
 int64_t *krill_ozaki_cuda_part_area(void *ws);
@@ -287,13 +303,14 @@ krill_status krill_ozaki_cuda_fast(krill_ctx *ctx, void *ws, const int launch[3]
                                    double *results, int sqrt_mode, double *stats,
                                    int merged_only);
 /* The fast pass against two right-hand sides u and w, one read of V (exact mode, not
- * sqrt_mode, not merged_only; k <= KRILL_OZ_KMAX): results_u[j] = V[:, j]'u and
- * results_w[j] = V[:, j]'w where decided, the verdicts of the u sums then the w sums, and
- * with stats the columns' stats, then u's, then w's. */
+ * sqrt_mode; k <= KRILL_OZ_KMAX): results_u[j] = V[:, j]'u and results_w[j] = V[:, j]'w
+ * where decided, the verdicts of the u sums then the w sums, and with stats the columns'
+ * stats, then u's, then w's. merged_only: the 2k merged sums (u's, then w's) go to the
+ * merged area, nothing is decided. */
 krill_status krill_ozaki_cuda_fast2(krill_ctx *ctx, void *ws, const int launch[3], int64_t n,
                                     int k, const double *V, int64_t ldv, const double *u,
                                     const double *w, double *results_u, double *results_w,
-                                    double *stats);
+                                    double *stats, int merged_only);
 /* krill_ozaki_cgs_pass's kernel: the update, the fast path's sums of h_out (results, k
  * columns, or NULL) and of w'w (ss_result, or NULL), their verdicts (the results columns,
  * then w'w) and the stats (results' k columns, then w's) into stats; k + (ss_result != NULL)

@@ -271,20 +271,8 @@ krill_oz_spmv_range_kernel(V v, int64_t n_rows, double alpha, const double *__re
 
 /* ---- launchers ----------------------------------------------------------------------------- */
 
-/* KRILL_ERR_UNSUPPORTED naming `format` when max_row_nnz (the longest row of the build)
- * passes KRILL_OZ_ROW_MAX_N, the most a GPU thread's exact path holds. */
-static inline krill_status krill_oz_spmv_fits(const char *format, int64_t max_row_nnz)
-{
-    if (max_row_nnz > KRILL_OZ_ROW_MAX_N)
-        return krill_error(KRILL_ERR_UNSUPPORTED, "%s: reproducible SpMV on the GPU: a row has "
-                           "%lld entries, more than the %lld a GPU thread's exact row sum holds "
-                           "(KRILL_OZ_ROW_MAX_N); run this matrix on a CPU context", format,
-                           (long long)max_row_nnz, (long long)KRILL_OZ_ROW_MAX_N);
-    return KRILL_OK;
-}
-
-/* The spmv_repro of a walked format on ctx's stream: the refusal above, nothing for no
- * rows, else one launch of a thread per row (at most a resident wave of blocks). */
+/* The spmv_repro of a walked format on ctx's stream: krill_oz_spmv_fits's refusal (formats_impl.h),
+ * nothing for no rows, else one launch of a thread per row (at most a resident wave of blocks). */
 template <class V>
 krill_status krill_oz_spmv_launch(krill_ctx *ctx, const char *format, const V &v, int64_t n_rows,
                                   int64_t max_row_nnz, double alpha, const double *x,
@@ -328,7 +316,7 @@ static inline int krill_oz_row_lanes(double mean_row_nnz, int64_t n_rows)
 }
 
 /* The spmv_repro of a range format on ctx's stream with `lanes` per row (a power of two in
- * [1, 32], krill_oz_row_lanes): the refusal above, nothing for no rows, else one launch (at
+ * [1, 32], krill_oz_row_lanes): krill_oz_spmv_fits's refusal, nothing for no rows, else one launch (at
  * most a resident wave of blocks). */
 template <class V>
 krill_status krill_oz_spmv_range_launch(krill_ctx *ctx, const char *format, const V &v,

@@ -3,14 +3,16 @@
  * whole input (generated), solves or sums it on a CPU context of its own (one process, two
  * threads) and on the communicator (one thread or one GPU a rank, its rows only), and checks
  * that the bits are the same:
- *   - dot products, norms, two independent dots in one call (krill_ozaki_dot_pairs) and the
- *     k columns of a Gram-Schmidt step (k up to 40: two groups)
+ *   - dot products, norms, two independent dots in one call (krill_ozaki_dot_pairs), the
+ *     k columns of a Gram-Schmidt step (k up to 40: two groups) against one right-hand side
+ *     and against two (krill_ozaki_mdot2: one allgather per group when all are decided)
  *     on vectors the fast path decides, on cancelling ones it cannot (the exact path), with
  *     a dynamic range that needs the general (windowed) path, with NaN or an infinity on one
  *     rank, all zeros, and on partitions with empty ranks; exact mode, S = 2 and fast mode;
  *   - the SpMV y = alpha A x + beta y0 on every partition: each rank's rows (generated
  *     matrices; empty rows and rows summing to an exact zero, -0 results, beta = 0 over a
- *     NaN y0, a second call on the cached rows);
+ *     NaN y0, a second call on the cached rows; a row longer than a GPU thread's exact row
+ *     sum holds, refused on every GPU rank);
  *   - whole solves: every solver (CG, GMRES with CGS2 / MGS / DCGS2, FGMRES, BiCGStab,
  *     MINRES) with no preconditioner and Jacobi, on two partitions: the same reason,
  *     iteration count, residual history and solution, bit for bit;
@@ -92,7 +94,9 @@ static void check_reductions(krill_repro_mode mode, int slices, const char *labe
     const int64_t n = 5003;
     double *V = malloc((size_t)n * KMAX * sizeof *V), *w = malloc((size_t)n * sizeof *w);
     double want[KMAX] = {0}, got[KMAX], *Vl = NULL, *Vd, *wd, *gd = to_ctx(want, KMAX);
-    int bad = 0, calls = 0, undecided = 0;
+    double want2[2 * KMAX] = {0}, got2[2 * KMAX], *g2d = to_ctx(want2, 2 * KMAX);
+    const int lone_gpu = krill_ctx_device(ctx) == KRILL_DEVICE_CUDA && size == 1;
+    int bad = 0, calls = 0, undecided = 0, rounds_bad = 0;
     CHECK_OK(krill_ctx_set_repro(serial, mode, slices));
     CHECK_OK(krill_ctx_set_repro(ctx, mode, slices));
     for (int kind = 0; kind < 4; kind++) {
@@ -118,6 +122,19 @@ static void check_reductions(krill_repro_mode mode, int slices, const char *labe
                 from_ctx(got, gd, k);
                 bad += !same_bits(want, got, k);
                 calls++;
+                {   /* two right-hand sides (DCGS2's sweep), w and column 1: the bits of two
+                       mdots; with every sum decided (kind 0, exact mode), one allgather per
+                       group of KRILL_OZ_KMAX columns (none on a lone GPU) */
+                    const int64_t before = ctx->comm_calls;
+                    const int64_t groups = (k + KRILL_OZ_KMAX - 1) / KRILL_OZ_KMAX;
+                    CHECK_OK(krill_ozaki_mdot2(serial, n, k, V, n, w, V + n, want2));
+                    CHECK_OK(krill_ozaki_mdot2(ctx, nl, k, Vd, nl > 0 ? nl : 1, wd, Vd + nl, g2d));
+                    from_ctx(got2, g2d, 2 * k);
+                    bad += !same_bits(want2, got2, 2 * k);
+                    calls++;
+                    if (kind == 0 && mode == KRILL_REPRO_OZAKI && slices == 0)
+                        rounds_bad += ctx->comm_calls - before != (lone_gpu ? 0 : groups);
+                }
             }
             CHECK_OK(krill_ozaki_dot(serial, n, V, w, want));
             CHECK_OK(krill_ozaki_dot(ctx, nl, Vd, wd, gd));
@@ -160,12 +177,15 @@ static void check_reductions(krill_repro_mode mode, int slices, const char *labe
         krill_mem_free(ctx, wd);
     }
     krill_mem_free(ctx, gd);
+    krill_mem_free(ctx, g2d);
     CHECK(bad == 0);
+    CHECK(rounds_bad == 0);
     if (mode == KRILL_REPRO_OZAKI && slices == 0) CHECK(undecided > 0);   /* the exact path ran */
     if (rank == 0)
-        printf("  %-10s %3d sums (dot, nrm2, pairs, k = 1, 3, 40 columns; 4 partitions; %d columns "
-               "left to the exact path): %s\n", label, calls, undecided,
-               bad ? "DIFFER" : "the serial bits");
+        printf("  %-10s %3d sums (dot, nrm2, pairs, k = 1, 3, 40 columns against one and two "
+               "right-hand sides; 4 partitions; %d columns left to the exact path): %s%s\n",
+               label, calls, undecided, bad ? "DIFFER" : "the serial bits",
+               rounds_bad ? ", NOT one allgather per group for two right-hand sides" : "");
     free(V);
     free(w);
 }
@@ -349,6 +369,52 @@ static void check_spmv_edges(mtu_partition p)
     krill_csr_destroy(&g);
 }
 
+/* A row longer than a GPU thread's exact row sum holds (KRILL_OZ_ROW_MAX_N entries): row 0
+ * full, the others a diagonal. CPU ranks: the serial bits. GPU ranks: KRILL_ERR_UNSUPPORTED
+ * on every rank, twice (the refusal is made with the whole rows, where the ranks agree, and
+ * the cache is not kept), whichever rank holds the row. */
+static void check_spmv_long_row(mtu_partition p)
+{
+    const int32_t n = (int32_t)KRILL_OZ_ROW_MAX_N + 100;
+    krill_csr *g = NULL;
+    int64_t k = 0;
+    CHECK_OK(krill_csr_create(n, n, 2 * (int64_t)n - 1, &g));
+    for (int32_t j = 0; j < n; j++) {
+        g->col[k] = j;
+        g->val[k++] = 1.0 / (j + 1.0);
+    }
+    g->row_ptr[1] = k;
+    for (int32_t i = 1; i < n; i++) {
+        g->col[k] = i;
+        g->val[k++] = 2.0;
+        g->row_ptr[i + 1] = k;
+    }
+    if (krill_ctx_device(ctx) != KRILL_DEVICE_CUDA) {
+        check_spmv_csr(g, "a row of 16484", p, 1.5, 0.0, 0, 1);
+    } else {
+        mtu_system sd;
+        krill_dist_layout l;
+        double *x = malloc((size_t)n * sizeof *x);
+        int refused = 1;
+        mtu_vector(n, x);
+        mtu_system_dist(ctx, g, p, &sd);
+        CHECK_OK(krill_dist_mat_layout(sd.a, &l));
+        CHECK_OK(krill_vec_upload(sd.x, x + l.row_start));
+        for (int c = 0; c < 2; c++) {
+            const krill_status st = krill_mat_spmv(sd.a, 1.5, sd.x, 0.0, sd.b);
+            refused = refused && agreed(st) && st == KRILL_ERR_UNSUPPORTED &&
+                      strstr(krill_last_error(), "KRILL_OZ_ROW_MAX_N") != NULL;
+        }
+        CHECK(refused);
+        if (rank == 0)
+            printf("  spmv %-18s %-22s: %s\n", "a row of 16484", mtu_partition_name(p),
+                   refused ? "refused on every rank" : "NOT REFUSED ALIKE");
+        mtu_system_free(&sd);
+        free(x);
+    }
+    krill_csr_destroy(&g);
+}
+
 static void test_solves(void)
 {
     static const solve_case cases[] = {
@@ -369,6 +435,7 @@ static void test_solves(void)
         check_spmv("convdiff3d:7,2", p);
         check_spmv("elasticity3d:3,2,2", p);
         check_spmv_edges(p);
+        check_spmv_long_row(p);
     }
     for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
         compare(&cases[k], MTU_BALANCED, 1.0);
