@@ -366,6 +366,11 @@ static double build_floor(int f, const auto_profile *p, const auto_device *d)
 _Static_assert(GPU_SECTOR % 8 == 0 && CPU_LINE % 8 == 0,
                "auto_profile_rows: a line holds whole doubles");
 
+/* The profile's pass reads row_ptr alone (8 bytes a row): in parallel only from this many
+ * rows (1 MB, about 0.1 ms on one core), since a team woken for less can cost more than the
+ * pass (the entries, which the pass never reads, do not count) */
+#define AUTO_PROFILE_PARALLEL_ROWS (1 << 17)
+
 void auto_profile_rows(const krill_csr *a, const auto_device *d, int threads, int lines,
                        auto_profile *p)
 {
@@ -382,7 +387,7 @@ void auto_profile_rows(const krill_csr *a, const auto_device *d, int threads, in
     long_min = (int64_t)CSR_LONG_ROUNDS * csr_lanes(s);
 #pragma omp parallel for schedule(static) num_threads(threads) \
     reduction(+ : empty, sq, touched_val, touched_col) reduction(max : max_len, longest_short) \
-    if (a->nnz >= KRILL_BUILD_PARALLEL_MIN)
+    if (a->n_rows >= AUTO_PROFILE_PARALLEL_ROWS)
     for (int64_t g = 0; g < groups; g++) {
         const int64_t first = g * 2 * half;
         const int64_t last = a->n_rows - first < 2 * half ? a->n_rows : first + 2 * half;
