@@ -577,8 +577,9 @@ static void test_solve_spmvs(void)
 }
 
 #ifndef AUTO_TEST_GPU
-/* The profile is summed in parallel: the estimates, and so the choice, are the same bits on
- * 13, 16 and 29 threads (every sum but the row spread's, which only the reason shows, is of
+/* The profile is summed in parallel (band1:400000, past the 2^17 rows from which its pass
+ * opens a team; the others in one thread): the estimates, and so the choice, are the same
+ * bits on 13, 16 and 29 threads (every sum but the row spread's, which only the reason shows, is of
  * integers). Those counts, all past the CPU model's bandwidth cap (formats/auto.c: 13 x
  * CPU_CORE_BANDWIDTH > CPU_MAX_BANDWIDTH), give the same model, so only the profile's
  * split over the threads differs. The first two matrices pass the CPU's small-matrix rule
