@@ -24,7 +24,8 @@
  * what the first build after a solve pays falls on each format alike), and its row is the run
  * with the median total (K odd; the lower middle one for K even). The JSON row also lists
  * every round's total (`round_totals`, round order), so that formats can be compared round
- * by round (bench/auto_default.py). `chosen` names the format krill_mat_create built (for `auto`: its choice).
+ * by round (bench/auto_default.py). `chosen` names the format krill_mat_create built (for
+ * `auto`: its choice).
  * `auto` is built as `krill solve --format auto` builds it for one solve with these options:
  * auto:spmvs=N, N = krill_auto_solve_spmvs (the SpMVs of one restart cycle, at most maxit). */
 #include <math.h>

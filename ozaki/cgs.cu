@@ -197,7 +197,8 @@ extern "C" krill_status krill_ozaki_cuda_cgs(krill_ctx *ctx, void *ws, const int
     threads = oz_threads(t, launch);
     tile_bytes = (size_t)(a.kd + 1) * sizeof(double);
     if (tile_bytes < sizeof(krill_oz_fast)) tile_bytes = sizeof(krill_oz_fast);
-    if ((size_t)threads * tile_bytes > OZ_CGS_SMEM) threads = (int)(OZ_CGS_SMEM / tile_bytes) / 32 * 32;
+    if ((size_t)threads * tile_bytes > OZ_CGS_SMEM)
+        threads = (int)(OZ_CGS_SMEM / tile_bytes) / 32 * 32;
     smem = (size_t)threads * tile_bytes;
     KRILL_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, oz_cgs_kernel, threads,
                                                                  smem));

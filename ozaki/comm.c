@@ -25,11 +25,12 @@
  * bounds (fast.cu: exact mode's value does not depend on them beyond the bound), those of
  * the other modes exact; either way a maximum over the ranks is what one process would use.
  *
- * Two right-hand sides (krill_ozaki_rank_mdot2, DCGS2's sweep [Q u w]'u, [Q u w]'w): step 1
- * for both in one allgather of 2k states, so an iteration of distributed DCGS2 makes one
- * collective when the fast path decides every sum (a GPU rank's fast pass reads each column
- * once for both: k + 2 vector reads); a right-hand side with a sum left undecided then makes
- * its whole round (steps 1-3), on every rank alike. */
+ * Two right-hand sides (krill_ozaki_rank_mdot2, DCGS2's sweep [Q u w]'u, [Q u w]'w, k <=
+ * KRILL_OZ_KMAX): step 1 for both in one allgather of 2k states, so an iteration of
+ * distributed DCGS2 makes one collective when the fast path decides every sum (a GPU rank's
+ * fast pass reads each column once for both: k + 2 vector reads); a right-hand side with a
+ * sum left undecided then makes its whole round (steps 1-3, its fast pass again), on every
+ * rank alike, and the decided side's results are written after it. */
 #include <string.h>
 
 #include "ozaki/ozaki_impl.h"
@@ -362,16 +363,12 @@ cleanup:
 }
 
 krill_status krill_ozaki_rank_mdot2(krill_ctx *ctx, int64_t n, int k, const double *V,
-                                    int64_t ldv, const double *u, const double *w,
-                                    double *results_u, double *results_w, int *left_u,
-                                    int *left_w)
+                                    int64_t ldv, const double *u, const double *w, double *res,
+                                    int *left_u, int *left_w)
 {
     krill_status st = KRILL_OK, local = KRILL_OK;
     krill_oz_fast sum[KRILL_OZ_GATHER_SUMS];
-    double res[KRILL_OZ_GATHER_SUMS];
-    int done[KRILL_OZ_GATHER_SUMS];
     int64_t n_all = n;
-    const int gpu = krill_on_gpu(ctx);
     *left_u = *left_w = 1;
     if (k < 1 || k > KRILL_OZ_KMAX || !ctx->comm)
         return krill_error(KRILL_ERR_INTERNAL, "krill_ozaki_rank_mdot2: k = %d", k);
@@ -379,29 +376,19 @@ krill_status krill_ozaki_rank_mdot2(krill_ctx *ctx, int64_t n, int k, const doub
     for (int j = 0; j < 2 * k; j++) {
         krill_oz_fast_init(&sum[j]);
         res[j] = 0.0;
-        done[j] = 0;
     }
-    if (gpu) {
+    if (krill_on_gpu(ctx)) {
         local = rank_fast2(ctx, n, k, V, ldv, u, w, sum);
     } else if (n >= 1) {
         krill_ozaki_cpu_fast(ctx, n, k, V, ldv, u, sum);
         krill_ozaki_cpu_fast(ctx, n, k, V, ldv, w, sum + k);
     }
     KRILL_TRY(krill_ozaki_gather_step(ctx, local, n, 2 * k, sum, &n_all));
-    for (int j = 0; j < 2 * k; j++)   /* n_all == 0: every sum empty, 0 */
-        done[j] = n_all == 0 ||
-                  (krill_ozaki_use_fast_path(ctx, n_all) && krill_oz_fast_result(&sum[j], 0, &res[j]));
     *left_u = *left_w = 0;
-    for (int j = 0; j < k; j++) {
-        *left_u |= !done[j];
-        *left_w |= !done[k + j];
-    }
-    if (gpu) {
-        KRILL_TRY(krill_mem_upload(ctx, results_u, res, (size_t)k * sizeof *res));
-        KRILL_TRY(krill_mem_upload(ctx, results_w, res + k, (size_t)k * sizeof *res));
-    } else {
-        memcpy(results_u, res, (size_t)k * sizeof *res);
-        memcpy(results_w, res + k, (size_t)k * sizeof *res);
+    for (int j = 0; j < 2 * k; j++) {   /* n_all == 0: every sum empty, 0 */
+        const int done = n_all == 0 || (krill_ozaki_use_fast_path(ctx, n_all) &&
+                                        krill_oz_fast_result(&sum[j], 0, &res[j]));
+        *(j < k ? left_u : left_w) |= !done;
     }
 cleanup:
     return st;

@@ -225,8 +225,9 @@ static krill_status fast_launch(krill_ctx *ctx, void *ws, const int launch[3], i
     const int nr = w2 ? 2 : 1, kc = nr * k;
     int64_t rows;
     krill_status st = KRILL_OK;
-    void (*kernel)(oz_fast_args) = w2 ? (stats ? oz_fast_kernel<true, 2> : oz_fast_kernel<false, 2>)
-                                      : (stats ? oz_fast_kernel<true, 1> : oz_fast_kernel<false, 1>);
+    void (*kernel)(oz_fast_args) =
+        w2 ? (stats ? oz_fast_kernel<true, 2> : oz_fast_kernel<false, 2>)
+           : (stats ? oz_fast_kernel<true, 1> : oz_fast_kernel<false, 1>);
     krill_ozaki_tuning_get(&t);
     threads = oz_threads(t, launch);
     if (n <= 0 || k < 1 || k > KRILL_OZ_KMAX || (w2 && sqrt_mode)) {

@@ -1,7 +1,8 @@
 /* ozaki/ozaki.c - reproducible reductions: krill_ctx_set_repro, argument checks, the
- * context's workspace, and the dispatch to the GPU (ozaki.cu) or the CPU (cpu.c: its
- * passes and their memory traffic); on a context with a communicator the ranks agree
- * through comm.c's collectives (its file comment: why the bits are those of one process). */
+ * context's workspace, and the dispatch to the GPU (ozaki.cu, fast.cu, cgs.cu) or the CPU
+ * (cpu.c: its passes and their memory traffic); on a context with a communicator the ranks
+ * agree through comm.c's collectives (its file comment: why the bits are those of one
+ * process). */
 #include <string.h>
 
 #include "ozaki/ozaki_impl.h"
@@ -333,6 +334,17 @@ krill_status krill_ozaki_mdot_stats(krill_ctx *ctx, int64_t n, int k, const doub
     return mdot_all("krill_ozaki_mdot_stats", ctx, n, k, V, ldv, vstats, w, wstats, results);
 }
 
+/* Host res[0 .. parts k) into context memory at results (one copy) */
+static krill_status put_results(krill_ctx *ctx, double *results, const double *res, int parts,
+                                int k)
+{
+    const size_t bytes = (size_t)parts * (size_t)k * sizeof *res;
+    if (parts == 0) return KRILL_OK;
+    if (krill_on_gpu(ctx)) return krill_mem_upload(ctx, results, res, bytes);
+    memcpy(results, res, bytes);
+    return KRILL_OK;
+}
+
 #ifdef KRILL_HAVE_CUDA
 /* The start of a fused call on a lone GPU: no verdicts yet, the workspace made, *area its
  * stats area */
@@ -378,20 +390,18 @@ krill_status krill_ozaki_mdot2(krill_ctx *ctx, int64_t n, int k, const double *V
     krill_status st = KRILL_OK;
     KRILL_TRY(check_args("krill_ozaki_mdot2", ctx, n, k, ldv));
     if (ctx->comm && (!krill_on_gpu(ctx) || gpu_rank_of_many(ctx)) &&
-        krill_ozaki_use_fast_path(ctx, 1)) {
-        /* a rank: one allgather for both right-hand sides per group, and a right-hand side
-         * with a sum left undecided then makes its whole round (the same on every rank) */
-        for (int j0 = 0; j0 < k; j0 += KRILL_OZ_KMAX) {
-            const int kg = k - j0 < KRILL_OZ_KMAX ? k - j0 : KRILL_OZ_KMAX;
-            const double *Vg = V + (int64_t)j0 * ldv;
-            int left_u, left_w;
-            forget_verdicts(ctx);
-            KRILL_TRY(krill_ozaki_rank_mdot2(ctx, n, kg, Vg, ldv, u, w, results + j0,
-                                             results + k + j0, &left_u, &left_w));
-            if (left_u) KRILL_TRY(mdot_group(ctx, n, kg, Vg, ldv, NULL, u, NULL, results + j0, 0));
-            if (left_w)
-                KRILL_TRY(mdot_group(ctx, n, kg, Vg, ldv, NULL, w, NULL, results + k + j0, 0));
-        }
+        krill_ozaki_use_fast_path(ctx, 1) && k <= KRILL_OZ_KMAX) {
+        /* a rank: one allgather for both right-hand sides; a right-hand side with a sum left
+         * undecided then makes its whole round (the same on every rank); the decided side's
+         * results written last, after every collective (no verdicts recorded) */
+        double res[2 * KRILL_OZ_KMAX];
+        int left_u, left_w;
+        KRILL_TRY(krill_ozaki_rank_mdot2(ctx, n, k, V, ldv, u, w, res, &left_u, &left_w));
+        if (left_u) KRILL_TRY(mdot_group(ctx, n, k, V, ldv, NULL, u, NULL, results, 0));
+        if (left_w) KRILL_TRY(mdot_group(ctx, n, k, V, ldv, NULL, w, NULL, results + k, 0));
+        forget_verdicts(ctx);
+        st = put_results(ctx, results + (left_u ? k : 0), res + (left_u ? k : 0),
+                         (!left_u) + (!left_w), k);
         goto cleanup;
     }
 #ifdef KRILL_HAVE_CUDA

@@ -151,8 +151,9 @@ __device__ __forceinline__ krill_oz_fast oz_fast_load(const krill_oz_fast *p)
  * go to ws->merged and nothing is decided (verdicts 0; a communicator's ranks decide on the
  * host from every rank's sums, ozaki/comm.c). Every thread calls this; scratch: blockDim / 32
  * states of shared memory the block no longer needs. */
-__device__ inline bool oz_fast_decide(oz_dev_ws *ws, int kc, double *results, int kres, double *extra,
-                               int sqrt_mode, krill_oz_fast *scratch, bool merged_only)
+__device__ inline bool oz_fast_decide(oz_dev_ws *ws, int kc, double *results, int kres,
+                                      double *extra, int sqrt_mode, krill_oz_fast *scratch,
+                                      bool merged_only)
 {
     __shared__ bool is_last;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, warps = blockDim.x >> 5;

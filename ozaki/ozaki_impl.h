@@ -122,10 +122,11 @@ krill_status krill_ozaki_mdot_stats(krill_ctx *ctx, int64_t n, int k, const doub
  * context memory): the bits of krill_ozaki_mdot against u, then against w. On a lone GPU in
  * exact mode with the fast path, one read of V for both (groups of KRILL_OZ_MDOT2_COLS
  * columns; the fast path's verdicts of the last group: its u sums, then its w sums). On a
- * rank of a communicator in exact mode with the fast path, one allgather for both per group
- * of KRILL_OZ_KMAX columns (krill_ozaki_rank_mdot2; a GPU rank reads V once for both), and
- * the whole round of a right-hand side only when a sum against it is left undecided (no
- * verdicts recorded). DCGS2's sweep ([Q u w]'u and [Q u w]'w) is this call. */
+ * rank of a communicator in exact mode with the fast path and k <= KRILL_OZ_KMAX (DCGS2 up
+ * to a restart of 30), one allgather for both (krill_ozaki_rank_mdot2; a GPU rank reads V
+ * once for both), and the whole round of a right-hand side only when a sum against it is
+ * left undecided (no verdicts recorded); more columns there take the two multi-dots.
+ * DCGS2's sweep ([Q u w]'u and [Q u w]'w) is this call. */
 #ifndef KRILL_OZ_MDOT2_COLS
 #define KRILL_OZ_MDOT2_COLS KRILL_OZ_KMAX
 #endif
@@ -174,7 +175,7 @@ void krill_ozaki_fault_step_after(long n);
  * the allgather's buffer (size records of KRILL_OZ_GATHER_BYTES); nothing on a lone CPU
  * context. */
 typedef struct krill_ozaki_ws {
-    void *dev;              /* device workspace (ozaki.cu) */
+    void *dev;              /* device workspace (ozaki_dev.cuh, made by ozaki.cu) */
     int launch[3];          /* blocks per SM, most threads per block, fast kernel's blocks per
                                SM (krill_ozaki_cuda_init) */
     int fast_k;             /* columns of the last group whose verdicts are in the workspace
@@ -214,17 +215,17 @@ krill_status krill_ozaki_gpu_rank_group(krill_ctx *ctx, int64_t n, int k, const 
 krill_status krill_ozaki_gpu_rank_pairs(krill_ctx *ctx, int64_t n, int m,
                                         const double *const *x, const double *const *y,
                                         double *results);
-/* krill_ozaki_mdot2's group of k <= KRILL_OZ_KMAX columns on a rank of a communicator (a CPU
- * rank, or a GPU rank of several), exact mode with the fast path: the 2k sums' merged states
- * (a GPU rank: one fast pass reading each column once for both right-hand sides; a CPU
- * rank: the fast pass per right-hand side), one allgather of them (step 1 for both), and
- * the decided results into results_u[j] = V[:, j]'u and results_w[j] = V[:, j]'w (context
- * memory). *left_u, *left_w: whether a sum against u, against w, was left undecided (the
- * same on every rank): the caller then makes that right-hand side's whole round. */
+/* krill_ozaki_mdot2 on a rank of a communicator (a CPU rank, or a GPU rank of several), k <=
+ * KRILL_OZ_KMAX columns, exact mode with the fast path: the 2k sums' merged states (a GPU
+ * rank: one fast pass reading each column once for both right-hand sides; a CPU rank: the
+ * fast pass per right-hand side), one allgather of them (step 1 for both), and the decided
+ * results in host memory: res[j] = V[:, j]'u, res[k + j] = V[:, j]'w. *left_u, *left_w:
+ * whether a sum against u, against w, was left undecided (the same on every rank): the
+ * caller then makes that right-hand side's whole round, and writes the other's results to
+ * context memory last (a failure there is its rank's alone, as at the end of any sum). */
 krill_status krill_ozaki_rank_mdot2(krill_ctx *ctx, int64_t n, int k, const double *V,
-                                    int64_t ldv, const double *u, const double *w,
-                                    double *results_u, double *results_w, int *left_u,
-                                    int *left_w);
+                                    int64_t ldv, const double *u, const double *w, double *res,
+                                    int *left_u, int *left_w);
 
 /* ---- internal launch parameters (tests vary them: the bits must not change) ---------------
  * Process-wide, not thread-safe: set them only in tests and benchmarks. */
@@ -247,7 +248,8 @@ void krill_ozaki_tuning_set(const krill_ozaki_tuning *t);   /* NULL: the default
 
 /* The fast path's verdicts on the last group of columns (the last KRILL_OZ_KMAX or fewer; of
  * krill_ozaki_mdot2 on a lone GPU, the group's sums against u, then against w, up to
- * 2 KRILL_OZ_KMAX; elsewhere those of its second multi-dot, against w) of
+ * 2 KRILL_OZ_KMAX; on a rank of a communicator, when its one allgather served both, none;
+ * elsewhere those of its second multi-dot, against w) of
  * the last call on ctx (on the CPU: the last call made by the calling thread): decided[j] = 1
  * where it decided column j, 0 where the exact path ran, -1 where it was not tried (not
  * exact mode, tuning off, n = 0 or above KRILL_OZ_FAST_MAX_N, j beyond that call's columns,
@@ -275,7 +277,7 @@ krill_status krill_ozaki_cpu_mdot(krill_ctx *ctx, int64_t n, int64_t n_all, int 
                                   double *results, int sqrt_mode);
 
 #ifdef KRILL_HAVE_CUDA
-/* ---- the CUDA half (ozaki/ozaki.cu) --------------------------------------------------------
+/* ---- the CUDA half (ozaki/ozaki.cu, fast.cu, cgs.cu) ---------------------------------------
  * ws: the device workspace made by krill_ozaki_cuda_init; launch[0]: resident blocks of the
  * dot kernel per SM at 256 threads (for the default grid), launch[1]: the most threads per
  * block every kernel can be launched with (their register use allows no more; a larger
@@ -288,13 +290,14 @@ double *krill_ozaki_cuda_stats_area(void *ws);
 /* The workspace's verdicts of the last fast pass: 2 KRILL_OZ_KMAX ints of device memory. */
 int *krill_ozaki_cuda_verdict_area(void *ws);
 /* For a GPU rank of a communicator (comm.c), in device memory: the merged sums of a fast
- * pass made with merged_only (2 KRILL_OZ_KMAX states: k, or 2k for two right-hand sides), and the partials of a products pass
- * made with stride > 0 (column j's diagonal sums at j stride, then the k columns' flags). */
+ * pass made with merged_only (2 KRILL_OZ_KMAX states: k, or 2k for two right-hand sides),
+ * and the partials of a products pass made with stride > 0 (column j's diagonal sums at j
+ * stride, then the k columns' flags). */
 krill_oz_fast *krill_ozaki_cuda_merged_area(void *ws);
 int64_t *krill_ozaki_cuda_part_area(void *ws);
 /* The fast pass (exact mode): results[j] = V[:, j]'w (sqrt_mode: sqrt(x'x), V = w = x) for
  * the columns j < k <= KRILL_OZ_KMAX its bound decides, and the verdicts in the workspace
- * (written by its last block, read by krill_ozaki_cuda_mdot when after_fast is set). n >= 1.
+ * (written by its last block, read by krill_ozaki_cuda_mdot at verdict_base). n >= 1.
  * stats != NULL: the same pass writes there what krill_ozaki_cuda_stats would (the columns'
  * stats, then w's unless sqrt_mode). merged_only: the merged sums go to the merged area and
  * nothing is decided (results untouched, verdicts 0). */

@@ -271,8 +271,9 @@ krill_oz_spmv_range_kernel(V v, int64_t n_rows, double alpha, const double *__re
 
 /* ---- launchers ----------------------------------------------------------------------------- */
 
-/* The spmv_repro of a walked format on ctx's stream: krill_oz_spmv_fits's refusal (formats_impl.h),
- * nothing for no rows, else one launch of a thread per row (at most a resident wave of blocks). */
+/* The spmv_repro of a walked format on ctx's stream: krill_oz_spmv_fits's refusal
+ * (formats_impl.h), nothing for no rows, else one launch of a thread per row (at most a
+ * resident wave of blocks). */
 template <class V>
 krill_status krill_oz_spmv_launch(krill_ctx *ctx, const char *format, const V &v, int64_t n_rows,
                                   int64_t max_row_nnz, double alpha, const double *x,
@@ -316,8 +317,8 @@ static inline int krill_oz_row_lanes(double mean_row_nnz, int64_t n_rows)
 }
 
 /* The spmv_repro of a range format on ctx's stream with `lanes` per row (a power of two in
- * [1, 32], krill_oz_row_lanes): krill_oz_spmv_fits's refusal, nothing for no rows, else one launch (at
- * most a resident wave of blocks). */
+ * [1, 32], krill_oz_row_lanes): krill_oz_spmv_fits's refusal, nothing for no rows, else one
+ * launch (at most a resident wave of blocks). */
 template <class V>
 krill_status krill_oz_spmv_range_launch(krill_ctx *ctx, const char *format, const V &v,
                                         int64_t n_rows, int64_t max_row_nnz, int lanes,

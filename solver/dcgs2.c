@@ -52,9 +52,11 @@
  * parameters (no copy; restarts beyond 33 copy them to the device).
  * Reproducible mode: the sweep is krill_ozaki_mdot2 ([Q u w]'u and [Q u w]'w): in exact mode
  * on a lone GPU one fast pass that reads Q, u and w once for both (j + 2, the plain sweep's
- * traffic with the compensated sums' arithmetic, the statistics from the same read),
- * elsewhere a fast pass per right-hand side; a sum the fast path leaves undecided takes a
- * products pass (on the CPU and on ranks also a statistics pass; every sum of the
+ * traffic with the compensated sums' arithmetic, the statistics from the same read), on
+ * GPU ranks one such pass and one allgather for both (CPU ranks: a fast pass per
+ * right-hand side, then the one allgather), elsewhere a fast pass per right-hand side; a
+ * sum the fast path leaves undecided takes a products pass (on the CPU and on ranks also a
+ * statistics pass, and on ranks its right-hand side's fast pass again; every sum of the
  * fixed-slice modes takes both: at worst 4j + 12 reads). The update is the same pass
  * without contraction (j + 4). Every host step reads only correctly rounded (or fixed-slice)
  * sums, so the bits are those of any thread count and device. */

@@ -1,6 +1,6 @@
-/* Reproducible mode on the GPU (ozaki/ozaki.cu) against the CPU path, bit for bit: dot,
- * nrm2, mdot, mdot2 and the stats variants in every mode (exact, S = 1..4, fast S = 2, 3, 4, 7), on
- * the (rand - 0.5) exp(phi randn) family and the edge cases, for several launch
+/* Reproducible mode on the GPU (ozaki/ozaki.cu, fast.cu, cgs.cu) against the CPU path, bit for
+ * bit: dot, nrm2, mdot, mdot2 and the stats variants in every mode (exact, S = 1..4, fast
+ * S = 2, 3, 4, 7), on the (rand - 0.5) exp(phi randn) family and the edge cases, for several launch
  * configurations (block size, grid size, rows per flush, register path or the general path)
  * with exact mode's fast path on and off: none of them may change a bit (the CPU reference
  * runs the exact path alone). The fast kernel's verdicts: decided where it must decide,
@@ -388,6 +388,71 @@ static void test_mdot2(void)
     free(w);
 }
 
+/* The two-sum fast pass in its merged-only mode (what a GPU rank of a communicator sends in
+ * krill_ozaki_mdot2's one allgather, ozaki/comm.c), here on one GPU: the 2k merged states
+ * (u's sums, then w's) decide where the CPU's mdot2 says the fast path decides, with its
+ * bits; nothing is decided on the device (results untouched, verdicts 0). Columns as in
+ * test_mdot2: 1 cancels against w, 2 has 2^401, 3 an Inf, 4 zero, 6 a subnormal. On every
+ * configuration (the launch cannot change which states decide a column's correctly
+ * rounded value, only whether: the decided ones are compared). */
+static void test_fast2_merged(void)
+{
+    const int64_t n = 50001;
+    const int k = 8;
+    double *V = malloc((size_t)(k * n) * sizeof *V), *u = malloc((size_t)n * sizeof *u);
+    double *w = malloc((size_t)n * sizeof *w), want[16], *dV, *du, *dw;
+    const double poison = -1234.5;
+    double *dres = NULL, res[16];
+    int want_v[16], verdict[16];
+    for (int j = 0; j < k; j++) oz_ref_phi_vector(V + j * n, n, 1.0, 500 + j);
+    oz_ref_phi_vector(u, n, 1.0, 590);
+    oz_ref_phi_vector(w, n, 2.0, 591);
+    decline_columns(V, w, n);
+    for (int64_t i = 0; i < n; i++) V[4 * n + i] = 0.0;
+    V[6 * n + 11] = 0x1p-1074;
+    for (int j = 0; j < k; j++) want_v[j] = want_v[k + j] = !(j == 2 || j == 3 || j == 6);
+    want_v[k + 1] = 0;
+    set_mode(&oz_modes[0]);
+    dV = dev_copy(V, k * n);
+    du = dev_copy(u, n);
+    dw = dev_copy(w, n);
+    for (int j = 0; j < 2 * k; j++) res[j] = poison;
+    dres = dev_copy(res, 2 * k);
+    for (int c = 0; c < NCONFIGS; c++) {
+        if (!config_in_run(c) || !tu_shard_mine()) continue;   /* a unit of work */
+        use_config(&configs[c], 1);
+        CHECK_OK(krill_ozaki_mdot2(cpu, n, k, V, n, u, w, want));
+        CHECK_OK(krill_ozaki_ctx_init(gpu));
+        if (gpu->ozaki) {
+            krill_ozaki_ws *ws = (krill_ozaki_ws *)gpu->ozaki;
+            krill_oz_fast s[16];
+            int bad = 0;
+            CHECK_OK(krill_ozaki_cuda_fast2(gpu, ws->dev, ws->launch, n, k, dV, n, du, dw, dres,
+                                            dres + k, NULL, 1));
+            CHECK_OK(krill_mem_download(gpu, s, krill_ozaki_cuda_merged_area(ws->dev),
+                                        sizeof s));
+            CHECK_OK(krill_mem_download(gpu, verdict, krill_ozaki_cuda_verdict_area(ws->dev),
+                                        sizeof verdict));
+            CHECK_OK(krill_mem_download(gpu, res, dres, sizeof res));
+            for (int j = 0; j < 2 * k; j++) {
+                double r = 0.0;
+                const int decided = krill_oz_fast_result(&s[j], 0, &r);
+                bad += decided != want_v[j] || (decided && memcmp(&r, &want[j], sizeof r) != 0) ||
+                       verdict[j] != 0 || memcmp(&res[j], &poison, sizeof poison) != 0;
+            }
+            CHECK(bad == 0);
+            if (bad) printf("  fast2 merged-only, configuration %d: %d sums wrong\n", c, bad);
+        }
+    }
+    krill_mem_free(gpu, dV);
+    krill_mem_free(gpu, du);
+    krill_mem_free(gpu, dw);
+    krill_mem_free(gpu, dres);
+    free(V);
+    free(u);
+    free(w);
+}
+
 /* The fast kernel on every configuration: x'x, a norm and well-conditioned columns decided,
  * cancelling / out-of-range (an operand of 2^401, a subnormal one) / Inf columns declined
  * and an operand just below 2^401 decided, per column (mdot and mdot_stats, k = 8);
@@ -665,6 +730,7 @@ int main(void)
     TU_SPLIT(test_mdot());                 /* each (mode, launch configuration) a unit */
     TU_SPLIT(test_fast_path());            /* each launch configuration a unit */
     TU_SPLIT(test_mdot2());                /* each (shape, configuration) a unit */
+    TU_SPLIT(test_fast2_merged());         /* each configuration a unit */
     TU_SPLIT(test_cgs_pass());             /* each check_cgs configuration a unit */
     TU_SPLIT(test_dispatch_and_reset());   /* each mode, and each closing check, a unit */
     TU_STEP(test_faults());

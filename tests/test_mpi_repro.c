@@ -5,7 +5,7 @@
  * that the bits are the same:
  *   - dot products, norms, two independent dots in one call (krill_ozaki_dot_pairs), the
  *     k columns of a Gram-Schmidt step (k up to 40: two groups) against one right-hand side
- *     and against two (krill_ozaki_mdot2: one allgather per group when all are decided)
+ *     and against two (krill_ozaki_mdot2: one allgather when all are decided)
  *     on vectors the fast path decides, on cancelling ones it cannot (the exact path), with
  *     a dynamic range that needs the general (windowed) path, with NaN or an infinity on one
  *     rank, all zeros, and on partitions with empty ranks; exact mode, S = 2 and fast mode;
@@ -100,7 +100,8 @@ static void check_reductions(krill_repro_mode mode, int slices, const char *labe
     CHECK_OK(krill_ctx_set_repro(serial, mode, slices));
     CHECK_OK(krill_ctx_set_repro(ctx, mode, slices));
     for (int kind = 0; kind < 4; kind++) {
-        for (int j = 0; j < KMAX; j++) fill(V + (int64_t)j * n, n, (kind + j) % 4 == 3 ? 3 : kind, j);
+        for (int j = 0; j < KMAX; j++)
+            fill(V + (int64_t)j * n, n, (kind + j) % 4 == 3 ? 3 : kind, j);
         fill(w, n, kind == 3 ? 0 : kind, 99);
         for (mtu_partition p = MTU_BALANCED; p < MTU_PARTITIONS; p++) {
             int64_t lo, hi, nl;
@@ -123,10 +124,12 @@ static void check_reductions(krill_repro_mode mode, int slices, const char *labe
                 bad += !same_bits(want, got, k);
                 calls++;
                 {   /* two right-hand sides (DCGS2's sweep), w and column 1: the bits of two
-                       mdots; with every sum decided (kind 0, exact mode), one allgather per
-                       group of KRILL_OZ_KMAX columns (none on a lone GPU) */
+                       mdots; with every sum decided (kind 0, exact mode), one allgather for
+                       k <= KRILL_OZ_KMAX, else one per group and right-hand side (none on a
+                       lone GPU) */
                     const int64_t before = ctx->comm_calls;
-                    const int64_t groups = (k + KRILL_OZ_KMAX - 1) / KRILL_OZ_KMAX;
+                    const int64_t groups = k <= KRILL_OZ_KMAX ? 1 : 2 * ((k + KRILL_OZ_KMAX - 1) /
+                                                                      KRILL_OZ_KMAX);
                     CHECK_OK(krill_ozaki_mdot2(serial, n, k, V, n, w, V + n, want2));
                     CHECK_OK(krill_ozaki_mdot2(ctx, nl, k, Vd, nl > 0 ? nl : 1, wd, Vd + nl, g2d));
                     from_ctx(got2, g2d, 2 * k);
@@ -378,6 +381,8 @@ static void check_spmv_long_row(mtu_partition p)
     const int32_t n = (int32_t)KRILL_OZ_ROW_MAX_N + 100;
     krill_csr *g = NULL;
     int64_t k = 0;
+    char label[32];
+    snprintf(label, sizeof label, "a row of %d", (int)n);
     CHECK_OK(krill_csr_create(n, n, 2 * (int64_t)n - 1, &g));
     for (int32_t j = 0; j < n; j++) {
         g->col[k] = j;
@@ -390,7 +395,7 @@ static void check_spmv_long_row(mtu_partition p)
         g->row_ptr[i + 1] = k;
     }
     if (krill_ctx_device(ctx) != KRILL_DEVICE_CUDA) {
-        check_spmv_csr(g, "a row of 16484", p, 1.5, 0.0, 0, 1);
+        check_spmv_csr(g, label, p, 1.5, 0.0, 0, 1);
     } else {
         mtu_system sd;
         krill_dist_layout l;
@@ -400,14 +405,15 @@ static void check_spmv_long_row(mtu_partition p)
         mtu_system_dist(ctx, g, p, &sd);
         CHECK_OK(krill_dist_mat_layout(sd.a, &l));
         CHECK_OK(krill_vec_upload(sd.x, x + l.row_start));
-        for (int c = 0; c < 2; c++) {
+        for (int c = 0; c < 2; c++) {   /* agreed() on every rank each time: a collective */
             const krill_status st = krill_mat_spmv(sd.a, 1.5, sd.x, 0.0, sd.b);
-            refused = refused && agreed(st) && st == KRILL_ERR_UNSUPPORTED &&
+            const int alike = agreed(st);
+            refused = refused && alike && st == KRILL_ERR_UNSUPPORTED &&
                       strstr(krill_last_error(), "KRILL_OZ_ROW_MAX_N") != NULL;
         }
         CHECK(refused);
         if (rank == 0)
-            printf("  spmv %-18s %-22s: %s\n", "a row of 16484", mtu_partition_name(p),
+            printf("  spmv %-18s %-22s: %s\n", label, mtu_partition_name(p),
                    refused ? "refused on every rank" : "NOT REFUSED ALIKE");
         mtu_system_free(&sd);
         free(x);
@@ -451,8 +457,9 @@ static void test_solves(void)
  * krill_ozaki_fault_step_after on one rank): every rank returns it, and the next sum gives
  * the serial bits. The columns span 2^-500..2^500 (outside the fast path's guard), so every
  * step runs: the lengths' allgather, the statistics' maximum and, on GPU ranks, the
- * diagonal sums' allreduce (cpu.c's has no local failure to carry). One GPU rank alone
- * keeps the device path, with no collective. */
+ * diagonal sums' allreduce (cpu.c's has no local failure to carry); then krill_ozaki_mdot2's
+ * allgather of both right-hand sides and each one's whole round. One GPU rank alone keeps
+ * the device path, with no collective. */
 static void test_marks(int faulty)
 {
     const int64_t n = 3001;
@@ -485,9 +492,32 @@ static void test_marks(int faulty)
     CHECK_OK(krill_ozaki_mdot(ctx, nl, k, Vd, nl > 0 ? nl : 1, wd, gd));
     from_ctx(got, gd, k);
     CHECK(same_bits(want, got, k));
+    {   /* krill_ozaki_mdot2 (w and column 1): the allgather of both right-hand sides, then,
+           every sum undecided here, each right-hand side's whole round */
+        const int steps2 = steps ? 1 + 2 * steps : 0;
+        double want2[6], got2[6], *g2d = to_ctx(want2, 2 * k);
+        int failed2 = 0;
+        CHECK_OK(krill_ozaki_mdot2(serial, n, k, V, n, w, V + n, want2));
+        for (long step = 1; step <= steps2 + 1; step++) {
+            krill_status st;
+            if (rank == faulty) krill_ozaki_fault_step_after(step);
+            st = krill_ozaki_mdot2(ctx, nl, k, Vd, nl > 0 ? nl : 1, wd, Vd + nl, g2d);
+            krill_ozaki_fault_step_after(0);
+            CHECK(agreed(st));
+            if (st == KRILL_OK) break;
+            CHECK(st == KRILL_ERR_INTERNAL);
+            failed2++;
+        }
+        CHECK(failed2 == steps2);
+        from_ctx(got2, g2d, 2 * k);
+        CHECK(same_bits(want2, got2, 2 * k));
+        krill_mem_free(ctx, g2d);
+        failed += failed2;
+    }
     if (rank == 0)
-        printf("  a failure on rank %d inside each of a sum's %d collectives: returned on every "
-               "rank; the next sum the serial bits\n", faulty, failed);
+        printf("  a failure on rank %d inside each of the collectives of a sum and of a sum "
+               "against two right-hand sides (%d in all): returned on every rank; the next "
+               "sum the serial bits\n", faulty, failed);
     krill_mem_free(ctx, Vd);
     krill_mem_free(ctx, wd);
     krill_mem_free(ctx, gd);
