@@ -17,6 +17,8 @@
  *             benchmark clock (CUDA events); 0 on the CPU
  *   spmv      the solver's SpMV time (krill_solve_info.times.spmv, device events)
  *   other     the rest of the solve (orthogonalization, updates, restarts)
+ * and the minor page faults the process took during krill_mat_create (getrusage; in the
+ * CSV and JSON rows: a build whose fresh host arrays are mapped anew pays one fault a page).
  * One untimed warm-up solve of one restart cycle runs first on a separate build. With
  * --runs K (default 1) each format is built and solved K times, in K rounds over the formats
  * (round r runs every format once, so that a drift in the machine's load falls on all of
@@ -31,6 +33,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "bench/bench_common.h"
 #include "core/core_impl.h"
@@ -56,6 +59,7 @@ typedef struct gf_result {
     krill_reason reason;
     double relres;
     double create_s, transfer_s, build_s, spmv_s, other_s, solve_s, total_s;
+    long build_minflt;                /* minor page faults during krill_mat_create */
     double round_totals[MAX_RUNS];    /* every round's total_s (the median row only) */
     int n_rounds;
     int ok;
@@ -90,6 +94,13 @@ cleanup:
     return st;
 }
 
+/* minor page faults of this process so far */
+static long minor_faults(void)
+{
+    struct rusage u;
+    return getrusage(RUSAGE_SELF, &u) == 0 ? u.ru_minflt : 0;
+}
+
 static krill_status solve_once(krill_ctx *ctx, const krill_csr *csr, const double *bh,
                                const char *format, const krill_solver_opts *so,
                                bench_clock *clock, gf_result *r)
@@ -101,14 +112,17 @@ static krill_status solve_once(krill_ctx *ctx, const krill_csr *csr, const doubl
     krill_format_stats stats;
     char auto_format[48];
     double t0;
+    long faults;
     memset(&info, 0, sizeof info);
     /* auto: what `krill solve --format auto` builds for this one solve */
     format = krill_auto_for_solves(format, so, 1, auto_format, sizeof auto_format);
     KRILL_TRY(krill_ctx_sync(ctx));
+    faults = minor_faults();
     t0 = krill_wtime();
     KRILL_TRY(krill_mat_create(ctx, csr, format, &a));
     KRILL_TRY(krill_ctx_sync(ctx));
     r->create_s = krill_wtime() - t0;
+    r->build_minflt = minor_faults() - faults;
     krill_mat_stats(a, &stats);
     r->bytes = stats.bytes;
     snprintf(r->variant, sizeof r->variant, "%s", stats.variant);
@@ -186,13 +200,15 @@ static int write_csv(const char *path, const gf_result *res, int n)
     FILE *f = fopen(path, "w");
     if (!f) return -1;
     fprintf(f, "matrix,format,chosen,variant,n,nnz,bytes,iterations,reason,relres,build_s,"
-               "transfer_s,spmv_s,other_s,total_s,ok,message\n");
+               "transfer_s,spmv_s,other_s,total_s,build_minflt,ok,message\n");
     for (int i = 0; i < n; i++) {
         const gf_result *r = &res[i];
-        fprintf(f, "\"%s\",%s,%s,%s,%lld,%lld,%zu,%d,\"%s\",%.3e,%.6e,%.6e,%.6e,%.6e,%.6e,%d,\"%s\"\n",
-                r->matrix, r->format, r->chosen, r->variant, (long long)r->n, (long long)r->nnz, r->bytes,
-                r->iterations, krill_reason_string(r->reason), r->relres, r->build_s,
-                r->transfer_s, r->spmv_s, r->other_s, r->total_s, r->ok, r->message);
+        fprintf(f, "\"%s\",%s,%s,%s,%lld,%lld,%zu,%d,\"%s\",%.3e,%.6e,%.6e,%.6e,%.6e,%.6e,%ld,"
+                   "%d,\"%s\"\n",
+                r->matrix, r->format, r->chosen, r->variant, (long long)r->n, (long long)r->nnz,
+                r->bytes, r->iterations, krill_reason_string(r->reason), r->relres, r->build_s,
+                r->transfer_s, r->spmv_s, r->other_s, r->total_s, r->build_minflt, r->ok,
+                r->message);
     }
     return fclose(f) == 0 ? 0 : -1;
 }
@@ -224,6 +240,7 @@ static int write_json(const char *path, const gf_result *res, int n, krill_ctx *
         bench_json_next_number(f, "spmv_s", r->spmv_s);
         bench_json_next_number(f, "other_s", r->other_s);
         bench_json_next_number(f, "total_s", r->total_s);
+        fprintf(f, ", \"build_minflt\": %ld", r->build_minflt);
         fprintf(f, ", \"round_totals\": [");
         for (int k = 0; k < r->n_rounds; k++)
             fprintf(f, "%s%.6e", k ? ", " : "", r->round_totals[k]);
