@@ -453,6 +453,42 @@ static void test_solves(void)
 
 /* ---- failures on one rank ---------------------------------------------------------------- */
 
+/* One sum of test_marks on the communicator context: krill_ozaki_mdot of the nl rows' k
+ * columns against w, or (two) krill_ozaki_mdot2 against w and column 1 */
+typedef struct marks_call {
+    int64_t nl;
+    int k;
+    const double *Vd, *wd;
+    double *out;
+    int two;
+} marks_call;
+
+static krill_status marks_sum(const marks_call *c)
+{
+    const int64_t ld = c->nl > 0 ? c->nl : 1;
+    return c->two ? krill_ozaki_mdot2(ctx, c->nl, c->k, c->Vd, ld, c->wd, c->Vd + c->nl, c->out)
+                  : krill_ozaki_mdot(ctx, c->nl, c->k, c->Vd, ld, c->wd, c->out);
+}
+
+/* The sum with a failure forced on rank `faulty` after 1, 2, ... checkpoints (at most
+ * `most` tries) until one call succeeds: each failure the same on every rank; the failures
+ * counted. */
+static int failures_until_ok(int faulty, long most, const marks_call *c)
+{
+    int failed = 0;
+    for (long step = 1; step <= most; step++) {
+        krill_status st;
+        if (rank == faulty) krill_ozaki_fault_step_after(step);
+        st = marks_sum(c);
+        krill_ozaki_fault_step_after(0);
+        CHECK(agreed(st));
+        if (st == KRILL_OK) break;
+        CHECK(st == KRILL_ERR_INTERNAL);
+        failed++;
+    }
+    return failed;
+}
+
 /* A local failure inside each collective of a sum (ozaki/comm.c's mark, forced by
  * krill_ozaki_fault_step_after on one rank): every rank returns it, and the next sum gives
  * the serial bits. The columns span 2^-500..2^500 (outside the fast path's guard), so every
@@ -478,36 +514,21 @@ static void test_marks(int faulty)
     Vd = to_ctx(Vl, nl * k);
     wd = to_ctx(w + lo, nl);
     CHECK_OK(krill_ozaki_mdot(serial, n, k, V, n, w, want));
-    for (long step = 1; step <= 4; step++) {
-        krill_status st;
-        if (rank == faulty) krill_ozaki_fault_step_after(step);
-        st = krill_ozaki_mdot(ctx, nl, k, Vd, nl > 0 ? nl : 1, wd, gd);
-        krill_ozaki_fault_step_after(0);
-        CHECK(agreed(st));
-        if (st == KRILL_OK) break;
-        CHECK(st == KRILL_ERR_INTERNAL);
-        failed++;
+    {
+        const marks_call call = {nl, k, Vd, wd, gd, 0};
+        failed = failures_until_ok(faulty, steps + 1, &call);
+        CHECK(failed == steps);
+        CHECK_OK(marks_sum(&call));
+        from_ctx(got, gd, k);
+        CHECK(same_bits(want, got, k));
     }
-    CHECK(failed == steps);
-    CHECK_OK(krill_ozaki_mdot(ctx, nl, k, Vd, nl > 0 ? nl : 1, wd, gd));
-    from_ctx(got, gd, k);
-    CHECK(same_bits(want, got, k));
     {   /* krill_ozaki_mdot2 (w and column 1): the allgather of both right-hand sides, then,
            every sum undecided here, each right-hand side's whole round */
         const int steps2 = steps ? 1 + 2 * steps : 0;
         double want2[6], got2[6], *g2d = to_ctx(want2, 2 * k);
-        int failed2 = 0;
+        const marks_call call = {nl, k, Vd, wd, g2d, 1};
+        const int failed2 = failures_until_ok(faulty, steps2 + 1, &call);
         CHECK_OK(krill_ozaki_mdot2(serial, n, k, V, n, w, V + n, want2));
-        for (long step = 1; step <= steps2 + 1; step++) {
-            krill_status st;
-            if (rank == faulty) krill_ozaki_fault_step_after(step);
-            st = krill_ozaki_mdot2(ctx, nl, k, Vd, nl > 0 ? nl : 1, wd, Vd + nl, g2d);
-            krill_ozaki_fault_step_after(0);
-            CHECK(agreed(st));
-            if (st == KRILL_OK) break;
-            CHECK(st == KRILL_ERR_INTERNAL);
-            failed2++;
-        }
         CHECK(failed2 == steps2);
         from_ctx(got2, g2d, 2 * k);
         CHECK(same_bits(want2, got2, 2 * k));
