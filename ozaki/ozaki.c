@@ -390,7 +390,7 @@ krill_status krill_ozaki_mdot2(krill_ctx *ctx, int64_t n, int k, const double *V
     krill_status st = KRILL_OK;
     KRILL_TRY(check_args("krill_ozaki_mdot2", ctx, n, k, ldv));
     if (ctx->comm && (!krill_on_gpu(ctx) || gpu_rank_of_many(ctx)) &&
-        krill_ozaki_use_fast_path(ctx, 1) && k <= KRILL_OZ_KMAX) {
+        krill_ozaki_use_fast_path(ctx, 1) && k >= 1 && k <= KRILL_OZ_KMAX) {
         /* a rank: one allgather for both right-hand sides; a right-hand side with a sum left
          * undecided then makes its whole round (the same on every rank); the decided side's
          * results written last, after every collective (no verdicts recorded) */

@@ -137,6 +137,12 @@ static void check_reductions(krill_repro_mode mode, int slices, const char *labe
                     calls++;
                     if (kind == 0 && mode == KRILL_REPRO_OZAKI && slices == 0)
                         rounds_bad += ctx->comm_calls - before != (lone_gpu ? 0 : groups);
+                    if (t == 0) {   /* no columns: nothing to do, no collective, no error */
+                        const int64_t calls_before = ctx->comm_calls;
+                        CHECK_OK(krill_ozaki_mdot2(ctx, nl, 0, Vd, nl > 0 ? nl : 1, wd,
+                                                   Vd + nl, g2d));
+                        rounds_bad += ctx->comm_calls != calls_before;
+                    }
                 }
             }
             CHECK_OK(krill_ozaki_dot(serial, n, V, w, want));
