@@ -4,7 +4,7 @@ hidden fraction of the halo exchange (issue 19).
 
     scale_mpi_gpu.py --krill BIN --mpiexec CMD [--ranks "1 2"] [--strong SPEC]
                      [--weak "SPEC SPEC ..." | SPEC,SPEC,...] [--methods cg:jacobi,gmres:none]
-                     [--maxit 200] [--timeout 300] [--repro] [--json FILE]
+                     [--maxit 200] [--timeout 300] [--repro] [--host-too] [--json FILE]
 
 Every run is `mpiexec -n P krill solve --device gpu --gen SPEC --solver S --precond M
 --maxit N --rtol 1e-30 --runs 3 --json` (one GPU per rank: rank r of a node takes GPU r mod
@@ -16,6 +16,13 @@ t(1) / t(P) per row held. The peer is krill on one GPU without MPI (`krill solve
 gpu`, same options): the cost of the distributed path itself at P = 1. Each row reports the
 exchange's time in flight and the part of it hidden behind the diagonal block's product
 (times.halo, times.halo_hidden: rank 0's). Prints a Markdown table.
+
+The column `reductions` is what rank 0's context reported (krill solve's "device"): NCCL
+(on the device, core/nccl.cu) or host (the round trip through page-locked memory and MPI).
+With NCCL the reductions and the halo run on the GPU's streams and the host does not time
+them: `comm` and the halo columns then count only what the host waits for (the queueing).
+--host-too: every row of more than one rank again with KRILL_NCCL=0 (the host round trip),
+so the two are measured in one call on the same machine.
 
 --repro: the strong rows again with `--repro` (exact mode), a second table: the time per
 iteration against the plain run's of the same rank count (issue 19's target: at most 1.2x)
@@ -31,14 +38,16 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import compare_petsc as cp  # noqa: E402
 
 
-def solve(a, spec, method, ranks, repro=False):
+def solve(a, spec, method, ranks, repro=False, host=False):
     solver, precond = method.split(":")
     cmd = ([] if ranks == 0 else a.mpiexec + ["-n", str(ranks)]) + [
         a.krill, "solve", "--device", a.device, "--gen", spec, "--solver", solver,
         "--precond", precond, "--maxit", str(a.maxit), "--rtol", "1e-30", "--runs", "3",
         "--json"] + (["--repro"] if repro else [])
-    rc, out, err, _ = cp.run(cmd, a.timeout)
-    res = {"cmd": " ".join(cmd), "spec": spec, "method": method, "ranks": ranks, "rc": rc}
+    env = dict(os.environ, KRILL_NCCL="0") if host else None
+    rc, out, err, _ = cp.run(cmd, a.timeout, env=env)
+    res = {"cmd": ("KRILL_NCCL=0 " if host else "") + " ".join(cmd), "spec": spec,
+           "method": method, "ranks": ranks, "rc": rc}
     try:
         doc = json.loads(out[out.index("{"):out.rindex("}") + 1])   # exit 1: not converged
         t = doc["times"]
@@ -46,7 +55,8 @@ def solve(a, spec, method, ranks, repro=False):
         res.update(iterations=its, per_iter=t["median_total"] / its, comm=t.get("comm", 0.0),
                    total=t["total"], halo=t.get("halo", 0.0),
                    halo_hidden=t.get("halo_hidden", 0.0), rows=doc.get("n"),
-                   x_hash=doc.get("x_hash"), repro=repro)
+                   x_hash=doc.get("x_hash"), repro=repro,
+                   reductions="NCCL" if "NCCL" in str(doc.get("device", "")) else "host")
     except (ValueError, KeyError, TypeError, ZeroDivisionError):
         res["error"] = cp.last_line(err) or cp.last_line(out) or f"exit {rc}"
     return res
@@ -54,14 +64,14 @@ def solve(a, spec, method, ranks, repro=False):
 
 def row(r, base, kind, p):
     if "error" in r:
-        return f"| {kind} | {r['spec']} | {r['method']} | {p} | - | - | - | - | - | {r['error']} |"
+        return f"| {kind} | {r['spec']} | {r['method']} | {p} | - | - | - | - | - | - | {r['error']} |"
     eff = "-"
     if base and "per_iter" in base and p > 0:
         eff = f"{base['per_iter'] / (r['per_iter'] * (p if kind == 'strong' else 1)):.2f}"
     hidden = f"{100 * r['halo_hidden'] / r['halo']:.0f}%" if r["halo"] > 0 else "-"
     comm = f"{100 * r['comm'] / r['total']:.1f}%" if r["total"] > 0 else "-"
     return (f"| {kind} | {r['spec']} | {r['method']} | {p if p else '1 (no MPI)'} | "
-            f"{r['iterations']} | {1e3 * r['per_iter']:.3f} | {eff} | {comm} | "
+            f"{r['reductions']} | {r['iterations']} | {1e3 * r['per_iter']:.3f} | {eff} | {comm} | "
             f"{1e3 * r['halo']:.1f} | {hidden} |")
 
 
@@ -104,6 +114,8 @@ def main():
     ap.add_argument("--device", default="gpu", help="cpu: a dry run of the script")
     ap.add_argument("--repro", action="store_true",
                     help="the strong rows again in reproducible mode (cost, bits)")
+    ap.add_argument("--host-too", action="store_true",
+                    help="rows of more than one rank again with KRILL_NCCL=0 (host reductions)")
     ap.add_argument("--json")
     a = ap.parse_args()
     a.mpiexec = shlex.split(a.mpiexec)
@@ -111,9 +123,20 @@ def main():
     # specs hold commas (elasticity3d:160,64,64): a list with spaces is split on them
     weak = a.weak.split() if " " in a.weak.strip() else a.weak.split(",")
     results = []
-    print("| scaling | matrix | solver:pc | ranks | its | ms/iter | efficiency | comm | "
-          "halo in flight ms | hidden |")
-    print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    print("| scaling | matrix | solver:pc | ranks | reductions | its | ms/iter | efficiency | "
+          "comm | halo in flight ms | hidden |")
+    print("|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|")
+
+    def both(spec, method, p, kind, base):
+        """the run, and with --host-too on more than one rank the host reductions' run"""
+        for host in ([False, True] if a.host_too and p > 1 else [False]):
+            r = solve(a, spec, method, p, host=host)
+            r["kind"] = kind
+            results.append(r)
+            base = base or r
+            print(row(r, base, kind, p), flush=True)
+        return base
+
     for method in a.methods.split(","):
         peer = solve(a, a.strong, method, 0)
         peer["kind"] = "strong"
@@ -121,20 +144,14 @@ def main():
         print(row(peer, None, "strong", 0), flush=True)
         base = None
         for p in ranks:
-            r = solve(a, a.strong, method, p)
-            r["kind"] = "strong"
-            results.append(r)
-            base = base or r
-            print(row(r, base, "strong", p), flush=True)
+            base = both(a.strong, method, p, "strong", base)
         base = None
         for p, spec in zip(ranks, weak):
-            r = solve(a, spec, method, p)
-            results.append(r)
-            base = base or r
-            print(row(r, base, "weak", p), flush=True)
+            base = both(spec, method, p, "weak", base)
     if a.repro:
         results += repro_table(a, ranks, {(r["method"], r["ranks"]): r for r in results
-                                          if r.get("kind") == "strong"})
+                                          if r.get("kind") == "strong"
+                                          and not r["cmd"].startswith("KRILL_NCCL=0")})
     if a.json:
         with open(a.json, "w") as f:
             json.dump(results, f, indent=1)

@@ -162,6 +162,8 @@ typedef struct krill_repro_ops {
     krill_status (*nrm2)(krill_ctx *ctx, int64_t n, const double *x, double *result);
 } krill_repro_ops;
 
+typedef struct krill_nccl krill_nccl;
+
 struct krill_ctx {
     krill_device device;     /* CPU or CUDA */
     int threads;             /* OpenMP threads for CPU work (also the host side of CUDA) */
@@ -173,6 +175,7 @@ struct krill_ctx {
     void *ozaki;             /* ozaki/'s workspace (ozaki_impl.h); NULL until first needed */
     const krill_repro_ops *repro_ops;   /* set by ozaki/ with its workspace; NULL before */
     krill_comm *comm;        /* NULL, or the context's own duplicate of the caller's */
+    krill_nccl *nccl;        /* a GPU rank's device-side reductions (core/nccl.cu), or NULL */
     double comm_seconds;     /* wall time inside the communicator's calls so far (the
                                 solvers report the difference: krill_solve_times.comm) */
     int64_t comm_calls;      /* collectives started so far (the ctx.c wrappers; the tests
@@ -213,11 +216,34 @@ void krill_ctx_add_halo_time(krill_ctx *ctx, double flight, double hidden);
  * (its kernels): a failure there or in the copy down travels as a flag inside the sum, so
  * every rank returns it (through krill_ctx_agree, a second collective made only then) and
  * none waits in MPI for a rank that left: one collective when all went well. Without a
- * communicator, on one rank or on the CPU it returns `local` at once. Traffic: 8 (count + count2) bytes each way per rank, and a wait for the
- * stream: the GPU idles for the round trip (MPI here is not CUDA-aware; NCCL's
- * stream-ordered allreduce would remove the wait). */
+ * communicator, on one rank or on the CPU it returns `local` at once. Traffic: 8 (count +
+ * count2) bytes each way per rank, and a wait for the stream: the GPU idles for the round
+ * trip (the Open MPI wheel here is not CUDA-aware). With NCCL (below) no wait and no copy:
+ * the group is queued on the stream and `local` is deferred to the next read. */
 krill_status krill_ctx_allreduce_device(krill_ctx *ctx, krill_status local, double *dev,
                                         int count, double *dev2, int count2);
+/* GPU-side reductions (core/nccl.cu; doc/mpi.md): a CUDA context on a communicator of one
+ * GPU per rank, in a build with NCCL, reduces on its stream (krill_ctx_allreduce_device and
+ * the norm queue an ncclAllReduce group and return). A rank's local failure before such a
+ * reduction is not returned by it but travels in a flag the host looks at where it reads
+ * results: krill_mem_download calls krill_ctx_settle, and the solvers' asynchronous reads
+ * call _mark when they queue their copy and _check after waiting for it. A set flag makes
+ * every rank return the failing rank's status there (krill_ctx_agree). All three are
+ * KRILL_OK at once on any other context. slot: 0 or 1. */
+krill_status krill_ctx_settle(krill_ctx *ctx);
+krill_status krill_ctx_reductions_mark(krill_ctx *ctx, int slot);
+krill_status krill_ctx_reductions_check(krill_ctx *ctx, int slot);
+#ifdef KRILL_HAVE_NCCL
+krill_status krill_nccl_create(krill_ctx *ctx);   /* collective; ctx->nccl or NULL */
+void krill_nccl_destroy(krill_ctx *ctx);
+void *krill_nccl_comm(const krill_ctx *ctx);      /* the ncclComm_t, NULL without one */
+krill_status krill_nccl_allreduce(krill_ctx *ctx, krill_status local, double *dev, int count,
+                                  double *dev2, int count2);
+krill_status krill_nccl_nrm2(krill_ctx *ctx, krill_status local, double *dev);
+krill_status krill_nccl_settle(krill_ctx *ctx);
+krill_status krill_nccl_mark(krill_ctx *ctx, int slot);
+krill_status krill_nccl_check(krill_ctx *ctx, int slot);
+#endif
 /* The same for a 2-norm: *dev holds this rank's ||x_local||; it becomes ||x|| over the
  * ranks, without overflow (scaled by the largest local norm when the sum of squares leaves
  * the range, as krill_blas_nrm2 does on the CPU). */

@@ -208,6 +208,9 @@ krill_status krill_ctx_create(const krill_ctx_opts *opts, krill_ctx **out)
         KRILL_TRY(o.comm->ops->agree(o.comm, st));
         KRILL_TRY(agree_device(o.comm, ctx));
         KRILL_TRY(o.comm->ops->agree(o.comm, o.comm->ops->dup(o.comm, &ctx->comm)));
+#ifdef KRILL_HAVE_NCCL
+        if (krill_on_gpu(ctx) && ctx->comm->size > 1) KRILL_TRY(krill_nccl_create(ctx));
+#endif
     }
     KRILL_TRY(st);
     *out = ctx;
@@ -222,6 +225,9 @@ void krill_ctx_destroy(krill_ctx **pctx)
     if (!pctx || !*pctx) return;
     /* before the device goes: ozaki/'s workspace may be there */
     if ((*pctx)->repro_ops) (*pctx)->repro_ops->fini(*pctx);
+#ifdef KRILL_HAVE_NCCL
+    krill_nccl_destroy(*pctx);
+#endif
     if ((*pctx)->comm) (*pctx)->comm->ops->destroy((*pctx)->comm);
     krill_ws_cache_destroy(*pctx);            /* before the device goes: GPU blocks */
 #ifdef KRILL_HAVE_CUDA
@@ -338,6 +344,15 @@ krill_status krill_ctx_allreduce_device(krill_ctx *ctx, krill_status local, doub
     /* one rank: its sums are the sums (no host round trip, no wait for the stream) */
     if (!ctx->comm || ctx->comm->size == 1 || !krill_on_gpu(ctx) || count + count2 == 0)
         goto cleanup;
+#ifdef KRILL_HAVE_NCCL
+    if (ctx->nccl) {   /* on the stream; `local` deferred to the next read (core/nccl.cu) */
+        const double t0 = krill_wtime();
+        st = krill_nccl_allreduce(ctx, local, dev, count, dev2, count2);
+        ctx->comm_calls++;
+        ctx->comm_seconds += krill_wtime() - t0;
+        goto cleanup;
+    }
+#endif
     host = ctx->cuda->pinned;
     if (count + count2 + 1 <= ALLREDUCE_PINNED) {   /* the rule: one collective */
         if (local == KRILL_OK) local = device_sums_down(ctx, host, dev, count, dev2, count2);
@@ -370,6 +385,15 @@ krill_status krill_ctx_nrm2_allreduce_device(krill_ctx *ctx, krill_status local,
 #ifdef KRILL_HAVE_CUDA
     double *h = NULL, mine, m;
     if (!ctx->comm || ctx->comm->size == 1 || !krill_on_gpu(ctx)) goto cleanup;
+#ifdef KRILL_HAVE_NCCL
+    if (ctx->nccl) {
+        const double t0 = krill_wtime();
+        st = krill_nccl_nrm2(ctx, local, dev);
+        ctx->comm_calls += 2;
+        ctx->comm_seconds += krill_wtime() - t0;
+        goto cleanup;
+    }
+#endif
     h = ctx->cuda->pinned;
     if (local == KRILL_OK) local = krill_cuda_memcpy(ctx, h, dev, 8, 1);
     mine = h[0];
@@ -432,6 +456,35 @@ krill_status krill_ctx_agree(krill_ctx *ctx, krill_status st)
     }
     return st;
 }
+krill_status krill_ctx_settle(krill_ctx *ctx)
+{
+#ifdef KRILL_HAVE_NCCL
+    if (ctx && ctx->nccl) return krill_nccl_settle(ctx);
+#endif
+    (void)ctx;
+    return KRILL_OK;
+}
+
+krill_status krill_ctx_reductions_mark(krill_ctx *ctx, int slot)
+{
+#ifdef KRILL_HAVE_NCCL
+    if (ctx->nccl) return krill_nccl_mark(ctx, slot);
+#endif
+    (void)ctx;
+    (void)slot;
+    return KRILL_OK;
+}
+
+krill_status krill_ctx_reductions_check(krill_ctx *ctx, int slot)
+{
+#ifdef KRILL_HAVE_NCCL
+    if (ctx->nccl) return krill_nccl_check(ctx, slot);
+#endif
+    (void)ctx;
+    (void)slot;
+    return KRILL_OK;
+}
+
 const char *krill_ctx_describe(const krill_ctx *ctx) { return ctx->describe; }
 
 krill_status krill_ctx_sync(krill_ctx *ctx)

@@ -86,9 +86,13 @@ void krill_host_copy(const krill_ctx *ctx, void *dst, const void *src, size_t by
     }
 }
 
+/* On a GPU rank with device-side reductions, also the look at their failure flag
+ * (krill_ctx_settle): what the host reads here was not made from a failed sum. */
 krill_status krill_mem_download(krill_ctx *ctx, void *dst, const void *src, size_t bytes)
 {
-    return mem_move(ctx, dst, src, bytes, 1);
+    krill_status st = mem_move(ctx, dst, src, bytes, 1);
+    const krill_status settled = krill_ctx_settle(ctx);
+    return st != KRILL_OK ? st : settled;
 }
 
 krill_status krill_mem_copy(krill_ctx *ctx, void *dst, const void *src, size_t bytes)

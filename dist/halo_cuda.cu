@@ -3,6 +3,9 @@
  * block's product on the context's stream; events, not host waits, order the streams, and
  * the host waits only for the packed entries (before MPI may send them). */
 #include <cuda_runtime.h>
+#ifdef KRILL_HAVE_NCCL
+#include <nccl.h>
+#endif
 
 #include "dist/halo_gpu.h"
 #include "kernels/kernels_impl.cuh"
@@ -168,6 +171,58 @@ extern "C" krill_status krill_halo_gpu_unpack(krill_ctx *ctx, krill_halo_gpu *g,
     /* also with no ghosts: what follows on the context's stream may overwrite x, which the
      * gather on the side stream reads */
     KRILL_CUDA_TRY(cudaEventRecord(g->ghosts_in, g->side));
+    KRILL_CUDA_TRY(cudaStreamWaitEvent(krill_cuda_stream(ctx), g->ghosts_in, 0));
+cleanup:
+    return st;
+}
+
+#ifdef KRILL_HAVE_NCCL
+extern "C" krill_status krill_halo_gpu_nccl_start(krill_ctx *ctx, krill_halo_gpu *g, void *comm,
+                                                  const double *x, int n_send,
+                                                  const int *send_rank, const int64_t *send_off,
+                                                  int n_recv, const int *recv_rank,
+                                                  const int64_t *recv_off)
+{
+    /* a local failure (the event, the gather) still makes the group, so that no rank waits
+     * for this one's messages; it is returned after */
+    krill_status st = krill_cuda_call(cudaEventRecord(g->x_ready, krill_cuda_stream(ctx)),
+                                      "cudaEventRecord");
+    ncclResult_t r = ncclSuccess;
+    const ncclComm_t c = (ncclComm_t)comm;
+    if (st == KRILL_OK)
+        st = krill_cuda_call(cudaStreamWaitEvent(g->side, g->x_ready, 0), "cudaStreamWaitEvent");
+    if (st == KRILL_OK && g->n_sent > 0) {
+        halo_gather_kernel<<<krill_cuda_blocks(ctx, g->n_sent), KRILL_CUDA_THREADS, 0, g->side>>>(
+            g->n_sent, g->send_idx, x, g->send_dev);
+        st = krill_cuda_check_launch("halo_gather_kernel");
+    }
+    if (n_send + n_recv > 0) {
+        r = ncclGroupStart();
+        for (int k = 0; k < n_recv && r == ncclSuccess; k++)
+            r = ncclRecv(g->recv_dev + recv_off[k], (size_t)(recv_off[k + 1] - recv_off[k]),
+                         ncclDouble, recv_rank[k], c, g->side);
+        for (int k = 0; k < n_send && r == ncclSuccess; k++)
+            r = ncclSend(g->send_dev + send_off[k], (size_t)(send_off[k + 1] - send_off[k]),
+                         ncclDouble, send_rank[k], c, g->side);
+        {
+            const ncclResult_t end = ncclGroupEnd();
+            if (r == ncclSuccess) r = end;
+        }
+    }
+    if (r != ncclSuccess && st == KRILL_OK)
+        st = krill_error(KRILL_ERR_DEVICE, "halo exchange through NCCL: %s", ncclGetErrorString(r));
+    KRILL_TRY(st);
+    KRILL_CUDA_TRY(cudaEventRecord(g->ghosts_in, g->side));
+cleanup:
+    return st;
+}
+#endif
+
+extern "C" krill_status krill_halo_gpu_land(krill_ctx *ctx, krill_halo_gpu *g,
+                                            const double **ghosts)
+{
+    krill_status st = KRILL_OK;
+    *ghosts = g->recv_dev;
     KRILL_CUDA_TRY(cudaStreamWaitEvent(krill_cuda_stream(ctx), g->ghosts_in, 0));
 cleanup:
     return st;

@@ -48,6 +48,22 @@ int krill_halo_gpu_local_done(krill_halo_gpu *g);
 krill_status krill_halo_gpu_unpack(krill_ctx *ctx, krill_halo_gpu *g, const double *recv_host,
                                    const double **ghosts);
 
+/* The exchange on the device through NCCL (comm: the context's ncclComm_t, core/nccl.cu),
+ * with no host wait: on the side stream after the work already queued (x_ready), the gather
+ * and one group of ncclSend (n_send messages from the gathered entries at send_off) and
+ * ncclRecv (n_recv into the ghosts at recv_off), then the mark ghosts_in; the caller queues
+ * its local work on the context's stream, then krill_halo_gpu_land. Per SpMV the gather's
+ * traffic and 8 (sent + received) bytes over NVLink or the network; no copy through the
+ * host. Every rank makes the group, also with no neighbour (NCCL orders it with the
+ * context's reductions). */
+krill_status krill_halo_gpu_nccl_start(krill_ctx *ctx, krill_halo_gpu *g, void *comm,
+                                       const double *x, int n_send, const int *send_rank,
+                                       const int64_t *send_off, int n_recv,
+                                       const int *recv_rank, const int64_t *recv_off);
+/* The context's stream waits for the ghosts of krill_halo_gpu_nccl_start; *ghosts: their
+ * device copy. */
+krill_status krill_halo_gpu_land(krill_ctx *ctx, krill_halo_gpu *g, const double **ghosts);
+
 #ifdef __cplusplus
 }
 #endif

@@ -68,6 +68,16 @@ krill_status krill_dist_gpu_exchange(krill_ctx *ctx, const krill_dist_mat *d, co
     const MPI_Comm comm = krill_dist_comm(ctx);
     double t0, t_local = -1.0, t_end;
     int done = 0;
+#ifdef KRILL_HAVE_NCCL
+    if (krill_nccl_comm(ctx)) {   /* on the device: no host wait, no time to take here */
+        KRILL_TRY(krill_halo_gpu_nccl_start(ctx, h->gpu, krill_nccl_comm(ctx), x, h->n_send,
+                                            h->send_rank, h->send_off, h->n_recv, h->recv_rank,
+                                            h->recv_off));
+        KRILL_TRY(work->run(ctx, work));
+        KRILL_TRY(krill_halo_gpu_land(ctx, h->gpu, ghosts));
+        goto cleanup;
+    }
+#endif
     local = krill_halo_gpu_ready(h->gpu);   /* the last ghosts have left recv_buf */
     t0 = krill_wtime();
     krill_halo_post_recvs(h, comm);

@@ -203,8 +203,11 @@ krill_status krill_async_read_create(krill_ctx *ctx, size_t bytes, krill_async_r
 krill_status krill_async_read_start(krill_async_read *r, int slot, const void *src)
 {
 #ifdef KRILL_HAVE_CUDA
-    if (krill_on_gpu(r->ctx))
-        return krill_cuda_async_read_start(r->ctx, r->events, slot, src, r->bytes);
+    if (krill_on_gpu(r->ctx)) {   /* the reductions' failure flag beside the data */
+        krill_status st = krill_ctx_reductions_mark(r->ctx, slot);
+        return st != KRILL_OK ? st
+                              : krill_cuda_async_read_start(r->ctx, r->events, slot, src, r->bytes);
+    }
 #endif
     memcpy(r->stash[slot], src, r->bytes);
     return KRILL_OK;
@@ -213,8 +216,10 @@ krill_status krill_async_read_start(krill_async_read *r, int slot, const void *s
 krill_status krill_async_read_wait(krill_async_read *r, int slot, void *dst)
 {
 #ifdef KRILL_HAVE_CUDA
-    if (krill_on_gpu(r->ctx))
-        return krill_cuda_async_read_wait(r->ctx, r->events, slot, dst, r->bytes);
+    if (krill_on_gpu(r->ctx)) {
+        krill_status st = krill_cuda_async_read_wait(r->ctx, r->events, slot, dst, r->bytes);
+        return st != KRILL_OK ? st : krill_ctx_reductions_check(r->ctx, slot);
+    }
 #endif
     memcpy(dst, r->stash[slot], r->bytes);
     return KRILL_OK;

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "core/core_impl.h"   /* the allocation fault hook */
+#include "solver/solver_impl.h"   /* the solvers' asynchronous read */
 #include "mpi_testutil.h"
 
 static krill_ctx *ctx;
@@ -253,43 +254,75 @@ static void test_bad_rows(void)
     krill_csr_destroy(&g);
 }
 
-/* GPU ranks: the device reductions (core_impl.h: a rank's failure travels as a flag inside
- * the sum) sum over the ranks when all went well, and return the failing rank's status on
- * every rank when its local work failed; for a short run (one collective) and for one longer
- * than the pinned buffer (agree first), and for the norm. A CPU context returns `local` at
- * once: nothing to check there. */
+/* A device reduction's failure on the faulty rank, seen on every rank: at once (the host
+ * path: the flag inside the sum), or, with NCCL (core/nccl.cu), not by the reduction
+ * (deferred: KRILL_OK everywhere) but by the next read: a download when via_async is 0,
+ * else a solver's asynchronous read of dev. */
+static krill_status failed_reduction(double *dev, int n, int norm, int via_async)
+{
+    const krill_status local = rank == faulty ? krill_error(KRILL_ERR_DEVICE, "injected: a kernel failed")
+                                              : KRILL_OK;
+    double h = 0.0;
+    krill_status st = norm ? krill_ctx_nrm2_allreduce_device(ctx, local, dev)
+                           : krill_ctx_allreduce_device(ctx, local, dev, n, NULL, 0);
+    if (st != KRILL_OK) return st;
+    CHECK(strstr(krill_ctx_describe(ctx), "NCCL") != NULL);   /* only NCCL defers */
+    if (via_async) {
+        krill_async_read r;
+        CHECK_OK(krill_async_read_create(ctx, sizeof h, &r));
+        st = krill_async_read_start(&r, 1, dev);
+        if (st == KRILL_OK) st = krill_async_read_wait(&r, 1, &h);
+        krill_async_read_destroy(&r);
+    } else {
+        st = krill_mem_download(ctx, &h, dev, sizeof h);
+    }
+    return st;
+}
+
+/* GPU ranks: the device reductions (core_impl.h) sum over the ranks when all went well, and
+ * return the failing rank's status on every rank when its local work failed; for a short run
+ * (one collective) and for one longer than the pinned buffer (agree first), and for the
+ * norm; with NCCL through both kinds of read, and the sums right again after each failure
+ * (the flag cleared). A CPU context returns `local` at once: nothing to check there. */
 static void test_device_reductions(void)
 {
     const int counts[2] = {3, 5000};
     if (!krill_on_gpu(ctx)) return;
+    if (rank == 0) printf("  device reductions: %s\n", krill_ctx_describe(ctx));
     for (int c = 0; c < 2; c++) {
         const int n = counts[c];
         double *dev = NULL, *h = malloc((size_t)n * sizeof *h);
         krill_status st;
         CHECK_OK(krill_mem_alloc(ctx, (void **)&dev, (size_t)n * sizeof *dev, "test sums"));
-        for (int i = 0; i < n; i++) h[i] = rank + 1.0 + i;
-        CHECK_OK(krill_mem_upload(ctx, dev, h, (size_t)n * sizeof *h));
-        /* two runs: n - 1 doubles and one more after them */
-        CHECK_OK(krill_ctx_allreduce_device(ctx, KRILL_OK, dev, n - 1, dev + n - 1, 1));
-        CHECK_OK(krill_mem_download(ctx, h, dev, (size_t)n * sizeof *h));
-        for (int i = 0; i < n; i++)
-            CHECK_CLOSE(h[i], size * (size + 1) / 2.0 + (double)size * i, 1e-15);
-        st = krill_ctx_allreduce_device(ctx, rank == faulty
-                                                 ? krill_error(KRILL_ERR_DEVICE, "injected: a kernel failed")
-                                                 : KRILL_OK,
-                                        dev, n, NULL, 0);
-        CHECK(st == KRILL_ERR_DEVICE);
-        check_agreed(st, faulty, n > 4000 ? "long device reduction" : "device reduction");
-        h[0] = rank + 1.0;   /* the norm: sqrt(sum of the squares of the ranks' norms) */
-        CHECK_OK(krill_mem_upload(ctx, dev, h, sizeof *h));
-        CHECK_OK(krill_ctx_nrm2_allreduce_device(ctx, KRILL_OK, dev));
-        CHECK_OK(krill_mem_download(ctx, h, dev, sizeof *h));
-        CHECK_CLOSE(h[0], sqrt(size * (size + 1.0) * (2.0 * size + 1.0) / 6.0), 1e-15);
-        st = krill_ctx_nrm2_allreduce_device(
-            ctx, rank == faulty ? krill_error(KRILL_ERR_DEVICE, "injected: a norm failed") : KRILL_OK,
-            dev);
-        CHECK(st == KRILL_ERR_DEVICE);
-        check_agreed(st, faulty, "device norm");
+        for (int via_async = 0; via_async < 2; via_async++) {
+            for (int i = 0; i < n; i++) h[i] = rank + 1.0 + i;
+            CHECK_OK(krill_mem_upload(ctx, dev, h, (size_t)n * sizeof *h));
+            /* two runs: n - 1 doubles and one more after them */
+            CHECK_OK(krill_ctx_allreduce_device(ctx, KRILL_OK, dev, n - 1, dev + n - 1, 1));
+            CHECK_OK(krill_mem_download(ctx, h, dev, (size_t)n * sizeof *h));
+            for (int i = 0; i < n; i++)
+                CHECK_CLOSE(h[i], size * (size + 1) / 2.0 + (double)size * i, 1e-15);
+            st = failed_reduction(dev, n, 0, via_async);
+            CHECK(st == KRILL_ERR_DEVICE);
+            check_agreed(st, faulty, n > 4000 ? "long device reduction" : "device reduction");
+            h[0] = rank + 1.0;   /* the norm: sqrt(sum of the squares of the ranks' norms) */
+            CHECK_OK(krill_mem_upload(ctx, dev, h, sizeof *h));
+            CHECK_OK(krill_ctx_nrm2_allreduce_device(ctx, KRILL_OK, dev));
+            CHECK_OK(krill_mem_download(ctx, h, dev, sizeof *h));
+            CHECK_CLOSE(h[0], sqrt(size * (size + 1.0) * (2.0 * size + 1.0) / 6.0), 1e-15);
+            for (int e = 0; e < 2; e++) {   /* squares beyond the range: the scaled sum */
+                const double scale = e ? 1e200 : 1e-160;
+                h[0] = (rank + 1.0) * scale;
+                CHECK_OK(krill_mem_upload(ctx, dev, h, sizeof *h));
+                CHECK_OK(krill_ctx_nrm2_allreduce_device(ctx, KRILL_OK, dev));
+                CHECK_OK(krill_mem_download(ctx, h, dev, sizeof *h));
+                CHECK_CLOSE(h[0] / scale, sqrt(size * (size + 1.0) * (2.0 * size + 1.0) / 6.0),
+                            1e-15);
+            }
+            st = failed_reduction(dev, 1, 1, via_async);
+            CHECK(st == KRILL_ERR_DEVICE);
+            check_agreed(st, faulty, "device norm");
+        }
         krill_mem_free(ctx, dev);
         free(h);
     }
