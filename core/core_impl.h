@@ -236,7 +236,7 @@ krill_status krill_ctx_reductions_check(krill_ctx *ctx, int slot);
 #ifdef KRILL_HAVE_NCCL
 krill_status krill_nccl_create(krill_ctx *ctx);   /* collective; ctx->nccl or NULL */
 void krill_nccl_destroy(krill_ctx *ctx);
-void *krill_nccl_comm(const krill_ctx *ctx);      /* the ncclComm_t, NULL without one */
+void *krill_nccl_halo_comm(const krill_ctx *ctx); /* the ncclComm_t for halos, or NULL */
 krill_status krill_nccl_allreduce(krill_ctx *ctx, krill_status local, double *dev, int count,
                                   double *dev2, int count2);
 krill_status krill_nccl_nrm2(krill_ctx *ctx, krill_status local, double *dev);

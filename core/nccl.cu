@@ -20,7 +20,8 @@
  * result only through a read that checks the flag first.
  *
  * NCCL needs one GPU per rank; ranks that share a GPU (more ranks than GPUs) and builds or
- * runs without it (KRILL_NCCL=0 in the environment) take the host round trip. */
+ * runs without it (KRILL_NCCL=0 in the environment) take the host round trip;
+ * KRILL_NCCL=reductions keeps the halo exchanges on the host path (dist/mat.c). */
 #include <cuda_runtime.h>
 #include <math.h>
 #include <nccl.h>
@@ -37,6 +38,7 @@ struct krill_nccl {
     double *seen;            /* page-locked: [0] the flag after the latest group, [1 + s] at
                                 the asynchronous read of slot s (s = 0, 1) */
     int unsettled;           /* groups queued since the flag was last looked at */
+    int halo;                /* the halo exchanges too (KRILL_NCCL) */
     krill_status failed;     /* this rank's first failure before a reduction, KRILL_OK */
     char message[512];       /* its message */
 };
@@ -62,11 +64,15 @@ static void nccl_free(krill_nccl *g)
     krill_free(g);
 }
 
-/* KRILL_NCCL=0 (or off, no) in the environment: the host round trip */
-static int nccl_wanted(void)
+/* KRILL_NCCL in the environment: 0 (off, no) the host round trip for both; "reductions"
+ * NCCL for the reductions, the halos through the host; unset or anything else, NCCL for
+ * both. Returns 0, 1 (reductions) or 2 (both). */
+static int nccl_mode(void)
 {
     const char *e = getenv("KRILL_NCCL");
-    return !(e && (!strcmp(e, "0") || !strcmp(e, "off") || !strcmp(e, "no")));
+    if (e && (!strcmp(e, "0") || !strcmp(e, "off") || !strcmp(e, "no"))) return 0;
+    if (e && !strcmp(e, "reductions")) return 1;
+    return 2;
 }
 
 /* This rank's part before the collective init: the flag and scratch (zeroed), the
@@ -109,7 +115,8 @@ extern "C" krill_status krill_nccl_create(krill_ctx *ctx)
     size_t len = strlen(ctx->describe);
     memset(&uuid, 0, sizeof uuid);
     memset(&id, 0, sizeof id);
-    local = nccl_wanted() ? nccl_prepare(ctx, &g, &uuid) : KRILL_OK;
+    local = nccl_mode() ? nccl_prepare(ctx, &g, &uuid) : KRILL_OK;
+    if (g) g->halo = nccl_mode() == 2;
     if (local == KRILL_OK)
         local = krill_alloc_n((void **)&uuids, (size_t)size, sizeof uuid, 0, "GPU UUIDs");
     if (local == KRILL_OK && rank == 0 && g) {
@@ -162,8 +169,9 @@ extern "C" krill_status krill_nccl_create(krill_ctx *ctx)
 cleanup:
     (void)ncclGetVersion(&version);
     if (st == KRILL_OK && ctx->nccl)
-        snprintf(ctx->describe + len, sizeof ctx->describe - len, ", reductions: NCCL %d.%d.%d",
-                 version / 10000, version / 100 % 100, version % 100);
+        snprintf(ctx->describe + len, sizeof ctx->describe - len, ", reductions%s: NCCL %d.%d.%d",
+                 ctx->nccl->halo ? " and halos" : "", version / 10000, version / 100 % 100,
+                 version % 100);
     else if (st == KRILL_OK && why)
         snprintf(ctx->describe + len, sizeof ctx->describe - len, ", reductions: host (%s)", why);
     krill_free(uuids);
@@ -179,7 +187,10 @@ extern "C" void krill_nccl_destroy(krill_ctx *ctx)
     ctx->nccl = NULL;
 }
 
-extern "C" void *krill_nccl_comm(const krill_ctx *ctx) { return ctx->nccl ? ctx->nccl->comm : NULL; }
+extern "C" void *krill_nccl_halo_comm(const krill_ctx *ctx)
+{
+    return ctx->nccl && ctx->nccl->halo ? ctx->nccl->comm : NULL;
+}
 
 /* Before a group: a rank whose local work failed keeps its status and message and sets its
  * flag to a positive double (a memset of 0x3f bytes); the group then takes the maximum. */

@@ -10,9 +10,20 @@
 #include "dist/halo_gpu.h"
 #include "kernels/kernels_impl.cuh"
 
+/* The NCCL exchange's clock (timing events, two sets used in turn): t[0] the side stream
+ * starts (gather, messages), t[1] the ghosts are in, t[2] and t[3] the local work's start
+ * and end on the context's stream. A set is read when it comes round again, two exchanges
+ * later (long complete): the last two exchanges of a run are not counted. */
+typedef struct halo_clock {
+    cudaEvent_t t[4];
+    int recorded;
+} halo_clock;
+
 struct krill_halo_gpu {
     cudaStream_t side;
     cudaEvent_t x_ready, packed, local_done, ghosts_in;
+    halo_clock clock[2];
+    int turn;
     int32_t *send_idx;       /* device, n_sent */
     double *send_dev;        /* device, n_sent: the gathered entries */
     double *recv_dev;        /* device, n_halo: the ghosts */
@@ -57,6 +68,9 @@ extern "C" void krill_halo_gpu_free(krill_halo_gpu *g, double *send_host, double
         if (g->packed) (void)cudaEventDestroy(g->packed);
         if (g->local_done) (void)cudaEventDestroy(g->local_done);
         if (g->ghosts_in) (void)cudaEventDestroy(g->ghosts_in);
+        for (int c = 0; c < 2; c++)
+            for (int e = 0; e < 4; e++)
+                if (g->clock[c].t[e]) (void)cudaEventDestroy(g->clock[c].t[e]);
         if (g->side) (void)cudaStreamDestroy(g->side);
         (void)cudaFree(g->send_idx);
         (void)cudaFree(g->send_dev);
@@ -83,6 +97,8 @@ extern "C" krill_status krill_halo_gpu_create(krill_ctx *ctx, const int32_t *sen
     KRILL_CUDA_TRY(cudaEventCreateWithFlags(&g->packed, flags));
     KRILL_CUDA_TRY(cudaEventCreateWithFlags(&g->local_done, flags));
     KRILL_CUDA_TRY(cudaEventCreateWithFlags(&g->ghosts_in, flags));
+    for (int c = 0; c < 2; c++)
+        for (int e = 0; e < 4; e++) KRILL_CUDA_TRY(cudaEventCreate(&g->clock[c].t[e]));
     KRILL_TRY(krill_cuda_alloc(ctx, (void **)&g->send_idx, (size_t)(n_sent ? n_sent : 1) * 4,
                                "halo send indices"));
     KRILL_TRY(krill_cuda_alloc(ctx, (void **)&g->send_dev, (size_t)(n_sent ? n_sent : 1) * 8,
@@ -176,6 +192,28 @@ cleanup:
     return st;
 }
 
+/* The set's times once it is complete: flight = t1 - t0, hidden = its overlap with the
+ * local work [t2, t3]; zero when it was never recorded or is not complete. */
+static void clock_read(halo_clock *c, double *flight, double *hidden)
+{
+    float f = 0.0f, a = 0.0f, b = 0.0f, d = 0.0f;
+    *flight = *hidden = 0.0;
+    if (!c->recorded || cudaEventSynchronize(c->t[3]) != cudaSuccess ||
+        cudaEventSynchronize(c->t[1]) != cudaSuccess ||
+        cudaEventElapsedTime(&f, c->t[0], c->t[1]) != cudaSuccess ||
+        cudaEventElapsedTime(&a, c->t[0], c->t[2]) != cudaSuccess ||
+        cudaEventElapsedTime(&b, c->t[0], c->t[3]) != cudaSuccess) {
+        (void)cudaGetLastError();
+        c->recorded = 0;
+        return;
+    }
+    c->recorded = 0;
+    /* in ms from t0: flight [0, f], local work [a, b] */
+    d = (b < f ? b : f) - (a > 0.0f ? a : 0.0f);
+    *flight = 1e-3 * f;
+    *hidden = d > 0.0f ? 1e-3 * d : 0.0;
+}
+
 #ifdef KRILL_HAVE_NCCL
 extern "C" krill_status krill_halo_gpu_nccl_start(krill_ctx *ctx, krill_halo_gpu *g, void *comm,
                                                   const double *x, int n_send,
@@ -189,8 +227,19 @@ extern "C" krill_status krill_halo_gpu_nccl_start(krill_ctx *ctx, krill_halo_gpu
                                       "cudaEventRecord");
     ncclResult_t r = ncclSuccess;
     const ncclComm_t c = (ncclComm_t)comm;
+    halo_clock *clock = &g->clock[g->turn];
+    double flight, hidden;
+    clock_read(clock, &flight, &hidden);   /* two exchanges ago */
+    krill_ctx_add_halo_time(ctx, flight, hidden);
+    krill_ctx_add_comm_time(ctx, flight - hidden);
+    g->turn ^= 1;
     if (st == KRILL_OK)
         st = krill_cuda_call(cudaStreamWaitEvent(g->side, g->x_ready, 0), "cudaStreamWaitEvent");
+    if (st == KRILL_OK && n_send + n_recv > 0) {
+        (void)cudaEventRecord(clock->t[0], g->side);
+        (void)cudaEventRecord(clock->t[2], krill_cuda_stream(ctx));
+        clock->recorded = 1;
+    }
     if (st == KRILL_OK && g->n_sent > 0) {
         halo_gather_kernel<<<krill_cuda_blocks(ctx, g->n_sent), KRILL_CUDA_THREADS, 0, g->side>>>(
             g->n_sent, g->send_idx, x, g->send_dev);
@@ -213,6 +262,7 @@ extern "C" krill_status krill_halo_gpu_nccl_start(krill_ctx *ctx, krill_halo_gpu
         st = krill_error(KRILL_ERR_DEVICE, "halo exchange through NCCL: %s", ncclGetErrorString(r));
     KRILL_TRY(st);
     KRILL_CUDA_TRY(cudaEventRecord(g->ghosts_in, g->side));
+    if (clock->recorded) KRILL_CUDA_TRY(cudaEventRecord(clock->t[1], g->side));
 cleanup:
     return st;
 }
@@ -222,7 +272,9 @@ extern "C" krill_status krill_halo_gpu_land(krill_ctx *ctx, krill_halo_gpu *g,
                                             const double **ghosts)
 {
     krill_status st = KRILL_OK;
+    const halo_clock *clock = &g->clock[g->turn ^ 1];   /* this exchange's */
     *ghosts = g->recv_dev;
+    if (clock->recorded) KRILL_CUDA_TRY(cudaEventRecord(clock->t[3], krill_cuda_stream(ctx)));
     KRILL_CUDA_TRY(cudaStreamWaitEvent(krill_cuda_stream(ctx), g->ghosts_in, 0));
 cleanup:
     return st;

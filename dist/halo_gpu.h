@@ -55,7 +55,9 @@ krill_status krill_halo_gpu_unpack(krill_ctx *ctx, krill_halo_gpu *g, const doub
  * its local work on the context's stream, then krill_halo_gpu_land. Per SpMV the gather's
  * traffic and 8 (sent + received) bytes over NVLink or the network; no copy through the
  * host. Every rank makes the group, also with no neighbour (NCCL orders it with the
- * context's reductions). */
+ * context's reductions). Timed by events on the device: the exchange of two calls ago is
+ * added to the context's halo time (in flight, hidden behind the local work: the overlap of
+ * the two) and its unhidden part to the communication time. */
 krill_status krill_halo_gpu_nccl_start(krill_ctx *ctx, krill_halo_gpu *g, void *comm,
                                        const double *x, int n_send, const int *send_rank,
                                        const int64_t *send_off, int n_recv,

@@ -69,8 +69,8 @@ krill_status krill_dist_gpu_exchange(krill_ctx *ctx, const krill_dist_mat *d, co
     double t0, t_local = -1.0, t_end;
     int done = 0;
 #ifdef KRILL_HAVE_NCCL
-    if (krill_nccl_comm(ctx)) {   /* on the device: no host wait, no time to take here */
-        KRILL_TRY(krill_halo_gpu_nccl_start(ctx, h->gpu, krill_nccl_comm(ctx), x, h->n_send,
+    if (krill_nccl_halo_comm(ctx)) {   /* on the device, timed there: no host wait */
+        KRILL_TRY(krill_halo_gpu_nccl_start(ctx, h->gpu, krill_nccl_halo_comm(ctx), x, h->n_send,
                                             h->send_rank, h->send_off, h->n_recv, h->recv_rank,
                                             h->recv_off));
         KRILL_TRY(work->run(ctx, work));
