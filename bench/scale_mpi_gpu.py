@@ -4,7 +4,7 @@ hidden fraction of the halo exchange (issue 19).
 
     scale_mpi_gpu.py --krill BIN --mpiexec CMD [--ranks "1 2"] [--strong SPEC]
                      [--weak "SPEC SPEC ..." | SPEC,SPEC,...] [--methods cg:jacobi,gmres:none]
-                     [--maxit 200] [--timeout 300] [--repro] [--host-too] [--json FILE]
+                     [--maxit 200] [--timeout 300] [--repro] [--nccl-too] [--json FILE]
 
 Every run is `mpiexec -n P krill solve --device gpu --gen SPEC --solver S --precond M
 --maxit N --rtol 1e-30 --runs 3 --json` (one GPU per rank: rank r of a node takes GPU r mod
@@ -17,12 +17,13 @@ gpu`, same options): the cost of the distributed path itself at P = 1. Each row 
 exchange's time in flight and the part of it hidden behind the diagonal block's product
 (times.halo, times.halo_hidden: rank 0's). Prints a Markdown table.
 
-The column `reductions` is what rank 0's context reported (krill solve's "device"): NCCL
-(on the device, core/nccl.cu) or host (the round trip through page-locked memory and MPI).
-With NCCL the reductions and the halo run on the GPU's streams and the host does not time
-them: `comm` and the halo columns then count only what the host waits for (the queueing).
---host-too: every row of more than one rank again with KRILL_NCCL=0 (the host round trip),
-so the two are measured in one call on the same machine.
+The column `reductions` is what rank 0's context reported (krill solve's "device"): host
+(the default: the round trip through page-locked memory and MPI) or NCCL (KRILL_NCCL=1:
+reductions and halos on the GPU's streams, core/nccl.cu). With NCCL `comm` counts the
+host's time inside the reductions' calls (NCCL blocks there while the GPU catches up) and
+the halo columns are timed by device events (the flight includes the wait for the peer).
+--nccl-too: every row of more than one rank again with KRILL_NCCL=1, so that the two are
+measured in one call on the same machine.
 
 --repro: the strong rows again with `--repro` (exact mode), a second table: the time per
 iteration against the plain run's of the same rank count (issue 19's target: at most 1.2x)
@@ -38,15 +39,15 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import compare_petsc as cp  # noqa: E402
 
 
-def solve(a, spec, method, ranks, repro=False, host=False):
+def solve(a, spec, method, ranks, repro=False, nccl=False):
     solver, precond = method.split(":")
     cmd = ([] if ranks == 0 else a.mpiexec + ["-n", str(ranks)]) + [
         a.krill, "solve", "--device", a.device, "--gen", spec, "--solver", solver,
         "--precond", precond, "--maxit", str(a.maxit), "--rtol", "1e-30", "--runs", "3",
         "--json"] + (["--repro"] if repro else [])
-    env = dict(os.environ, KRILL_NCCL="0") if host else None
+    env = dict(os.environ, KRILL_NCCL="1") if nccl else None
     rc, out, err, _ = cp.run(cmd, a.timeout, env=env)
-    res = {"cmd": ("KRILL_NCCL=0 " if host else "") + " ".join(cmd), "spec": spec,
+    res = {"cmd": ("KRILL_NCCL=1 " if nccl else "") + " ".join(cmd), "spec": spec,
            "method": method, "ranks": ranks, "rc": rc}
     try:
         doc = json.loads(out[out.index("{"):out.rindex("}") + 1])   # exit 1: not converged
@@ -56,7 +57,7 @@ def solve(a, spec, method, ranks, repro=False, host=False):
                    total=t["total"], halo=t.get("halo", 0.0),
                    halo_hidden=t.get("halo_hidden", 0.0), rows=doc.get("n"),
                    x_hash=doc.get("x_hash"), repro=repro,
-                   reductions="NCCL" if "NCCL" in str(doc.get("device", "")) else "host")
+                   reductions="NCCL" if ": NCCL" in str(doc.get("device", "")) else "host")
     except (ValueError, KeyError, TypeError, ZeroDivisionError):
         res["error"] = cp.last_line(err) or cp.last_line(out) or f"exit {rc}"
     return res
@@ -114,8 +115,8 @@ def main():
     ap.add_argument("--device", default="gpu", help="cpu: a dry run of the script")
     ap.add_argument("--repro", action="store_true",
                     help="the strong rows again in reproducible mode (cost, bits)")
-    ap.add_argument("--host-too", action="store_true",
-                    help="rows of more than one rank again with KRILL_NCCL=0 (host reductions)")
+    ap.add_argument("--nccl-too", action="store_true",
+                    help="rows of more than one rank again with KRILL_NCCL=1 (NCCL)")
     ap.add_argument("--json")
     a = ap.parse_args()
     a.mpiexec = shlex.split(a.mpiexec)
@@ -128,9 +129,9 @@ def main():
     print("|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|")
 
     def both(spec, method, p, kind, base):
-        """the run, and with --host-too on more than one rank the host reductions' run"""
-        for host in ([False, True] if a.host_too and p > 1 else [False]):
-            r = solve(a, spec, method, p, host=host)
+        """the run, and with --nccl-too on more than one rank the NCCL run"""
+        for nccl in ([False, True] if a.nccl_too and p > 1 else [False]):
+            r = solve(a, spec, method, p, nccl=nccl)
             r["kind"] = kind
             results.append(r)
             base = base or r
@@ -151,7 +152,7 @@ def main():
     if a.repro:
         results += repro_table(a, ranks, {(r["method"], r["ranks"]): r for r in results
                                           if r.get("kind") == "strong"
-                                          and not r["cmd"].startswith("KRILL_NCCL=0")})
+                                          and not r["cmd"].startswith("KRILL_NCCL=1")})
     if a.json:
         with open(a.json, "w") as f:
             json.dump(results, f, indent=1)

@@ -19,9 +19,10 @@
  * status and message on all of them. So no rank acts on a failed sum: the host sees a
  * result only through a read that checks the flag first.
  *
- * NCCL needs one GPU per rank; ranks that share a GPU (more ranks than GPUs) and builds or
- * runs without it (KRILL_NCCL=0 in the environment) take the host round trip;
- * KRILL_NCCL=reductions keeps the halo exchanges on the host path (dist/mat.c). */
+ * Asked for by KRILL_NCCL=1 in the environment (KRILL_NCCL=reductions: the halo exchanges
+ * stay on the host path, dist/mat.c); the default is the host round trip, which on two
+ * H200s of one node was as fast (doc/mpi.md). NCCL needs one GPU per rank: ranks that
+ * share a GPU (more ranks than GPUs) take the host path too, as do builds without NCCL. */
 #include <cuda_runtime.h>
 #include <math.h>
 #include <nccl.h>
@@ -64,15 +65,16 @@ static void nccl_free(krill_nccl *g)
     krill_free(g);
 }
 
-/* KRILL_NCCL in the environment: 0 (off, no) the host round trip for both; "reductions"
- * NCCL for the reductions, the halos through the host; unset or anything else, NCCL for
- * both. Returns 0, 1 (reductions) or 2 (both). */
+/* KRILL_NCCL in the environment: 1 (on, yes) NCCL for the reductions and the halos;
+ * "reductions" NCCL for the reductions, the halos through the host; unset or anything
+ * else, neither (the default: on two H200s of one node NCCL was not faster, doc/mpi.md).
+ * Returns 0, 1 (reductions) or 2 (both). */
 static int nccl_mode(void)
 {
     const char *e = getenv("KRILL_NCCL");
-    if (e && (!strcmp(e, "0") || !strcmp(e, "off") || !strcmp(e, "no"))) return 0;
+    if (e && (!strcmp(e, "1") || !strcmp(e, "on") || !strcmp(e, "yes"))) return 2;
     if (e && !strcmp(e, "reductions")) return 1;
-    return 2;
+    return 0;
 }
 
 /* This rank's part before the collective init: the flag and scratch (zeroed), the
@@ -129,7 +131,7 @@ extern "C" krill_status krill_nccl_create(krill_ctx *ctx)
         int64_t want[1] = {g ? 1 : 0};
         KRILL_TRY(krill_ctx_allreduce_i64(ctx, want, 1, KRILL_REDUCE_SUM));
         if (want[0] != size) {
-            why = "KRILL_NCCL=0";
+            why = "KRILL_NCCL not set";
             goto cleanup;
         }
     }

@@ -266,7 +266,7 @@ static krill_status failed_reduction(double *dev, int n, int norm, int via_async
     krill_status st = norm ? krill_ctx_nrm2_allreduce_device(ctx, local, dev)
                            : krill_ctx_allreduce_device(ctx, local, dev, n, NULL, 0);
     if (st != KRILL_OK) return st;
-    CHECK(strstr(krill_ctx_describe(ctx), "NCCL") != NULL);   /* only NCCL defers */
+    CHECK(strstr(krill_ctx_describe(ctx), ": NCCL") != NULL);   /* only NCCL defers */
     if (via_async) {
         krill_async_read r;
         CHECK_OK(krill_async_read_create(ctx, sizeof h, &r));
