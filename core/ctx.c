@@ -458,31 +458,34 @@ krill_status krill_ctx_agree(krill_ctx *ctx, krill_status st)
 }
 krill_status krill_ctx_settle(krill_ctx *ctx)
 {
+    krill_status st = KRILL_OK;
 #ifdef KRILL_HAVE_NCCL
-    if (ctx && ctx->nccl) return krill_nccl_settle(ctx);
+    if (ctx && ctx->nccl) st = krill_nccl_settle(ctx);
 #endif
     (void)ctx;
-    return KRILL_OK;
+    return st;
 }
 
 krill_status krill_ctx_reductions_mark(krill_ctx *ctx, int slot)
 {
+    krill_status st = KRILL_OK;
 #ifdef KRILL_HAVE_NCCL
-    if (ctx->nccl) return krill_nccl_mark(ctx, slot);
+    if (ctx->nccl) st = krill_nccl_mark(ctx, slot);
 #endif
     (void)ctx;
     (void)slot;
-    return KRILL_OK;
+    return st;
 }
 
 krill_status krill_ctx_reductions_check(krill_ctx *ctx, int slot)
 {
+    krill_status st = KRILL_OK;
 #ifdef KRILL_HAVE_NCCL
-    if (ctx->nccl) return krill_nccl_check(ctx, slot);
+    if (ctx->nccl) st = krill_nccl_check(ctx, slot);
 #endif
     (void)ctx;
     (void)slot;
-    return KRILL_OK;
+    return st;
 }
 
 const char *krill_ctx_describe(const krill_ctx *ctx) { return ctx->describe; }

@@ -8,16 +8,20 @@
  * that made the local sums and before the kernels that read the result.
  *
  * Failures. A rank whose local work failed cannot say so at once: the others do not wait.
- * Every group therefore also reduces a failure flag (one device double, the maximum over
- * the ranks, sticky: 1 once any rank failed before any reduction), and a copy of it follows
- * each group to page-locked memory. The failing rank keeps its status and message, queues
- * the group like the others and returns KRILL_OK: it still makes every collective the
- * others make. The flag is looked at where the host reads results anyway, at the same point
- * of the stream on every rank: every download (krill_mem_download) and the solvers'
+ * Every group therefore also reduces a failure code, the maximum over the ranks of
+ * (65536 - rank) * 64 + status on a rank that failed and 0 elsewhere: the lowest failing
+ * rank and its status, on every rank, with no other collective. A one-thread kernel before
+ * each group folds the last group's code into an accumulator and sets this rank's
+ * contribution; the pair (code, accumulator) follows the group to page-locked memory. The
+ * failing rank keeps its status and message, queues the group like the others and returns
+ * KRILL_OK: it still makes every collective the others make. The code is looked at where
+ * the host reads results: every download (krill_mem_download) and the solvers'
  * asynchronous reads (krill_ctx_reductions_mark / _check, which copy it with their data).
- * There a set flag sends every rank into krill_ctx_agree, which returns the failing rank's
- * status and message on all of them. So no rank acts on a failed sum: the host sees a
- * result only through a read that checks the flag first.
+ * There a raised code makes the read fail on each rank by itself: the failing rank with its
+ * own message, the others with its rank and status. So no rank acts on a failed sum, and a
+ * read made by some ranks only cannot hang. Limit: a rank whose device keeps failing (a
+ * sticky CUDA error) may leave by another path before that read, and the others then wait
+ * in NCCL; the host path (the default) returns such a failure at the reduction itself.
  *
  * Asked for by KRILL_NCCL=1 in the environment (KRILL_NCCL=reductions: the halo exchanges
  * stay on the host path, dist/mat.c); the default is the host round trip, which on two
@@ -35,14 +39,21 @@
 
 struct krill_nccl {
     ncclComm_t comm;
-    double *dev;             /* device: [0] the failure flag, [1..4] the norm's scratch */
-    double *seen;            /* page-locked: [0] the flag after the latest group, [1 + s] at
-                                the asynchronous read of slot s (s = 0, 1) */
+    double *dev;             /* device, NCCL_DEV doubles: [0] the failure code of the last
+                                group, [1] the largest code of the groups before it since
+                                the last raise, [2..5] the norm's scratch */
+    double *seen;            /* page-locked, NCCL_SEEN doubles: pairs dev[0..1], [0..1]
+                                after the latest group, [2 + 2 s ..] at the asynchronous
+                                read of slot s (0, 1) */
     int unsettled;           /* groups queued since the flag was last looked at */
     int halo;                /* the halo exchanges too (KRILL_NCCL) */
     krill_status failed;     /* this rank's first failure before a reduction, KRILL_OK */
     char message[512];       /* its message */
 };
+
+#define NCCL_DEV 6
+#define NCCL_SEEN 6
+#define CODE_STATUSES 64     /* krill_status values < 64; ranks < 65536 */
 
 #define NCCL_TRY(call)                                                                       \
     do {                                                                                     \
@@ -53,12 +64,12 @@ struct krill_nccl {
         }                                                                                    \
     } while (0)
 
-static cudaStream_t stream_of(const krill_ctx *ctx) { return krill_cuda_stream(ctx); }
-
-static void nccl_free(krill_nccl *g)
+/* abort: ncclCommAbort, which does not wait for the other ranks (a failed init, or a
+ * failure not yet raised); else ncclCommDestroy, which the ranks reach together. */
+static void nccl_free(krill_nccl *g, int abort)
 {
     if (!g) return;
-    if (g->comm) (void)ncclCommDestroy(g->comm);
+    if (g->comm) (void)(abort ? ncclCommAbort(g->comm) : ncclCommDestroy(g->comm));
     if (g->dev) (void)cudaFree(g->dev);
     if (g->seen) (void)cudaFreeHost(g->seen);
     (void)cudaGetLastError();
@@ -88,15 +99,15 @@ static krill_status nccl_prepare(krill_ctx *ctx, krill_nccl **out, cudaUUID_t *u
     KRILL_CUDA_TRY(cudaSetDevice(ctx->device_id));
     KRILL_CUDA_TRY(cudaGetDeviceProperties(&prop, ctx->device_id));
     *uuid = prop.uuid;
-    KRILL_TRY(krill_cuda_alloc(ctx, (void **)&g->dev, 8 * sizeof(double), "NCCL flag"));
-    KRILL_CUDA_TRY(cudaMemsetAsync(g->dev, 0, 8 * sizeof(double), stream_of(ctx)));
-    KRILL_CUDA_TRY(cudaMallocHost((void **)&g->seen, 4 * sizeof(double)));
-    memset(g->seen, 0, 4 * sizeof(double));
+    KRILL_TRY(krill_cuda_alloc(ctx, (void **)&g->dev, NCCL_DEV * sizeof(double), "NCCL flag"));
+    KRILL_CUDA_TRY(cudaMemsetAsync(g->dev, 0, NCCL_DEV * sizeof(double), krill_cuda_stream(ctx)));
+    KRILL_CUDA_TRY(cudaMallocHost((void **)&g->seen, NCCL_SEEN * sizeof(double)));
+    memset(g->seen, 0, NCCL_SEEN * sizeof(double));
     KRILL_TRY(krill_cuda_sync(ctx));
     *out = g;
     g = NULL;
 cleanup:
-    nccl_free(g);
+    nccl_free(g, 1);
     return st;
 }
 
@@ -106,53 +117,50 @@ cleanup:
  * collective step of krill's own failed. */
 extern "C" krill_status krill_nccl_create(krill_ctx *ctx)
 {
-    krill_status st = KRILL_OK, local;
+    krill_status st = KRILL_OK, local = KRILL_OK;
     krill_nccl *g = NULL;
     const int size = ctx->comm->size, rank = ctx->comm->rank;
     cudaUUID_t uuid;
-    unsigned char *uuids = NULL;
+    unsigned char *uuids = NULL, *ids = NULL;
     ncclUniqueId id;
     const char *why = NULL;
-    int shared = 0, version = 0;
+    int shared = 0, version = 0, mode;
     size_t len = strlen(ctx->describe);
+    int64_t modes[2];
     memset(&uuid, 0, sizeof uuid);
     memset(&id, 0, sizeof id);
-    local = nccl_mode() ? nccl_prepare(ctx, &g, &uuid) : KRILL_OK;
-    if (g) g->halo = nccl_mode() == 2;
+    /* the mode every rank asked for (the smallest: no rank does what another does not) */
+    modes[0] = nccl_mode();
+    modes[1] = -modes[0];
+    KRILL_TRY(krill_ctx_allreduce_i64(ctx, modes, 2, KRILL_REDUCE_MAX));
+    mode = (int)-modes[1];
+    if (mode == 0) {
+        why = modes[0] ? "KRILL_NCCL differs between the ranks" : "KRILL_NCCL not set";
+        goto cleanup;
+    }
+    local = nccl_prepare(ctx, &g, &uuid);
+    if (local == KRILL_OK) g->halo = mode == 2;
     if (local == KRILL_OK)
         local = krill_alloc_n((void **)&uuids, (size_t)size, sizeof uuid, 0, "GPU UUIDs");
-    if (local == KRILL_OK && rank == 0 && g) {
+    if (local == KRILL_OK)
+        local = krill_alloc_n((void **)&ids, (size_t)size, sizeof id, 0, "NCCL ids");
+    KRILL_TRY(krill_ctx_agree(ctx, local));
+    KRILL_TRY(krill_ctx_allgather(ctx, &uuid, sizeof uuid, uuids));
+    for (int r = 0; r < size && !shared; r++)
+        for (int q = r + 1; q < size && !shared; q++)
+            shared = !memcmp(uuids + r * sizeof uuid, uuids + q * sizeof uuid, sizeof uuid);
+    if (shared) {   /* NCCL refuses two ranks on one GPU */
+        why = "ranks share a GPU";
+        goto cleanup;
+    }
+    if (rank == 0) {
         ncclResult_t r = ncclGetUniqueId(&id);
         if (r != ncclSuccess)
             local = krill_error(KRILL_ERR_DEVICE, "ncclGetUniqueId: %s", ncclGetErrorString(r));
     }
     KRILL_TRY(krill_ctx_agree(ctx, local));
-    {   /* every rank wants it (KRILL_NCCL agrees), each on a GPU of its own */
-        int64_t want[1] = {g ? 1 : 0};
-        KRILL_TRY(krill_ctx_allreduce_i64(ctx, want, 1, KRILL_REDUCE_SUM));
-        if (want[0] != size) {
-            why = "KRILL_NCCL not set";
-            goto cleanup;
-        }
-    }
-    KRILL_TRY(krill_ctx_allgather(ctx, &uuid, sizeof uuid, uuids));
-    for (int r = 0; r < size && !shared; r++)
-        for (int q = r + 1; q < size && !shared; q++)
-            shared = !memcmp(uuids + r * sizeof uuid, uuids + q * sizeof uuid, sizeof uuid);
-    if (shared) {
-        why = "ranks share a GPU";
-        goto cleanup;
-    }
-    /* rank 0's id to all: an allgather of 128 bytes, rank 0's kept */
-    {
-        unsigned char *ids = NULL;
-        local = krill_alloc_n((void **)&ids, (size_t)size, sizeof id, 0, "NCCL ids");
-        KRILL_TRY(krill_ctx_agree(ctx, local));
-        st = krill_ctx_allgather(ctx, &id, sizeof id, ids);
-        if (st == KRILL_OK) memcpy(&id, ids, sizeof id);
-        krill_free(ids);
-        KRILL_TRY(st);
-    }
+    KRILL_TRY(krill_ctx_allgather(ctx, &id, sizeof id, ids));   /* rank 0's id to all */
+    memcpy(&id, ids, sizeof id);
     {
         ncclResult_t r = ncclCommInitRank(&g->comm, size, id, rank);
         local = KRILL_OK;
@@ -162,7 +170,6 @@ extern "C" krill_status krill_nccl_create(krill_ctx *ctx)
         }
         if (krill_ctx_agree(ctx, local) != KRILL_OK) {   /* not fatal: the host path */
             why = "NCCL's init failed";
-            st = KRILL_OK;
             goto cleanup;
         }
     }
@@ -177,15 +184,16 @@ cleanup:
     else if (st == KRILL_OK && why)
         snprintf(ctx->describe + len, sizeof ctx->describe - len, ", reductions: host (%s)", why);
     krill_free(uuids);
-    nccl_free(g);
+    krill_free(ids);
+    nccl_free(g, 1);
     return st;
 }
 
 extern "C" void krill_nccl_destroy(krill_ctx *ctx)
 {
     if (!ctx->nccl) return;
-    (void)cudaStreamSynchronize(stream_of(ctx));
-    nccl_free(ctx->nccl);
+    (void)cudaStreamSynchronize(krill_cuda_stream(ctx));
+    nccl_free(ctx->nccl, ctx->nccl->failed != KRILL_OK);
     ctx->nccl = NULL;
 }
 
@@ -194,29 +202,37 @@ extern "C" void *krill_nccl_halo_comm(const krill_ctx *ctx)
     return ctx->nccl && ctx->nccl->halo ? ctx->nccl->comm : NULL;
 }
 
-/* Before a group: a rank whose local work failed keeps its status and message and sets its
- * flag to a positive double (a memset of 0x3f bytes); the group then takes the maximum. */
+/* d[1] = max(d[1], d[0]) (the last group's code kept), d[0] = this rank's code */
+__global__ void flag_prep_kernel(double *d, double code)
+{
+    d[1] = fmax(d[1], d[0]);
+    d[0] = code;
+}
+
+/* Before a group: a rank whose local work failed keeps its status and message (the first),
+ * and contributes its code to every group until the code is raised. */
 static void flag_local(krill_ctx *ctx, krill_status local)
 {
     krill_nccl *g = ctx->nccl;
+    double code = 0.0;
     if (local != KRILL_OK && g->failed == KRILL_OK) {
         g->failed = local;
         snprintf(g->message, sizeof g->message, "%s", krill_last_error());
     }
-    if (g->failed != KRILL_OK) {
-        (void)cudaMemsetAsync(g->dev, 0x3f, sizeof(double), stream_of(ctx));
-        (void)cudaGetLastError();  /* the device may be what failed: NCCL still runs or not */
-    }
+    if (g->failed != KRILL_OK)
+        code = (65536.0 - ctx->comm->rank) * CODE_STATUSES + (double)g->failed;
+    flag_prep_kernel<<<1, 1, 0, krill_cuda_stream(ctx)>>>(g->dev, code);
+    (void)cudaGetLastError();  /* the device may be what failed: NCCL still runs or not */
 }
 
-/* The flag as the stream has it now to seen[where]: after a group to seen[0] (the next
- * download looks there), at an asynchronous read to its slot's. */
+/* The pair (code, accumulator) as the stream has it now to seen[2 where ..]: after a group
+ * where = 0 (the next download looks there), at an asynchronous read of slot s 1 + s. */
 static krill_status flag_copy(krill_ctx *ctx, int where)
 {
     krill_status st = KRILL_OK;
     krill_nccl *g = ctx->nccl;
-    KRILL_CUDA_TRY(cudaMemcpyAsync(g->seen + where, g->dev, sizeof(double),
-                                   cudaMemcpyDeviceToHost, stream_of(ctx)));
+    KRILL_CUDA_TRY(cudaMemcpyAsync(g->seen + 2 * where, g->dev, 2 * sizeof(double),
+                                   cudaMemcpyDeviceToHost, krill_cuda_stream(ctx)));
     if (where == 0) g->unsettled = 1;
 cleanup:
     return st;
@@ -228,7 +244,7 @@ static krill_status group_add(krill_ctx *ctx, double *buf, int count, ncclRedOp_
     krill_status st = KRILL_OK;
     if (count > 0)
         NCCL_TRY(ncclAllReduce(buf, buf, (size_t)count, ncclDouble, op, ctx->nccl->comm,
-                               stream_of(ctx)));
+                               krill_cuda_stream(ctx)));
 cleanup:
     return st;
 }
@@ -237,12 +253,14 @@ cleanup:
 static krill_status group_run(krill_ctx *ctx, krill_status local, double *a, int na,
                               ncclRedOp_t opa, double *b, int nb, ncclRedOp_t opb)
 {
-    krill_status st = KRILL_OK;
+    krill_status st = KRILL_OK, sb, sf;
     flag_local(ctx, local);
     NCCL_TRY(ncclGroupStart());
+    /* every rank's group holds the same operations: each is added whatever failed before */
     st = group_add(ctx, a, na, opa);
-    if (st == KRILL_OK) st = group_add(ctx, b, nb, opb);
-    if (st == KRILL_OK) st = group_add(ctx, ctx->nccl->dev, 1, ncclMax);
+    sb = group_add(ctx, b, nb, opb);
+    sf = group_add(ctx, ctx->nccl->dev, 1, ncclMax);
+    if (st == KRILL_OK) st = sb != KRILL_OK ? sb : sf;
     NCCL_TRY(ncclGroupEnd());
 cleanup:
     return st;
@@ -259,42 +277,42 @@ cleanup:
 }
 
 /* ---- the norm: sqrt of the sum of the squares, scaled when that leaves the range --------
- * scratch d[1] = mine^2 (summed), d[2] = mine (maximum), d[3] = (mine / max)^2 (summed),
- * d[4] = mine; the same result as the host path (ctx.c): sqrt(sum) when the sum is NaN or a
+ * scratch d[2] = mine^2 (summed), d[3] = mine (maximum), d[4] = (mine / max)^2 (summed),
+ * d[5] = mine; the same result as the host path (ctx.c): sqrt(sum) when the sum is NaN or a
  * finite number above 1e-290, else max * sqrt(sum (mine / max)^2), or max itself when it is
  * 0, infinite or NaN. Two groups always (the device decides which result it keeps). */
 __global__ void nrm2_square_kernel(const double *x, double *d)
 {
-    d[1] = x[0] * x[0];
-    d[2] = x[0];
-    d[4] = x[0];
+    d[2] = x[0] * x[0];
+    d[3] = x[0];
+    d[5] = x[0];
 }
 
 __global__ void nrm2_scale_kernel(double *d)
 {
-    const double m = d[2];
-    d[3] = (m > 0.0 && isfinite(m)) ? (d[4] / m) * (d[4] / m) : 0.0;
+    const double m = d[3];
+    d[4] = (m > 0.0 && isfinite(m)) ? (d[5] / m) * (d[5] / m) : 0.0;
 }
 
 __global__ void nrm2_finish_kernel(double *x, const double *d)
 {
-    const double sum = d[1], m = d[2];
+    const double sum = d[2], m = d[3];
     if (isnan(sum) || (isfinite(sum) && sum > 1e-290))
         x[0] = sqrt(sum);
     else
-        x[0] = (m > 0.0 && isfinite(m)) ? m * sqrt(d[3]) : m;
+        x[0] = (m > 0.0 && isfinite(m)) ? m * sqrt(d[4]) : m;
 }
 
 extern "C" krill_status krill_nccl_nrm2(krill_ctx *ctx, krill_status local, double *dev)
 {
     krill_status st = KRILL_OK;
     double *d = ctx->nccl->dev;
-    cudaStream_t s = stream_of(ctx);
+    cudaStream_t s = krill_cuda_stream(ctx);
     nrm2_square_kernel<<<1, 1, 0, s>>>(dev, d);
     if (local == KRILL_OK) local = krill_cuda_check_launch("nrm2_square_kernel");
-    KRILL_TRY(group_run(ctx, local, d + 1, 1, ncclSum, d + 2, 1, ncclMax));
+    KRILL_TRY(group_run(ctx, local, d + 2, 1, ncclSum, d + 3, 1, ncclMax));
     nrm2_scale_kernel<<<1, 1, 0, s>>>(d);
-    KRILL_TRY(group_run(ctx, krill_cuda_check_launch("nrm2_scale_kernel"), d + 3, 1, ncclSum,
+    KRILL_TRY(group_run(ctx, krill_cuda_check_launch("nrm2_scale_kernel"), d + 4, 1, ncclSum,
                         NULL, 0, ncclSum));
     nrm2_finish_kernel<<<1, 1, 0, s>>>(dev, d);
     KRILL_TRY(krill_cuda_check_launch("nrm2_finish_kernel"));
@@ -305,24 +323,34 @@ cleanup:
 
 /* ---- where the host looks at the flag ------------------------------------------------- */
 
-/* A set flag, seen by every rank at the same point: all agree on the failing rank's status;
- * then the stream is drained (every rank queued the same groups, so they all complete) and
- * the flag cleared for the context's next solve. */
-static krill_status flag_raised(krill_ctx *ctx)
+/* The code seen at seen[2 where ..], raised or 0. A raised code: the stream is drained
+ * (the groups queued after the read complete on every rank, which queued them too), the
+ * code and accumulator cleared, and this rank's failure forgotten; the read fails with the
+ * failing rank's status: its own message there, its rank and status elsewhere. */
+static krill_status flag_look(krill_ctx *ctx, int where)
 {
-    krill_status st, mine = KRILL_OK;
+    krill_status st = KRILL_OK;
     krill_nccl *g = ctx->nccl;
-    if (g->failed != KRILL_OK) mine = krill_error(g->failed, "%s", g->message);
-    st = krill_ctx_agree(ctx, mine);
-    if (st == KRILL_OK)   /* not reached: some rank raised it, so agree fails */
-        st = krill_error(KRILL_ERR_INTERNAL, "a rank failed before a device reduction");
-    (void)cudaStreamSynchronize(stream_of(ctx));
-    (void)cudaMemsetAsync(g->dev, 0, sizeof(double), stream_of(ctx));
-    (void)cudaStreamSynchronize(stream_of(ctx));
+    const double code = fmax(g->seen[2 * where], g->seen[2 * where + 1]);
+    int rank;
+    krill_status status;
+    if (code == 0.0) goto cleanup;
+    rank = 65536 - (int)(code / CODE_STATUSES);
+    status = (krill_status)((int64_t)code % CODE_STATUSES);
+    if (rank == ctx->comm->rank && g->failed != KRILL_OK)
+        st = krill_error(g->failed, "%s", g->message);
+    else
+        st = krill_error(status, "rank %d of %d: %s before a device reduction (NCCL; its "
+                         "message is in that rank's output)", rank, ctx->comm->size,
+                         krill_status_string(status));
+    (void)cudaStreamSynchronize(krill_cuda_stream(ctx));
+    (void)cudaMemsetAsync(g->dev, 0, 2 * sizeof(double), krill_cuda_stream(ctx));
+    (void)cudaStreamSynchronize(krill_cuda_stream(ctx));
     (void)cudaGetLastError();
-    memset(g->seen, 0, 3 * sizeof(double));
+    memset(g->seen, 0, NCCL_SEEN * sizeof(double));
     g->failed = KRILL_OK;
     g->unsettled = 0;
+cleanup:
     return st;
 }
 
@@ -331,11 +359,11 @@ extern "C" krill_status krill_nccl_settle(krill_ctx *ctx)
     krill_status st = KRILL_OK;
     krill_nccl *g = ctx->nccl;
     if (!g->unsettled) goto cleanup;
-    /* the copy to seen[0] is on the stream: a download has waited for it, unless it moved
+    /* the copy to seen[0..1] is on the stream: a download has waited for it, unless it moved
      * nothing (then this wait is the download's; on an idle stream a few microseconds) */
-    KRILL_CUDA_TRY(cudaStreamSynchronize(stream_of(ctx)));
+    KRILL_CUDA_TRY(cudaStreamSynchronize(krill_cuda_stream(ctx)));
     g->unsettled = 0;
-    if (g->seen[0] != 0.0) st = flag_raised(ctx);
+    st = flag_look(ctx, 0);
 cleanup:
     return st;
 }
@@ -347,5 +375,5 @@ extern "C" krill_status krill_nccl_mark(krill_ctx *ctx, int slot)
 
 extern "C" krill_status krill_nccl_check(krill_ctx *ctx, int slot)
 {
-    return ctx->nccl->seen[1 + slot] != 0.0 ? flag_raised(ctx) : KRILL_OK;
+    return flag_look(ctx, 1 + slot);
 }

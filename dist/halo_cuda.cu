@@ -16,7 +16,7 @@
  * later (long complete): the last two exchanges of a run are not counted. */
 typedef struct halo_clock {
     cudaEvent_t t[4];
-    int recorded;
+    int recorded;            /* t[0..3] all recorded by one exchange */
 } halo_clock;
 
 struct krill_halo_gpu {
@@ -97,8 +97,10 @@ extern "C" krill_status krill_halo_gpu_create(krill_ctx *ctx, const int32_t *sen
     KRILL_CUDA_TRY(cudaEventCreateWithFlags(&g->packed, flags));
     KRILL_CUDA_TRY(cudaEventCreateWithFlags(&g->local_done, flags));
     KRILL_CUDA_TRY(cudaEventCreateWithFlags(&g->ghosts_in, flags));
-    for (int c = 0; c < 2; c++)
+#ifdef KRILL_HAVE_NCCL
+    for (int c = 0; c < 2; c++)   /* the NCCL exchange's clock */
         for (int e = 0; e < 4; e++) KRILL_CUDA_TRY(cudaEventCreate(&g->clock[c].t[e]));
+#endif
     KRILL_TRY(krill_cuda_alloc(ctx, (void **)&g->send_idx, (size_t)(n_sent ? n_sent : 1) * 4,
                                "halo send indices"));
     KRILL_TRY(krill_cuda_alloc(ctx, (void **)&g->send_dev, (size_t)(n_sent ? n_sent : 1) * 8,
@@ -192,14 +194,16 @@ cleanup:
     return st;
 }
 
+#ifdef KRILL_HAVE_NCCL
 /* The set's times once it is complete: flight = t1 - t0, hidden = its overlap with the
- * local work [t2, t3]; zero when it was never recorded or is not complete. */
+ * local work [t2, t3]; zero (the exchange not counted) when it was not recorded whole or
+ * is not complete yet (no host wait). */
 static void clock_read(halo_clock *c, double *flight, double *hidden)
 {
     float f = 0.0f, a = 0.0f, b = 0.0f, d = 0.0f;
     *flight = *hidden = 0.0;
-    if (!c->recorded || cudaEventSynchronize(c->t[3]) != cudaSuccess ||
-        cudaEventSynchronize(c->t[1]) != cudaSuccess ||
+    if (c->recorded != 1 || cudaEventQuery(c->t[3]) != cudaSuccess ||
+        cudaEventQuery(c->t[1]) != cudaSuccess ||
         cudaEventElapsedTime(&f, c->t[0], c->t[1]) != cudaSuccess ||
         cudaEventElapsedTime(&a, c->t[0], c->t[2]) != cudaSuccess ||
         cudaEventElapsedTime(&b, c->t[0], c->t[3]) != cudaSuccess) {
@@ -214,7 +218,6 @@ static void clock_read(halo_clock *c, double *flight, double *hidden)
     *hidden = d > 0.0f ? 1e-3 * d : 0.0;
 }
 
-#ifdef KRILL_HAVE_NCCL
 extern "C" krill_status krill_halo_gpu_nccl_start(krill_ctx *ctx, krill_halo_gpu *g, void *comm,
                                                   const double *x, int n_send,
                                                   const int *send_rank, const int64_t *send_off,
@@ -235,47 +238,53 @@ extern "C" krill_status krill_halo_gpu_nccl_start(krill_ctx *ctx, krill_halo_gpu
     g->turn ^= 1;
     if (st == KRILL_OK)
         st = krill_cuda_call(cudaStreamWaitEvent(g->side, g->x_ready, 0), "cudaStreamWaitEvent");
-    if (st == KRILL_OK && n_send + n_recv > 0) {
-        (void)cudaEventRecord(clock->t[0], g->side);
-        (void)cudaEventRecord(clock->t[2], krill_cuda_stream(ctx));
-        clock->recorded = 1;
-    }
+    const int timed = st == KRILL_OK && n_send + n_recv > 0 &&
+                      cudaEventRecord(clock->t[0], g->side) == cudaSuccess &&
+                      cudaEventRecord(clock->t[2], krill_cuda_stream(ctx)) == cudaSuccess;
     if (st == KRILL_OK && g->n_sent > 0) {
         halo_gather_kernel<<<krill_cuda_blocks(ctx, g->n_sent), KRILL_CUDA_THREADS, 0, g->side>>>(
             g->n_sent, g->send_idx, x, g->send_dev);
         st = krill_cuda_check_launch("halo_gather_kernel");
     }
     if (n_send + n_recv > 0) {
+        /* every message is posted whatever failed before (the first failure is kept) */
+        ncclResult_t q;
         r = ncclGroupStart();
-        for (int k = 0; k < n_recv && r == ncclSuccess; k++)
-            r = ncclRecv(g->recv_dev + recv_off[k], (size_t)(recv_off[k + 1] - recv_off[k]),
+        for (int k = 0; k < n_recv; k++) {
+            q = ncclRecv(g->recv_dev + recv_off[k], (size_t)(recv_off[k + 1] - recv_off[k]),
                          ncclDouble, recv_rank[k], c, g->side);
-        for (int k = 0; k < n_send && r == ncclSuccess; k++)
-            r = ncclSend(g->send_dev + send_off[k], (size_t)(send_off[k + 1] - send_off[k]),
-                         ncclDouble, send_rank[k], c, g->side);
-        {
-            const ncclResult_t end = ncclGroupEnd();
-            if (r == ncclSuccess) r = end;
+            if (r == ncclSuccess) r = q;
         }
+        for (int k = 0; k < n_send; k++) {
+            q = ncclSend(g->send_dev + send_off[k], (size_t)(send_off[k + 1] - send_off[k]),
+                         ncclDouble, send_rank[k], c, g->side);
+            if (r == ncclSuccess) r = q;
+        }
+        q = ncclGroupEnd();
+        if (r == ncclSuccess) r = q;
     }
     if (r != ncclSuccess && st == KRILL_OK)
         st = krill_error(KRILL_ERR_DEVICE, "halo exchange through NCCL: %s", ncclGetErrorString(r));
     KRILL_TRY(st);
     KRILL_CUDA_TRY(cudaEventRecord(g->ghosts_in, g->side));
-    if (clock->recorded) KRILL_CUDA_TRY(cudaEventRecord(clock->t[1], g->side));
+    if (timed) KRILL_CUDA_TRY(cudaEventRecord(clock->t[1], g->side));
+    clock->recorded = timed ? 2 : 0;   /* 2: t[3] still to come (land) */
 cleanup:
     return st;
 }
-#endif
 
 extern "C" krill_status krill_halo_gpu_land(krill_ctx *ctx, krill_halo_gpu *g,
                                             const double **ghosts)
 {
     krill_status st = KRILL_OK;
-    const halo_clock *clock = &g->clock[g->turn ^ 1];   /* this exchange's */
+    halo_clock *clock = &g->clock[g->turn ^ 1];   /* this exchange's */
     *ghosts = g->recv_dev;
-    if (clock->recorded) KRILL_CUDA_TRY(cudaEventRecord(clock->t[3], krill_cuda_stream(ctx)));
+    if (clock->recorded == 2) {
+        KRILL_CUDA_TRY(cudaEventRecord(clock->t[3], krill_cuda_stream(ctx)));
+        clock->recorded = 1;
+    }
     KRILL_CUDA_TRY(cudaStreamWaitEvent(krill_cuda_stream(ctx), g->ghosts_in, 0));
 cleanup:
     return st;
 }
+#endif

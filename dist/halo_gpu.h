@@ -54,17 +54,21 @@ krill_status krill_halo_gpu_unpack(krill_ctx *ctx, krill_halo_gpu *g, const doub
  * ncclRecv (n_recv into the ghosts at recv_off), then the mark ghosts_in; the caller queues
  * its local work on the context's stream, then krill_halo_gpu_land. Per SpMV the gather's
  * traffic and 8 (sent + received) bytes over NVLink or the network; no copy through the
- * host. Every rank makes the group, also with no neighbour (NCCL orders it with the
- * context's reductions). Timed by events on the device: the exchange of two calls ago is
+ * host. A rank with no neighbour makes no group (NCCL orders the groups with the
+ * context's reductions on the same communicator). Timed by events on the device: the exchange of two calls ago is
  * added to the context's halo time (in flight, hidden behind the local work: the overlap of
- * the two) and its unhidden part to the communication time. */
+ * the two; the flight includes any wait for a peer) and its unhidden part to the
+ * communication time; an exchange not yet complete then is not counted. A local failure
+ * still makes the group (no rank waits for this one's messages) and is returned after. */
+#ifdef KRILL_HAVE_NCCL
 krill_status krill_halo_gpu_nccl_start(krill_ctx *ctx, krill_halo_gpu *g, void *comm,
                                        const double *x, int n_send, const int *send_rank,
                                        const int64_t *send_off, int n_recv,
                                        const int *recv_rank, const int64_t *recv_off);
 /* The context's stream waits for the ghosts of krill_halo_gpu_nccl_start; *ghosts: their
- * device copy. */
+ * device copy. Called after every start, whatever failed. */
 krill_status krill_halo_gpu_land(krill_ctx *ctx, krill_halo_gpu *g, const double **ghosts);
+#endif
 
 #ifdef __cplusplus
 }

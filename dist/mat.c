@@ -70,11 +70,12 @@ krill_status krill_dist_gpu_exchange(krill_ctx *ctx, const krill_dist_mat *d, co
     int done = 0;
 #ifdef KRILL_HAVE_NCCL
     if (krill_nccl_halo_comm(ctx)) {   /* on the device, timed there: no host wait */
-        KRILL_TRY(krill_halo_gpu_nccl_start(ctx, h->gpu, krill_nccl_halo_comm(ctx), x, h->n_send,
-                                            h->send_rank, h->send_off, h->n_recv, h->recv_rank,
-                                            h->recv_off));
-        KRILL_TRY(work->run(ctx, work));
-        KRILL_TRY(krill_halo_gpu_land(ctx, h->gpu, ghosts));
+        local = krill_halo_gpu_nccl_start(ctx, h->gpu, krill_nccl_halo_comm(ctx), x, h->n_send,
+                                          h->send_rank, h->send_off, h->n_recv, h->recv_rank,
+                                          h->recv_off);
+        if (local == KRILL_OK) local = work->run(ctx, work);
+        st = krill_halo_gpu_land(ctx, h->gpu, ghosts);
+        if (local != KRILL_OK) st = local;
         goto cleanup;
     }
 #endif

@@ -388,6 +388,9 @@ cleanup:
         if (krill_on_gpu(p.ctx)) {
             krill_status done = krill_ctx_sync(p.ctx);
             if (st == KRILL_OK) st = done;
+            /* NCCL: a failure in a reduction after the solver's last read (CG runs one
+             * iteration ahead) is returned here, on every rank */
+            if (st == KRILL_OK) st = krill_ctx_settle(p.ctx);
         }
     }
     if (timer_started) krill_timer_destroy(&timer);

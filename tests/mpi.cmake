@@ -55,13 +55,17 @@ function(krill_mpi_gpu_test name)
       "KRILL_TEST_MPI_DEVICE=gpu;KRILL_TESTDATA=${KRILL_TESTDATA_DIR};KRILL_TESTDATA_LOCAL=${KRILL_TESTDATA_LOCAL_DIR};${mpi_test_env}")
   endforeach()
   # with NCCL built: two ranks again with the reductions and halos through it (KRILL_NCCL=1,
-  # core/nccl.cu); on a machine of one GPU the ranks share it and take the host path
+  # core/nccl.cu), and with the reductions only; skipped (77) where the ranks share a GPU
   if(KRILL_HAVE_NCCL)
-    add_test(NAME ${name}_gpu_nccl_np2 COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2
-             ${mpiexec_flags} ${MPIEXEC_PREFLAGS} $<TARGET_FILE:${name}> ${MPIEXEC_POSTFLAGS})
-    set_tests_properties(${name}_gpu_nccl_np2 PROPERTIES LABELS "mpi;gpu" TIMEOUT 300
-      PROCESSORS 2 SKIP_RETURN_CODE 77 ENVIRONMENT
-      "KRILL_NCCL=1;KRILL_TEST_MPI_DEVICE=gpu;KRILL_TESTDATA=${KRILL_TESTDATA_DIR};KRILL_TESTDATA_LOCAL=${KRILL_TESTDATA_LOCAL_DIR};${mpi_test_env}")
+    foreach(mode 1 reductions)
+      set(t ${name}_gpu_nccl_${mode}_np2)
+      add_test(NAME ${t} COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2
+               ${mpiexec_flags} ${MPIEXEC_PREFLAGS} $<TARGET_FILE:${name}> ${MPIEXEC_POSTFLAGS})
+      set_tests_properties(${t} PROPERTIES LABELS "mpi;gpu" TIMEOUT 300 PROCESSORS 2
+        SKIP_RETURN_CODE 77 ENVIRONMENT "KRILL_NCCL=${mode};KRILL_TEST_REQUIRE_NCCL=1;\
+KRILL_TEST_MPI_DEVICE=gpu;KRILL_TESTDATA=${KRILL_TESTDATA_DIR};\
+KRILL_TESTDATA_LOCAL=${KRILL_TESTDATA_LOCAL_DIR};${mpi_test_env}")
+    endforeach()
   endif()
 endfunction()
 

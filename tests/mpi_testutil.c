@@ -30,6 +30,16 @@ krill_ctx *mtu_init(int *argc, char ***argv)
         fprintf(stderr, "krill_mpi_ctx_create: %s\n", krill_last_error());
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
+    /* the NCCL variants (tests/mpi.cmake): skipped where the ranks did not get it (one GPU
+     * shared, a build without NCCL); every rank's context says the same */
+    if (getenv("KRILL_TEST_REQUIRE_NCCL") && !strstr(krill_ctx_describe(ctx), ": NCCL")) {
+        if (krill_ctx_rank(ctx) == 0)
+            printf("SKIPPED: KRILL_NCCL=1, but the context has no NCCL: %s\n",
+                   krill_ctx_describe(ctx));
+        krill_ctx_destroy(&ctx);
+        MPI_Finalize();
+        exit(77);
+    }
     return ctx;
 }
 

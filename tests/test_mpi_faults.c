@@ -260,8 +260,8 @@ static void test_bad_rows(void)
  * else a solver's asynchronous read of dev. */
 static krill_status failed_reduction(double *dev, int n, int norm, int via_async)
 {
-    const krill_status local = rank == faulty ? krill_error(KRILL_ERR_DEVICE, "injected: a kernel failed")
-                                              : KRILL_OK;
+    const krill_status local =
+        rank == faulty ? krill_error(KRILL_ERR_DEVICE, "injected: a kernel failed") : KRILL_OK;
     double h = 0.0;
     krill_status st = norm ? krill_ctx_nrm2_allreduce_device(ctx, local, dev)
                            : krill_ctx_allreduce_device(ctx, local, dev, n, NULL, 0);
@@ -277,6 +277,23 @@ static krill_status failed_reduction(double *dev, int n, int norm, int via_async
         st = krill_mem_download(ctx, &h, dev, sizeof h);
     }
     return st;
+}
+
+/* NCCL: a failed reduction read first by the failing rank alone, then by every rank: no
+ * hang (the code travels in the group, a read makes no collective), and every rank sees
+ * the failure once. The host path returns it at the reduction: nothing to check. */
+static void lone_read(double *dev, int n)
+{
+    const krill_status local = rank == faulty ? krill_error(KRILL_ERR_DEVICE, "injected: alone")
+                                              : KRILL_OK;
+    krill_status first = KRILL_OK, second;
+    double h;
+    if (krill_ctx_allreduce_device(ctx, local, dev, n, NULL, 0) != KRILL_OK) return;
+    if (rank == faulty) first = krill_mem_download(ctx, &h, dev, sizeof h);
+    second = krill_mem_download(ctx, &h, dev, sizeof h);
+    CHECK((first != KRILL_OK) + (second != KRILL_OK) == 1);
+    CHECK(rank != faulty || first == KRILL_ERR_DEVICE);
+    CHECK(rank == faulty || second == KRILL_ERR_DEVICE);
 }
 
 /* GPU ranks: the device reductions (core_impl.h) sum over the ranks when all went well, and
@@ -323,6 +340,7 @@ static void test_device_reductions(void)
             CHECK(st == KRILL_ERR_DEVICE);
             check_agreed(st, faulty, "device norm");
         }
+        lone_read(dev, n);
         krill_mem_free(ctx, dev);
         free(h);
     }
