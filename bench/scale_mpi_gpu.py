@@ -65,7 +65,8 @@ def solve(a, spec, method, ranks, repro=False, nccl=False):
 
 def row(r, base, kind, p):
     if "error" in r:
-        return f"| {kind} | {r['spec']} | {r['method']} | {p} | - | - | - | - | - | - | {r['error']} |"
+        return (f"| {kind} | {r['spec']} | {r['method']} | {p} | - | - | - | - | - | - | "
+                f"{r['error']} |")
     eff = "-"
     if base and "per_iter" in base and p > 0:
         eff = f"{base['per_iter'] / (r['per_iter'] * (p if kind == 'strong' else 1)):.2f}"

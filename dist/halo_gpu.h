@@ -55,9 +55,10 @@ krill_status krill_halo_gpu_unpack(krill_ctx *ctx, krill_halo_gpu *g, const doub
  * its local work on the context's stream, then krill_halo_gpu_land. Per SpMV the gather's
  * traffic and 8 (sent + received) bytes over NVLink or the network; no copy through the
  * host. A rank with no neighbour makes no group (NCCL orders the groups with the
- * context's reductions on the same communicator). Timed by events on the device: the exchange of two calls ago is
- * added to the context's halo time (in flight, hidden behind the local work: the overlap of
- * the two; the flight includes any wait for a peer) and its unhidden part to the
+ * context's reductions on the same communicator). Timed by events on the device: the
+ * exchange of two calls ago is added to the context's halo time (in flight, hidden behind
+ * the local work: the overlap of the two; the flight includes any wait for a peer) and
+ * its unhidden part to the
  * communication time; an exchange not yet complete then is not counted. A local failure
  * still makes the group (no rank waits for this one's messages) and is returned after. */
 #ifdef KRILL_HAVE_NCCL
