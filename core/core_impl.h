@@ -227,13 +227,11 @@ krill_status krill_ctx_allreduce_device(krill_ctx *ctx, krill_status local, doub
  * the norm queue an ncclAllReduce group and return). A rank's local failure before such a
  * reduction is not returned by it but travels in a flag the host looks at where it reads
  * results: krill_mem_download calls krill_ctx_settle, and the solvers' asynchronous reads
- * call _mark when they queue their copy and _check after waiting for it. A raised flag
- * (it carries the lowest failing rank and its status) fails the read on each rank by itself,
- * with no collective, so a read made by some ranks only is safe. All three are KRILL_OK at
- * once on any other context. slot: 0 or 1. */
+ * call krill_nccl_mark (slot 0 or 1) when they queue their copy and krill_nccl_check after
+ * waiting for it. A raised flag (it carries the lowest failing rank and its status) fails
+ * the read on each rank by itself, with no collective, so a read made by some ranks only
+ * is safe. krill_ctx_settle is KRILL_OK at once on any other context. */
 krill_status krill_ctx_settle(krill_ctx *ctx);
-krill_status krill_ctx_reductions_mark(krill_ctx *ctx, int slot);
-krill_status krill_ctx_reductions_check(krill_ctx *ctx, int slot);
 #ifdef KRILL_HAVE_NCCL
 krill_status krill_nccl_create(krill_ctx *ctx);   /* collective; ctx->nccl or NULL */
 void krill_nccl_destroy(krill_ctx *ctx);

@@ -466,28 +466,6 @@ krill_status krill_ctx_settle(krill_ctx *ctx)
     return st;
 }
 
-krill_status krill_ctx_reductions_mark(krill_ctx *ctx, int slot)
-{
-    krill_status st = KRILL_OK;
-#ifdef KRILL_HAVE_NCCL
-    if (ctx->nccl) st = krill_nccl_mark(ctx, slot);
-#endif
-    (void)ctx;
-    (void)slot;
-    return st;
-}
-
-krill_status krill_ctx_reductions_check(krill_ctx *ctx, int slot)
-{
-    krill_status st = KRILL_OK;
-#ifdef KRILL_HAVE_NCCL
-    if (ctx->nccl) st = krill_nccl_check(ctx, slot);
-#endif
-    (void)ctx;
-    (void)slot;
-    return st;
-}
-
 const char *krill_ctx_describe(const krill_ctx *ctx) { return ctx->describe; }
 
 krill_status krill_ctx_sync(krill_ctx *ctx)

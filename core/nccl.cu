@@ -16,7 +16,7 @@
  * failing rank keeps its status and message, queues the group like the others and returns
  * KRILL_OK: it still makes every collective the others make. The code is looked at where
  * the host reads results: every download (krill_mem_download) and the solvers'
- * asynchronous reads (krill_ctx_reductions_mark / _check, which copy it with their data).
+ * asynchronous reads (krill_nccl_mark / _check, which copy it with their data).
  * There a raised code makes the read fail on each rank by itself: the failing rank with its
  * own message, the others with its rank and status. So no rank acts on a failed sum, and a
  * read made by some ranks only cannot hang. Limit: a rank whose device keeps failing (a

@@ -58,8 +58,8 @@ krill_status krill_halo_gpu_unpack(krill_ctx *ctx, krill_halo_gpu *g, const doub
  * context's reductions on the same communicator). Timed by events on the device: the
  * exchange of two calls ago is added to the context's halo time (in flight, hidden behind
  * the local work: the overlap of the two; the flight includes any wait for a peer) and
- * its unhidden part to the
- * communication time; an exchange not yet complete then is not counted. A local failure
+ * its unhidden part to the communication time; an exchange not yet complete then is not
+ * counted. A local failure
  * still makes the group (no rank waits for this one's messages) and is returned after. */
 #ifdef KRILL_HAVE_NCCL
 krill_status krill_halo_gpu_nccl_start(krill_ctx *ctx, krill_halo_gpu *g, void *comm,

@@ -203,10 +203,14 @@ krill_status krill_async_read_create(krill_ctx *ctx, size_t bytes, krill_async_r
 krill_status krill_async_read_start(krill_async_read *r, int slot, const void *src)
 {
 #ifdef KRILL_HAVE_CUDA
-    if (krill_on_gpu(r->ctx)) {   /* the reductions' failure flag beside the data */
-        krill_status st = krill_ctx_reductions_mark(r->ctx, slot);
-        return st != KRILL_OK ? st
-                              : krill_cuda_async_read_start(r->ctx, r->events, slot, src, r->bytes);
+    if (krill_on_gpu(r->ctx)) {
+        krill_status st = KRILL_OK;
+#ifdef KRILL_HAVE_NCCL   /* the reductions' failure flag beside the data (core/nccl.cu) */
+        if (r->ctx->nccl) st = krill_nccl_mark(r->ctx, slot);
+#endif
+        if (st == KRILL_OK)
+            st = krill_cuda_async_read_start(r->ctx, r->events, slot, src, r->bytes);
+        return st;
     }
 #endif
     memcpy(r->stash[slot], src, r->bytes);
@@ -218,7 +222,10 @@ krill_status krill_async_read_wait(krill_async_read *r, int slot, void *dst)
 #ifdef KRILL_HAVE_CUDA
     if (krill_on_gpu(r->ctx)) {
         krill_status st = krill_cuda_async_read_wait(r->ctx, r->events, slot, dst, r->bytes);
-        return st != KRILL_OK ? st : krill_ctx_reductions_check(r->ctx, slot);
+#ifdef KRILL_HAVE_NCCL
+        if (st == KRILL_OK && r->ctx->nccl) st = krill_nccl_check(r->ctx, slot);
+#endif
+        return st;
     }
 #endif
     memcpy(dst, r->stash[slot], r->bytes);
