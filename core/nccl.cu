@@ -23,10 +23,10 @@
  * sticky CUDA error) may leave by another path before that read, and the others then wait
  * in NCCL; the host path (the default) returns such a failure at the reduction itself.
  *
- * Used by default from four ranks on (faster there, slower on two: doc/mpi.md), and as
- * KRILL_NCCL says (1: always; reductions: the halo exchanges stay on the host path,
- * dist/mat.c; 0: never). NCCL needs one GPU per rank: ranks that share a GPU (more ranks
- * than GPUs) take the host path, as do builds without NCCL. */
+ * Asked for by KRILL_NCCL=1 in the environment (KRILL_NCCL=reductions: the halo exchanges
+ * stay on the host path, dist/mat.c); the default is the host round trip, which on two
+ * H200s of one node was as fast (doc/mpi.md). NCCL needs one GPU per rank: ranks that
+ * share a GPU (more ranks than GPUs) take the host path too, as do builds without NCCL. */
 #include <cuda_runtime.h>
 #include <math.h>
 #include <nccl.h>
@@ -77,18 +77,15 @@ static void nccl_free(krill_nccl *g, int abort)
 }
 
 /* KRILL_NCCL in the environment: 1 (on, yes) NCCL for the reductions and the halos;
- * "reductions" NCCL for the reductions, the halos through the host; 0 (off, no) neither;
- * unset or anything else: both from NCCL_AUTO_RANKS ranks on, else neither (on two H200s
- * NCCL was slower for CG, on four 1.35-1.41x faster for CG and GMRES: doc/mpi.md).
+ * "reductions" NCCL for the reductions, the halos through the host; unset or anything
+ * else, neither (the default: on two H200s of one node NCCL was not faster, doc/mpi.md).
  * Returns 0, 1 (reductions) or 2 (both). */
-#define NCCL_AUTO_RANKS 4
-static int nccl_mode(int size)
+static int nccl_mode(void)
 {
     const char *e = getenv("KRILL_NCCL");
     if (e && (!strcmp(e, "1") || !strcmp(e, "on") || !strcmp(e, "yes"))) return 2;
     if (e && !strcmp(e, "reductions")) return 1;
-    if (e && (!strcmp(e, "0") || !strcmp(e, "off") || !strcmp(e, "no"))) return 0;
-    return size >= NCCL_AUTO_RANKS ? 2 : 0;
+    return 0;
 }
 
 /* This rank's part before the collective init: the flag and scratch (zeroed), the
@@ -133,13 +130,12 @@ extern "C" krill_status krill_nccl_create(krill_ctx *ctx)
     memset(&uuid, 0, sizeof uuid);
     memset(&id, 0, sizeof id);
     /* the mode every rank asked for (the smallest: no rank does what another does not) */
-    modes[0] = nccl_mode(size);
+    modes[0] = nccl_mode();
     modes[1] = -modes[0];
     KRILL_TRY(krill_ctx_allreduce_i64(ctx, modes, 2, KRILL_REDUCE_MAX));
     mode = (int)-modes[1];
     if (mode == 0) {
-        why = modes[0] ? "KRILL_NCCL differs between the ranks"
-                       : "fewer than 4 ranks or KRILL_NCCL=0";
+        why = modes[0] ? "KRILL_NCCL differs between the ranks" : "KRILL_NCCL not set";
         goto cleanup;
     }
     local = nccl_prepare(ctx, &g, &uuid);
