@@ -54,14 +54,18 @@ function(krill_mpi_gpu_test name)
       PROCESSORS ${np} SKIP_RETURN_CODE 77 ENVIRONMENT
       "KRILL_TEST_MPI_DEVICE=gpu;KRILL_TESTDATA=${KRILL_TESTDATA_DIR};KRILL_TESTDATA_LOCAL=${KRILL_TESTDATA_LOCAL_DIR};${mpi_test_env}")
   endforeach()
-  # with NCCL built: two ranks again with the reductions and halos through it (KRILL_NCCL=1,
-  # core/nccl.cu), and with the reductions only; skipped (77) where the ranks share a GPU
+  # with NCCL built: two and four ranks again with the reductions and halos through it
+  # (KRILL_NCCL=1, core/nccl.cu), two with the reductions only; skipped (77) where the ranks
+  # share a GPU and so have no NCCL
   if(KRILL_HAVE_NCCL)
-    foreach(mode 1 reductions)
-      set(t ${name}_gpu_nccl_${mode}_np2)
-      add_test(NAME ${t} COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2
+    foreach(case 1:2 reductions:2 1:4)
+      string(REPLACE ":" ";" case ${case})
+      list(GET case 0 mode)
+      list(GET case 1 np)
+      set(t ${name}_gpu_nccl_${mode}_np${np})
+      add_test(NAME ${t} COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np}
                ${mpiexec_flags} ${MPIEXEC_PREFLAGS} $<TARGET_FILE:${name}> ${MPIEXEC_POSTFLAGS})
-      set_tests_properties(${t} PROPERTIES LABELS "mpi;gpu" TIMEOUT 300 PROCESSORS 2
+      set_tests_properties(${t} PROPERTIES LABELS "mpi;gpu" TIMEOUT 300 PROCESSORS ${np}
         SKIP_RETURN_CODE 77 ENVIRONMENT "KRILL_NCCL=${mode};KRILL_TEST_REQUIRE_NCCL=1;\
 KRILL_TEST_MPI_DEVICE=gpu;KRILL_TESTDATA=${KRILL_TESTDATA_DIR};\
 KRILL_TESTDATA_LOCAL=${KRILL_TESTDATA_LOCAL_DIR};${mpi_test_env}")
