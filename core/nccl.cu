@@ -25,8 +25,9 @@
  *
  * Asked for by KRILL_NCCL=1 in the environment (KRILL_NCCL=reductions: the halo exchanges
  * stay on the host path, dist/mat.c); the default is the host round trip, which on two
- * H200s of one node was as fast (doc/mpi.md). NCCL needs one GPU per rank: ranks that
- * share a GPU (more ranks than GPUs) take the host path too, as do builds without NCCL. */
+ * H200s of one node was as fast or faster (on four, NCCL was 1.35-1.41x faster:
+ * doc/mpi.md). NCCL needs one GPU per rank: ranks that share a GPU (more ranks than GPUs)
+ * take the host path too, as do builds without NCCL. */
 #include <cuda_runtime.h>
 #include <math.h>
 #include <nccl.h>
@@ -78,8 +79,9 @@ static void nccl_free(krill_nccl *g, int abort)
 
 /* KRILL_NCCL in the environment: 1 (on, yes) NCCL for the reductions and the halos;
  * "reductions" NCCL for the reductions, the halos through the host; unset or anything
- * else, neither (the default: on two H200s of one node NCCL was not faster, doc/mpi.md).
- * Returns 0, 1 (reductions) or 2 (both). */
+ * else, neither (the default for now: on two H200s NCCL was slower for CG, on four
+ * 1.35-1.41x faster, but its tests have not run on four GPUs yet: doc/mpi.md). Returns 0,
+ * 1 (reductions) or 2 (both). */
 static int nccl_mode(void)
 {
     const char *e = getenv("KRILL_NCCL");
@@ -112,7 +114,8 @@ cleanup:
 }
 
 /* Collective over ctx->comm (size > 1, a GPU context): every rank gets an NCCL communicator,
- * or none does (ctx->nccl stays NULL: ranks sharing a GPU, KRILL_NCCL=0, a failed init,
+ * or none does (ctx->nccl stays NULL: ranks sharing a GPU, KRILL_NCCL not 1 or
+ * "reductions" on every rank, a failed init,
  * which is reported in ctx->describe's "reductions" but is no error). An error only when a
  * collective step of krill's own failed. */
 extern "C" krill_status krill_nccl_create(krill_ctx *ctx)
