@@ -18,11 +18,30 @@ void krill_row_sink_flush(krill_row_sink *sink)
     sink->n = 0;
 }
 
+/* Passes 2 and 3 of a row the fast path (its state f) left undecided: the statistics,
+ * which decide it when f's third level was summed exactly, else the exact accumulation. */
+static double row_exact(krill_row_visit_fn visit, const void *impl, int64_t row,
+                        const double *x, int64_t *acc, const krill_oz_fast *f)
+{
+    krill_oz_row r;
+    krill_row_sink sink;
+    double s;
+    krill_oz_row_init(&r);
+    sink.fast = NULL;
+    sink.row = &r;
+    sink.acc = NULL;
+    sink.n = 0;
+    visit(impl, row, x, &sink);                 /* pass 2: max, lowest bit, Inf/NaN, count */
+    if (krill_oz_fast_exact(f, &r, &s)) return s;   /* lo summed exactly: no pass 3 */
+    sink.acc = acc;
+    if (krill_oz_row_begin(&r, acc) > 0) visit(impl, row, x, &sink);   /* pass 3 */
+    return krill_oz_row_end(&r, acc);
+}
+
 double krill_row_sum_repro(krill_row_visit_fn visit, const void *impl, int64_t row,
                            const double *x, int64_t *acc)
 {
     krill_oz_fast f;
-    krill_oz_row r;
     krill_row_sink sink;
     double s;
     krill_oz_fast_init(&f);
@@ -32,26 +51,49 @@ double krill_row_sum_repro(krill_row_visit_fn visit, const void *impl, int64_t r
     sink.n = 0;
     visit(impl, row, x, &sink);                 /* pass 1: the fast path */
     krill_row_sink_flush(&sink);
-    if (krill_oz_fast_end(&f, &s)) return s;
-    krill_oz_row_init(&r);
-    sink.fast = NULL;
-    sink.row = &r;
-    visit(impl, row, x, &sink);                 /* pass 2: max, lowest bit, Inf/NaN, count */
-    if (krill_oz_fast_exact(&f, &r, &s)) return s;   /* lo summed exactly: no pass 3 */
-    sink.acc = acc;
-    if (krill_oz_row_begin(&r, acc) > 0) visit(impl, row, x, &sink);   /* pass 3 */
-    return krill_oz_row_end(&r, acc);
+    return krill_oz_fast_end(&f, &s) ? s : row_exact(visit, impl, row, x, acc, &f);
 }
+
+/* Rows in groups of ROW_GROUP: each row's terms are gathered into its own sink (a full chunk
+ * of a long row is summed as it fills), then the groups' last chunks go through one
+ * interleaved loop (krill_oz_fast_terms4: four dependency chains at once, each row's terms
+ * in its own order, so the bits are one row's at a time). On the 2-core VM this is what the
+ * CPU's reproducible SpMV is bound by: the compensated sum's chain, not memory. */
+#define ROW_GROUP 4
 
 void krill_spmv_repro_rows(krill_row_visit_fn visit, const void *impl, int64_t n_rows,
                            int threads, double alpha, const double *x, double beta, double *y)
 {
-    const int chunk = krill_rbp_cpu_chunk(n_rows, threads);
+    const int64_t groups = (n_rows + ROW_GROUP - 1) / ROW_GROUP;
+    int chunk = krill_rbp_cpu_chunk(n_rows, threads) / ROW_GROUP;
+    if (chunk < 1) chunk = 1;
 #pragma omp parallel for schedule(dynamic, chunk) num_threads(threads)
-    for (int64_t i = 0; i < n_rows; i++) {
+    for (int64_t g = 0; g < groups; g++) {
         int64_t acc[KRILL_OZ_MAX_DIAG];
-        const double s = krill_row_sum_repro(visit, impl, i, x, acc);
-        y[i] = beta == 0.0 ? krill_oz_axpby(alpha, s, 0.0, 0.0)
-                           : krill_oz_axpby(alpha, s, beta, y[i]);
+        krill_oz_fast f[ROW_GROUP];
+        krill_row_sink sink[ROW_GROUP];
+        const double *a[ROW_GROUP], *xs[ROW_GROUP];
+        int n[ROW_GROUP];
+        const int64_t first = g * ROW_GROUP;
+        const int rows = n_rows - first < ROW_GROUP ? (int)(n_rows - first) : ROW_GROUP;
+        for (int l = 0; l < ROW_GROUP; l++) {
+            krill_oz_fast_init(&f[l]);
+            sink[l].fast = &f[l];
+            sink[l].row = NULL;
+            sink[l].acc = NULL;
+            sink[l].n = 0;
+            if (l < rows) visit(impl, first + l, x, &sink[l]);   /* pass 1's terms */
+            a[l] = sink[l].a;
+            xs[l] = sink[l].x;
+            n[l] = sink[l].n;
+        }
+        krill_oz_fast_terms4(f, a, xs, n);
+        for (int l = 0; l < rows; l++) {
+            double s;
+            if (!krill_oz_fast_end(&f[l], &s))
+                s = row_exact(visit, impl, first + l, x, acc, &f[l]);
+            y[first + l] = beta == 0.0 ? krill_oz_axpby(alpha, s, 0.0, 0.0)
+                                       : krill_oz_axpby(alpha, s, beta, y[first + l]);
+        }
     }
 }

@@ -20,6 +20,32 @@ void krill_oz_fast_terms(krill_oz_fast *f, const double *a, const double *x, int
     else krill_oz_fast_terms_generic(f, a, x, n);
 }
 
+#ifdef KRILL_HAVE_AVX2_VARIANT
+void krill_oz_fast_terms4_avx2(krill_oz_fast *f, const double *const *a,
+                               const double *const *x, const int *n);
+
+int krill_oz_fast_host_avx2(void)
+{
+    return krill_oz_fast_host_fma() && __builtin_cpu_supports("avx2") ? 1 : 0;
+}
+#else
+int krill_oz_fast_host_avx2(void) { return 0; }
+#endif
+
+/* Four rows a vector where the CPU has AVX2; else one row after the other (as scalar code,
+ * the four rows' interleaved chains ran slower than one row at a time: registers spill) */
+void krill_oz_fast_terms4(krill_oz_fast *f, const double *const *a, const double *const *x,
+                          const int *n)
+{
+#ifdef KRILL_HAVE_AVX2_VARIANT
+    if (krill_oz_fast_host_avx2()) {
+        krill_oz_fast_terms4_avx2(f, a, x, n);
+        return;
+    }
+#endif
+    for (int l = 0; l < 4; l++) krill_oz_fast_terms(&f[l], a[l], x[l], n[l]);
+}
+
 void krill_oz_fast_rows(krill_oz_fast *f, const double *x, const double *y, int64_t lo,
                         int64_t hi)
 {
@@ -32,6 +58,14 @@ int krill_oz_fast_host_fma(void) { return 0; }
 void krill_oz_fast_terms(krill_oz_fast *f, const double *a, const double *x, int n)
 {
     krill_oz_fast_terms_generic(f, a, x, n);
+}
+
+int krill_oz_fast_host_avx2(void) { return 0; }
+
+void krill_oz_fast_terms4(krill_oz_fast *f, const double *const *a, const double *const *x,
+                          const int *n)
+{
+    for (int l = 0; l < 4; l++) krill_oz_fast_terms_generic(&f[l], a[l], x[l], n[l]);
 }
 
 void krill_oz_fast_rows(krill_oz_fast *f, const double *x, const double *y, int64_t lo,

@@ -1,6 +1,7 @@
 /* ozaki/ozaki_fast_host.h - the CPU loops of the fast path (ozaki_row.h's compensated sum),
  * with a variant compiled for the FMA instruction that x86-64 hosts which have one run
- * (chosen at each call from the CPU model libgcc records at start-up). TwoProduct is then 2 operations instead of Dekker's 17,
+ * (chosen at each call from the CPU model libgcc records at start-up). TwoProduct is then
+ * 2 operations instead of Dekker's 17,
  * of a term's 24 to 39; the results are the same bits. Host only. */
 #ifndef KRILL_OZAKI_FAST_HOST_H
 #define KRILL_OZAKI_FAST_HOST_H
@@ -12,6 +13,10 @@
 
 /* f <- f + sum_k a[k] x[k], k < n, in order */
 void krill_oz_fast_terms(krill_oz_fast *f, const double *a, const double *x, int n);
+/* f[l] <- f[l] + sum_k a[l][k] x[l][k], k < n[l], in order, l < 4: four rows at once (a
+ * vector of four on hosts with AVX2), the same states as four krill_oz_fast_terms */
+void krill_oz_fast_terms4(krill_oz_fast *f, const double *const *a, const double *const *x,
+                          const int *n);
 /* f <- f + sum_i x_i y_i, lo <= i < hi */
 void krill_oz_fast_rows(krill_oz_fast *f, const double *x, const double *y, int64_t lo,
                         int64_t hi);
@@ -19,8 +24,12 @@ void krill_oz_fast_rows(krill_oz_fast *f, const double *x, const double *y, int6
 /* The loops without the FMA variant (tests compare the two), and whether the FMA variant
  * runs on this host. */
 void krill_oz_fast_terms_generic(krill_oz_fast *f, const double *a, const double *x, int n);
+void krill_oz_fast_terms4_generic(krill_oz_fast *f, const double *const *a,
+                                  const double *const *x, const int *n);
 void krill_oz_fast_rows_generic(krill_oz_fast *f, const double *x, const double *y,
                                 int64_t lo, int64_t hi);
 int krill_oz_fast_host_fma(void);
+/* whether krill_oz_fast_terms4 runs its AVX2 build (four rows a vector) on this host */
+int krill_oz_fast_host_avx2(void);
 
 #endif

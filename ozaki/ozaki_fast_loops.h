@@ -1,7 +1,8 @@
-/* ozaki/ozaki_fast_loops.h - the two CPU loops of the fast path, as a body included twice:
+/* ozaki/ozaki_fast_loops.h - the CPU loops of the fast path, as a body included twice:
  * by ozaki_fast_host.c as is (TwoProduct by Dekker's product, or the FMA where the whole
- * build targets one) and by ozaki_fast_fma.c compiled with -mfma (TwoProduct by the FMA
- * instruction; x86-64 hosts that have one take it at run time). Both give the same state,
+ * build targets one), by ozaki_fast_fma.c compiled with -mfma (TwoProduct by the FMA
+ * instruction; x86-64 hosts that have one take it at run time) and by ozaki_fast_avx2.c
+ * compiled with -mavx2 -mfma (whose four-row loop runs four rows a vector). Both give the same state,
  * bit for bit: TwoProduct's (p, e) is exact either way and every other operation is the
  * same. The includer defines KRILL_OZ_LOOP(name), the suffixed name of each function. */
 
@@ -12,6 +13,51 @@ void KRILL_OZ_LOOP(krill_oz_fast_terms)(krill_oz_fast *f, const double *a, const
     krill_oz_fast g = *f;                       /* a local copy: its fields in registers */
     for (int k = 0; k < n; k++) krill_oz_fast_add(&g, a[k], x[k]);
     *f = g;
+}
+
+/* f[l] <- f[l] + the n[l] terms a[l][k] x[l][k], in order, for l < 4: four rows of a
+ * reproducible SpMV at once, up to the shortest row's length, then each row's rest alone.
+ * The four states live side by side in arrays (one field of the four rows per array), so
+ * that a build for AVX2 (ozaki_fast_avx2.c) runs each operation of a term on the four rows
+ * in one instruction: the fast path is bound by its 24-39 operations a term, not by memory.
+ * Each row's terms go into its own state in its own order with the same operations: the
+ * states are krill_oz_fast_terms' bit for bit. */
+void KRILL_OZ_LOOP(krill_oz_fast_terms4)(krill_oz_fast *f, const double *const *a,
+                                         const double *const *x, const int *n)
+{
+    double hi[4], mid[4], lo[4], t[4];
+    int64_t m[4];
+    int ok[4], common = n[0], k;
+    for (int l = 1; l < 4; l++)
+        if (n[l] < common) common = n[l];
+    for (int l = 0; l < 4; l++) {
+        hi[l] = f[l].hi;
+        mid[l] = f[l].mid;
+        lo[l] = f[l].lo;
+        t[l] = f[l].t;
+        m[l] = f[l].m;
+        ok[l] = f[l].ok;
+    }
+    for (k = 0; k < common; k++) {
+#pragma GCC unroll 4
+        for (int l = 0; l < 4; l++) {
+            krill_oz_fast g = {.hi = hi[l], .mid = mid[l], .lo = lo[l], .t = t[l], .m = m[l],
+                               .ok = ok[l]};
+            krill_oz_fast_add(&g, a[l][k], x[l][k]);
+            hi[l] = g.hi;
+            mid[l] = g.mid;
+            lo[l] = g.lo;
+            t[l] = g.t;
+            m[l] = g.m;
+            ok[l] = g.ok;
+        }
+    }
+    for (int l = 0; l < 4; l++) {
+        krill_oz_fast g = {.hi = hi[l], .mid = mid[l], .lo = lo[l], .t = t[l], .m = m[l],
+                           .ok = ok[l]};
+        for (int j = k; j < n[l]; j++) krill_oz_fast_add(&g, a[l][j], x[l][j]);
+        f[l] = g;
+    }
 }
 
 /* f <- f + the terms x_i y_i of rows [lo, hi): KRILL_OZ_FAST_LANES independent compensated

@@ -511,6 +511,40 @@ static void test_fast_loops(void)
     CHECK(same == rows);
 }
 
+/* krill_oz_fast_terms4 (dispatched and generic): four rows at once leave each row the state
+ * of krill_oz_fast_terms_generic on it alone, for rows of lengths 0 to MAX_LEN in every
+ * combination of shortest and longest, from a fresh state and from one with terms in it
+ * (the spmv's long rows arrive with full chunks summed), a refused term included */
+static void test_fast_terms4(void)
+{
+    static double a[4][MAX_LEN], x[4][MAX_LEN];
+    int same = 0, groups = 0;
+    for (int r = 0; r < 500; r++) {
+        const double *pa[4] = {a[0], a[1], a[2], a[3]}, *px[4] = {x[0], x[1], x[2], x[3]};
+        int n[4];
+        krill_oz_fast f[4], g[4], ref[4];
+        for (int l = 0; l < 4; l++) {
+            n[l] = (int)(((unsigned)r * 7919u + (unsigned)l * 104729u) % (MAX_LEN + 1));
+            if (r % 11 == l) n[l] = 0;
+            oz_ref_phi_vector(a[l], n[l] ? n[l] : 1, (double)((r + l) % 9), 93000u + 4u * r + l);
+            oz_ref_phi_vector(x[l], n[l] ? n[l] : 1, (double)((r + 2 * l) % 5), 94000u + 4u * r + l);
+            if (r % 37 == l && n[l] > 0) a[l][r % n[l]] = 1e-300;
+            krill_oz_fast_init(&ref[l]);
+            if (r % 3 == 0) krill_oz_fast_terms_generic(&ref[l], x[l], a[l], n[l] / 2);
+            f[l] = g[l] = ref[l];
+            krill_oz_fast_terms_generic(&ref[l], a[l], x[l], n[l]);
+        }
+        krill_oz_fast_terms4(f, pa, px, n);
+        krill_oz_fast_terms4_generic(g, pa, px, n);
+        for (int l = 0; l < 4; l++) same += same_state(&f[l], &ref[l]) && same_state(&g[l], &ref[l]);
+        groups += 4;
+    }
+    printf("fast-path four rows at once (%s): %d of %d rows the same state\n",
+           krill_oz_fast_host_avx2() ? "AVX2 on this host" : "one row after the other", same,
+           groups);
+    CHECK(same == groups);
+}
+
 int main(void)
 {
     for (int k = 0; k < MAX_LEN; k++) cols[k] = k;
@@ -523,5 +557,6 @@ int main(void)
     test_pass_structure();
     test_two_prod();
     test_fast_loops();
+    test_fast_terms4();
     return tu_finish("test_ozaki_row");
 }
