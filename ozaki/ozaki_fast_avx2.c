@@ -7,11 +7,5 @@
 #error "ozaki_fast_avx2.c must be compiled with -mavx2 -mfma"
 #endif
 
-void krill_oz_fast_terms_avx2(krill_oz_fast *f, const double *a, const double *x, int n);
-void krill_oz_fast_terms4_avx2(krill_oz_fast *f, const double *const *a,
-                               const double *const *x, const int *n);
-void krill_oz_fast_rows_avx2(krill_oz_fast *f, const double *x, const double *y, int64_t lo,
-                             int64_t hi);
-
 #define KRILL_OZ_LOOP(name) name##_avx2
 #include "ozaki/ozaki_fast_loops.h"

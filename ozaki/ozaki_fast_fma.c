@@ -7,11 +7,5 @@
 #error "ozaki_fast_fma.c must be compiled with -mfma"
 #endif
 
-void krill_oz_fast_terms_fma(krill_oz_fast *f, const double *a, const double *x, int n);
-void krill_oz_fast_terms4_fma(krill_oz_fast *f, const double *const *a,
-                              const double *const *x, const int *n);
-void krill_oz_fast_rows_fma(krill_oz_fast *f, const double *x, const double *y, int64_t lo,
-                            int64_t hi);
-
 #define KRILL_OZ_LOOP(name) name##_fma
 #include "ozaki/ozaki_fast_loops.h"

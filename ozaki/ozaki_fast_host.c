@@ -6,10 +6,6 @@
 #include "ozaki/ozaki_fast_loops.h"
 
 #ifdef KRILL_HAVE_FMA_VARIANT
-void krill_oz_fast_terms_fma(krill_oz_fast *f, const double *a, const double *x, int n);
-void krill_oz_fast_rows_fma(krill_oz_fast *f, const double *x, const double *y, int64_t lo,
-                            int64_t hi);
-
 /* libgcc's CPU model is filled in before main: a load and a bit test, no cached state to
  * race on between threads */
 int krill_oz_fast_host_fma(void) { return __builtin_cpu_supports("fma") ? 1 : 0; }
@@ -21,9 +17,6 @@ void krill_oz_fast_terms(krill_oz_fast *f, const double *a, const double *x, int
 }
 
 #ifdef KRILL_HAVE_AVX2_VARIANT
-void krill_oz_fast_terms4_avx2(krill_oz_fast *f, const double *const *a,
-                               const double *const *x, const int *n);
-
 int krill_oz_fast_host_avx2(void)
 {
     return krill_oz_fast_host_fma() && __builtin_cpu_supports("avx2") ? 1 : 0;
@@ -38,12 +31,10 @@ void krill_oz_fast_terms4(krill_oz_fast *f, const double *const *a, const double
                           const int *n)
 {
 #ifdef KRILL_HAVE_AVX2_VARIANT
-    if (krill_oz_fast_host_avx2()) {
-        krill_oz_fast_terms4_avx2(f, a, x, n);
-        return;
-    }
+    if (krill_oz_fast_host_avx2()) krill_oz_fast_terms4_avx2(f, a, x, n);
+    else
 #endif
-    for (int l = 0; l < 4; l++) krill_oz_fast_terms(&f[l], a[l], x[l], n[l]);
+        for (int l = 0; l < 4; l++) krill_oz_fast_terms(&f[l], a[l], x[l], n[l]);
 }
 
 void krill_oz_fast_rows(krill_oz_fast *f, const double *x, const double *y, int64_t lo,

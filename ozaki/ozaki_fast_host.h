@@ -29,6 +29,19 @@ void krill_oz_fast_terms4_generic(krill_oz_fast *f, const double *const *a,
 void krill_oz_fast_rows_generic(krill_oz_fast *f, const double *x, const double *y,
                                 int64_t lo, int64_t hi);
 int krill_oz_fast_host_fma(void);
+
+/* The variants' loops, defined only in the builds that have them (ozaki_fast_fma.c: -mfma;
+ * ozaki_fast_avx2.c: -mavx2 -mfma) and called only where the host runs them. */
+void krill_oz_fast_terms_fma(krill_oz_fast *f, const double *a, const double *x, int n);
+void krill_oz_fast_terms4_fma(krill_oz_fast *f, const double *const *a,
+                              const double *const *x, const int *n);
+void krill_oz_fast_rows_fma(krill_oz_fast *f, const double *x, const double *y, int64_t lo,
+                            int64_t hi);
+void krill_oz_fast_terms_avx2(krill_oz_fast *f, const double *a, const double *x, int n);
+void krill_oz_fast_terms4_avx2(krill_oz_fast *f, const double *const *a,
+                               const double *const *x, const int *n);
+void krill_oz_fast_rows_avx2(krill_oz_fast *f, const double *x, const double *y, int64_t lo,
+                             int64_t hi);
 /* whether krill_oz_fast_terms4 runs its AVX2 build (four rows a vector) on this host */
 int krill_oz_fast_host_avx2(void);
 

@@ -2,8 +2,8 @@
  * by ozaki_fast_host.c as is (TwoProduct by Dekker's product, or the FMA where the whole
  * build targets one), by ozaki_fast_fma.c compiled with -mfma (TwoProduct by the FMA
  * instruction; x86-64 hosts that have one take it at run time) and by ozaki_fast_avx2.c
- * compiled with -mavx2 -mfma (whose four-row loop runs four rows a vector). Both give the same state,
- * bit for bit: TwoProduct's (p, e) is exact either way and every other operation is the
+ * compiled with -mavx2 -mfma (whose four-row loop runs four rows a vector). All give the
+ * same state, bit for bit: TwoProduct's (p, e) is exact either way and every other operation is the
  * same. The includer defines KRILL_OZ_LOOP(name), the suffixed name of each function. */
 
 /* f <- f + the n terms a[k] x[k], in order (one row of a reproducible SpMV) */

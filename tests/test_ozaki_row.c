@@ -526,8 +526,10 @@ static void test_fast_terms4(void)
         for (int l = 0; l < 4; l++) {
             n[l] = (int)(((unsigned)r * 7919u + (unsigned)l * 104729u) % (MAX_LEN + 1));
             if (r % 11 == l) n[l] = 0;
-            oz_ref_phi_vector(a[l], n[l] ? n[l] : 1, (double)((r + l) % 9), 93000u + 4u * r + l);
-            oz_ref_phi_vector(x[l], n[l] ? n[l] : 1, (double)((r + 2 * l) % 5), 94000u + 4u * r + l);
+            oz_ref_phi_vector(a[l], n[l] ? n[l] : 1, (double)((r + l) % 9),
+                              93000u + 4u * r + l);
+            oz_ref_phi_vector(x[l], n[l] ? n[l] : 1, (double)((r + 2 * l) % 5),
+                              94000u + 4u * r + l);
             if (r % 37 == l && n[l] > 0) a[l][r % n[l]] = 1e-300;
             krill_oz_fast_init(&ref[l]);
             if (r % 3 == 0) krill_oz_fast_terms_generic(&ref[l], x[l], a[l], n[l] / 2);
@@ -536,7 +538,8 @@ static void test_fast_terms4(void)
         }
         krill_oz_fast_terms4(f, pa, px, n);
         krill_oz_fast_terms4_generic(g, pa, px, n);
-        for (int l = 0; l < 4; l++) same += same_state(&f[l], &ref[l]) && same_state(&g[l], &ref[l]);
+        for (int l = 0; l < 4; l++)
+            same += same_state(&f[l], &ref[l]) && same_state(&g[l], &ref[l]);
         groups += 4;
     }
     printf("fast-path four rows at once (%s): %d of %d rows the same state\n",
