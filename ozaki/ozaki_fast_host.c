@@ -40,6 +40,10 @@ void krill_oz_fast_terms4(krill_oz_fast *f, const double *const *a, const double
 void krill_oz_fast_rows(krill_oz_fast *f, const double *x, const double *y, int64_t lo,
                         int64_t hi)
 {
+#ifdef KRILL_HAVE_AVX2_VARIANT
+    if (krill_oz_fast_host_avx2()) krill_oz_fast_rows_avx2(f, x, y, lo, hi);
+    else
+#endif
     if (krill_oz_fast_host_fma()) krill_oz_fast_rows_fma(f, x, y, lo, hi);
     else krill_oz_fast_rows_generic(f, x, y, lo, hi);
 }

@@ -62,17 +62,41 @@ void KRILL_OZ_LOOP(krill_oz_fast_terms4)(krill_oz_fast *f, const double *const *
 
 /* f <- f + the terms x_i y_i of rows [lo, hi): KRILL_OZ_FAST_LANES independent compensated
  * sums (lane l takes the rows lo + l + KRILL_OZ_FAST_LANES r), so that the additions of
- * different lanes overlap instead of waiting on one chain, then merged (the bound holds for
- * any merge tree) */
+ * different lanes overlap instead of waiting on one chain, then merged in lane order (the
+ * bound holds for any merge tree). The lanes' states live side by side in arrays, so that
+ * the AVX2 build runs the four lanes as one vector (contiguous loads: x[i .. i + 3]). */
 void KRILL_OZ_LOOP(krill_oz_fast_rows)(krill_oz_fast *f, const double *x, const double *y,
                                        int64_t lo, int64_t hi)
 {
-    krill_oz_fast lane[KRILL_OZ_FAST_LANES];
+    double h[KRILL_OZ_FAST_LANES], md[KRILL_OZ_FAST_LANES], lw[KRILL_OZ_FAST_LANES];
+    double t[KRILL_OZ_FAST_LANES];
+    int64_t m[KRILL_OZ_FAST_LANES];
+    int ok[KRILL_OZ_FAST_LANES];
     int64_t i = lo;
-    for (int l = 0; l < KRILL_OZ_FAST_LANES; l++) krill_oz_fast_init(&lane[l]);
-    for (; i + KRILL_OZ_FAST_LANES <= hi; i += KRILL_OZ_FAST_LANES)
-        for (int l = 0; l < KRILL_OZ_FAST_LANES; l++)
-            krill_oz_fast_add(&lane[l], x[i + l], y[i + l]);
-    for (; i < hi; i++) krill_oz_fast_add(&lane[0], x[i], y[i]);
-    for (int l = 0; l < KRILL_OZ_FAST_LANES; l++) krill_oz_fast_merge(f, &lane[l]);
+    for (int l = 0; l < KRILL_OZ_FAST_LANES; l++) {
+        h[l] = md[l] = lw[l] = t[l] = 0.0;
+        m[l] = 0;
+        ok[l] = 1;
+    }
+    for (; i + KRILL_OZ_FAST_LANES <= hi; i += KRILL_OZ_FAST_LANES) {
+#pragma GCC unroll 4
+        for (int l = 0; l < KRILL_OZ_FAST_LANES; l++) {
+            krill_oz_fast g = {.hi = h[l], .mid = md[l], .lo = lw[l], .t = t[l], .m = m[l],
+                               .ok = ok[l]};
+            krill_oz_fast_add(&g, x[i + l], y[i + l]);
+            h[l] = g.hi;
+            md[l] = g.mid;
+            lw[l] = g.lo;
+            t[l] = g.t;
+            m[l] = g.m;
+            ok[l] = g.ok;
+        }
+    }
+    for (int l = 0; l < KRILL_OZ_FAST_LANES; l++) {
+        krill_oz_fast g = {.hi = h[l], .mid = md[l], .lo = lw[l], .t = t[l], .m = m[l],
+                           .ok = ok[l]};
+        if (l == 0)
+            for (; i < hi; i++) krill_oz_fast_add(&g, x[i], y[i]);
+        krill_oz_fast_merge(f, &g);
+    }
 }
