@@ -8,8 +8,34 @@
 
 #include "ozaki/ozaki_row.h"
 
-/* independent compensated sums per thread in krill_oz_fast_rows */
+/* independent compensated sums per thread in krill_oz_fast_rows (a krill_oz_fast4) */
 #define KRILL_OZ_FAST_LANES 4
+
+/* Four compensated sums side by side, one array per field: the loops' working state, which
+ * an AVX2 build keeps as one 4-wide vector per field. */
+typedef struct krill_oz_fast4 {
+    double hi[4], mid[4], lo[4], t[4];
+    int64_t m[4];
+    int ok[4];
+} krill_oz_fast4;
+_Static_assert(KRILL_OZ_FAST_LANES == 4, "krill_oz_fast_rows keeps its lanes in a krill_oz_fast4");
+
+static inline krill_oz_fast krill_oz_fast4_get(const krill_oz_fast4 *v, int l)
+{
+    const krill_oz_fast g = {.hi = v->hi[l], .mid = v->mid[l], .lo = v->lo[l], .t = v->t[l],
+                             .m = v->m[l], .ok = v->ok[l]};
+    return g;
+}
+
+static inline void krill_oz_fast4_set(krill_oz_fast4 *v, int l, const krill_oz_fast *g)
+{
+    v->hi[l] = g->hi;
+    v->mid[l] = g->mid;
+    v->lo[l] = g->lo;
+    v->t[l] = g->t;
+    v->m[l] = g->m;
+    v->ok[l] = g->ok;
+}
 
 /* f <- f + sum_k a[k] x[k], k < n, in order */
 void krill_oz_fast_terms(krill_oz_fast *f, const double *a, const double *x, int n);

@@ -25,36 +25,21 @@ void KRILL_OZ_LOOP(krill_oz_fast_terms)(krill_oz_fast *f, const double *a, const
 void KRILL_OZ_LOOP(krill_oz_fast_terms4)(krill_oz_fast *f, const double *const *a,
                                          const double *const *x, const int *n)
 {
-    double hi[4], mid[4], lo[4], t[4];
-    int64_t m[4];
-    int ok[4], common = n[0], k;
+    krill_oz_fast4 v;
+    int common = n[0], k;
     for (int l = 1; l < 4; l++)
         if (n[l] < common) common = n[l];
-    for (int l = 0; l < 4; l++) {
-        hi[l] = f[l].hi;
-        mid[l] = f[l].mid;
-        lo[l] = f[l].lo;
-        t[l] = f[l].t;
-        m[l] = f[l].m;
-        ok[l] = f[l].ok;
-    }
+    for (int l = 0; l < 4; l++) krill_oz_fast4_set(&v, l, &f[l]);
     for (k = 0; k < common; k++) {
 #pragma GCC unroll 4
         for (int l = 0; l < 4; l++) {
-            krill_oz_fast g = {.hi = hi[l], .mid = mid[l], .lo = lo[l], .t = t[l], .m = m[l],
-                               .ok = ok[l]};
+            krill_oz_fast g = krill_oz_fast4_get(&v, l);
             krill_oz_fast_add(&g, a[l][k], x[l][k]);
-            hi[l] = g.hi;
-            mid[l] = g.mid;
-            lo[l] = g.lo;
-            t[l] = g.t;
-            m[l] = g.m;
-            ok[l] = g.ok;
+            krill_oz_fast4_set(&v, l, &g);
         }
     }
-    for (int l = 0; l < 4; l++) {
-        krill_oz_fast g = {.hi = hi[l], .mid = mid[l], .lo = lo[l], .t = t[l], .m = m[l],
-                           .ok = ok[l]};
+    for (int l = 0; l < 4; l++) {   /* each row's rest: its state in registers */
+        krill_oz_fast g = krill_oz_fast4_get(&v, l);
         for (int j = k; j < n[l]; j++) krill_oz_fast_add(&g, a[l][j], x[l][j]);
         f[l] = g;
     }
@@ -68,33 +53,21 @@ void KRILL_OZ_LOOP(krill_oz_fast_terms4)(krill_oz_fast *f, const double *const *
 void KRILL_OZ_LOOP(krill_oz_fast_rows)(krill_oz_fast *f, const double *x, const double *y,
                                        int64_t lo, int64_t hi)
 {
-    double h[KRILL_OZ_FAST_LANES], md[KRILL_OZ_FAST_LANES], lw[KRILL_OZ_FAST_LANES];
-    double t[KRILL_OZ_FAST_LANES];
-    int64_t m[KRILL_OZ_FAST_LANES];
-    int ok[KRILL_OZ_FAST_LANES];
+    krill_oz_fast4 v;
+    krill_oz_fast g;
     int64_t i = lo;
-    for (int l = 0; l < KRILL_OZ_FAST_LANES; l++) {
-        h[l] = md[l] = lw[l] = t[l] = 0.0;
-        m[l] = 0;
-        ok[l] = 1;
-    }
+    krill_oz_fast_init(&g);
+    for (int l = 0; l < KRILL_OZ_FAST_LANES; l++) krill_oz_fast4_set(&v, l, &g);
     for (; i + KRILL_OZ_FAST_LANES <= hi; i += KRILL_OZ_FAST_LANES) {
 #pragma GCC unroll 4
         for (int l = 0; l < KRILL_OZ_FAST_LANES; l++) {
-            krill_oz_fast g = {.hi = h[l], .mid = md[l], .lo = lw[l], .t = t[l], .m = m[l],
-                               .ok = ok[l]};
+            g = krill_oz_fast4_get(&v, l);
             krill_oz_fast_add(&g, x[i + l], y[i + l]);
-            h[l] = g.hi;
-            md[l] = g.mid;
-            lw[l] = g.lo;
-            t[l] = g.t;
-            m[l] = g.m;
-            ok[l] = g.ok;
+            krill_oz_fast4_set(&v, l, &g);
         }
     }
     for (int l = 0; l < KRILL_OZ_FAST_LANES; l++) {
-        krill_oz_fast g = {.hi = h[l], .mid = md[l], .lo = lw[l], .t = t[l], .m = m[l],
-                           .ok = ok[l]};
+        g = krill_oz_fast4_get(&v, l);
         if (l == 0)
             for (; i < hi; i++) krill_oz_fast_add(&g, x[i], y[i]);
         krill_oz_fast_merge(f, &g);
