@@ -55,10 +55,11 @@ double krill_row_sum_repro(krill_row_visit_fn visit, const void *impl, int64_t r
 }
 
 /* Rows in groups of ROW_GROUP: each row's terms are gathered into its own sink (a full chunk
- * of a long row is summed as it fills), then the groups' last chunks go through one
- * interleaved loop (krill_oz_fast_terms4: four dependency chains at once, each row's terms
- * in its own order, so the bits are one row's at a time). On the 2-core VM this is what the
- * CPU's reproducible SpMV is bound by: the compensated sum's chain, not memory. */
+ * of a long row is summed as it fills), then the group's last chunks go through
+ * krill_oz_fast_terms4: on AVX2 hosts the four rows as one 4-wide vector, each row's terms in
+ * its own order, so the bits are those of one row at a time. The CPU's reproducible SpMV is
+ * bound by the compensated sum's arithmetic (24-39 operations a term), not by memory:
+ * 1.09-1.17x faster this way on the 2-core VM (doc/reproducible.md). */
 #define ROW_GROUP 4
 
 void krill_spmv_repro_rows(krill_row_visit_fn visit, const void *impl, int64_t n_rows,
