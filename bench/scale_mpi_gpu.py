@@ -18,12 +18,13 @@ exchange's time in flight and the part of it hidden behind the diagonal block's 
 (times.halo, times.halo_hidden: rank 0's). Prints a Markdown table.
 
 The column `reductions` is what rank 0's context reported (krill solve's "device"): host
-(the default: the round trip through page-locked memory and MPI) or NCCL (KRILL_NCCL=1:
-reductions and halos on the GPU's streams, core/nccl.cu). With NCCL `comm` counts the
+(the round trip through page-locked memory and MPI; the default below four ranks) or NCCL
+(reductions and halos on the GPU's streams, core/nccl.cu; the default from four ranks on,
+KRILL_NCCL=1 asks for it on any count). With NCCL `comm` counts the
 host's time inside the reductions' calls (NCCL blocks there while the GPU catches up) and
 the halo columns are timed by device events (the flight includes the wait for the peer).
---nccl-too: every row of more than one rank again with KRILL_NCCL=1, so that the two are
-measured in one call on the same machine.
+--nccl-too: every row of more than one rank twice, with KRILL_NCCL=0 (host) and
+KRILL_NCCL=1 (NCCL), so that the two are measured in one call on the same machine.
 
 --repro: the strong rows again with `--repro` (exact mode), a second table: the time per
 iteration against the plain run's of the same rank count (issue 19's target: at most 1.2x)
@@ -39,15 +40,17 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import compare_petsc as cp  # noqa: E402
 
 
-def solve(a, spec, method, ranks, repro=False, nccl=False):
+def solve(a, spec, method, ranks, repro=False, nccl=None):
+    """nccl: None (krill's default for the rank count), False (KRILL_NCCL=0), True (=1)"""
     solver, precond = method.split(":")
     cmd = ([] if ranks == 0 else a.mpiexec + ["-n", str(ranks)]) + [
         a.krill, "solve", "--device", a.device, "--gen", spec, "--solver", solver,
         "--precond", precond, "--maxit", str(a.maxit), "--rtol", "1e-30", "--runs", "3",
         "--json"] + (["--repro"] if repro else [])
-    env = dict(os.environ, KRILL_NCCL="1") if nccl else None
+    pin = "" if nccl is None else f"KRILL_NCCL={int(nccl)}"
+    env = dict(os.environ, KRILL_NCCL=pin[-1]) if pin else None
     rc, out, err, _ = cp.run(cmd, a.timeout, env=env)
-    res = {"cmd": ("KRILL_NCCL=1 " if nccl else "") + " ".join(cmd), "spec": spec,
+    res = {"cmd": (pin + " " if pin else "") + " ".join(cmd), "spec": spec,
            "method": method, "ranks": ranks, "rc": rc}
     try:
         doc = json.loads(out[out.index("{"):out.rindex("}") + 1])   # exit 1: not converged
@@ -88,7 +91,7 @@ def repro_table(a, ranks, plain):
         for p in [0] + ranks:
             r = solve(a, a.strong, method, p, repro=True)
             out.append(r)
-            base = plain.get((method, p), {})
+            base = plain.get((method, p, r.get("reductions")), {})   # the same path's
             if "error" in r:
                 print(f"| {a.strong} | {method} | {p} | - | - | - | - | {r['error']} |", flush=True)
                 continue
@@ -117,7 +120,7 @@ def main():
     ap.add_argument("--repro", action="store_true",
                     help="the strong rows again in reproducible mode (cost, bits)")
     ap.add_argument("--nccl-too", action="store_true",
-                    help="rows of more than one rank again with KRILL_NCCL=1 (NCCL)")
+                    help="rows of more than one rank with KRILL_NCCL=0 and =1 (host, NCCL)")
     ap.add_argument("--json")
     a = ap.parse_args()
     a.mpiexec = shlex.split(a.mpiexec)
@@ -130,8 +133,8 @@ def main():
     print("|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|")
 
     def both(spec, method, p, kind, base):
-        """the run, and with --nccl-too on more than one rank the NCCL run"""
-        for nccl in ([False, True] if a.nccl_too and p > 1 else [False]):
+        """the run; with --nccl-too on more than one rank, the host and the NCCL runs"""
+        for nccl in ([False, True] if a.nccl_too and p > 1 else [None]):
             r = solve(a, spec, method, p, nccl=nccl)
             r["kind"] = kind
             results.append(r)
@@ -151,9 +154,8 @@ def main():
         for p, spec in zip(ranks, weak):
             base = both(spec, method, p, "weak", base)
     if a.repro:
-        results += repro_table(a, ranks, {(r["method"], r["ranks"]): r for r in results
-                                          if r.get("kind") == "strong"
-                                          and not r["cmd"].startswith("KRILL_NCCL=1")})
+        results += repro_table(a, ranks, {(r["method"], r["ranks"], r.get("reductions")): r
+                                          for r in results if r.get("kind") == "strong"})
     if a.json:
         with open(a.json, "w") as f:
             json.dump(results, f, indent=1)

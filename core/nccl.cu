@@ -23,11 +23,11 @@
  * sticky CUDA error) may leave by another path before that read, and the others then wait
  * in NCCL; the host path (the default) returns such a failure at the reduction itself.
  *
- * Asked for by KRILL_NCCL=1 in the environment (KRILL_NCCL=reductions: the halo exchanges
- * stay on the host path, dist/mat.c); the default is the host round trip, which on two
- * H200s of one node was as fast or faster (on four, NCCL was 1.35-1.41x faster:
- * doc/mpi.md). NCCL needs one GPU per rank: ranks that share a GPU (more ranks than GPUs)
- * take the host path too, as do builds without NCCL. */
+ * Used by default from four ranks on (on four H200s 1.35-1.41x faster per iteration, on two
+ * slower for CG: doc/mpi.md), and as KRILL_NCCL says (1: always; reductions: the halo
+ * exchanges stay on the host path, dist/mat.c; 0: never; auto: the default). NCCL needs
+ * one GPU per rank: ranks that share a GPU (more ranks than GPUs) take the host path, as
+ * do builds without NCCL. */
 #include <cuda_runtime.h>
 #include <math.h>
 #include <nccl.h>
@@ -78,16 +78,18 @@ static void nccl_free(krill_nccl *g, int abort)
 }
 
 /* KRILL_NCCL in the environment: 1 (on, yes) NCCL for the reductions and the halos;
- * "reductions" NCCL for the reductions, the halos through the host; unset or anything
- * else, neither (the default for now: on two H200s NCCL was slower for CG, on four
- * 1.35-1.41x faster, but its tests have not run on four GPUs yet: doc/mpi.md). Returns 0,
- * 1 (reductions) or 2 (both). */
-static int nccl_mode(void)
+ * "reductions" NCCL for the reductions, the halos through the host; 0 (off, no) neither;
+ * unset, "auto" or anything else: both from NCCL_AUTO_RANKS ranks on, else neither (on two H200s
+ * NCCL was slower for CG, on four 1.35-1.41x faster for CG and GMRES: doc/mpi.md).
+ * Returns 0, 1 (reductions) or 2 (both). */
+#define NCCL_AUTO_RANKS 4
+static int nccl_mode(int size)
 {
     const char *e = getenv("KRILL_NCCL");
     if (e && (!strcmp(e, "1") || !strcmp(e, "on") || !strcmp(e, "yes"))) return 2;
     if (e && !strcmp(e, "reductions")) return 1;
-    return 0;
+    if (e && (!strcmp(e, "0") || !strcmp(e, "off") || !strcmp(e, "no"))) return 0;
+    return size >= NCCL_AUTO_RANKS ? 2 : 0;
 }
 
 /* This rank's part before the collective init: the flag and scratch (zeroed), the
@@ -114,9 +116,9 @@ cleanup:
 }
 
 /* Collective over ctx->comm (size > 1, a GPU context): every rank gets an NCCL communicator,
- * or none does (ctx->nccl stays NULL: ranks sharing a GPU, KRILL_NCCL not 1 or
- * "reductions" on every rank, a failed init,
- * which is reported in ctx->describe's "reductions" but is no error). An error only when a
+ * or none does (ctx->nccl stays NULL: ranks sharing a GPU, fewer than 4 ranks without
+ * KRILL_NCCL=1 or "reductions" on every rank, KRILL_NCCL=0, a failed init; reported in
+ * ctx->describe's "reductions" but no error). An error only when a
  * collective step of krill's own failed. */
 extern "C" krill_status krill_nccl_create(krill_ctx *ctx)
 {
@@ -133,12 +135,14 @@ extern "C" krill_status krill_nccl_create(krill_ctx *ctx)
     memset(&uuid, 0, sizeof uuid);
     memset(&id, 0, sizeof id);
     /* the mode every rank asked for (the smallest: no rank does what another does not) */
-    modes[0] = nccl_mode();
+    modes[0] = nccl_mode(size);
     modes[1] = -modes[0];
     KRILL_TRY(krill_ctx_allreduce_i64(ctx, modes, 2, KRILL_REDUCE_MAX));
     mode = (int)-modes[1];
     if (mode == 0) {
-        why = modes[0] ? "KRILL_NCCL differs between the ranks" : "KRILL_NCCL not set";
+        why = modes[0] ? "KRILL_NCCL differs between the ranks"
+                       : (size < NCCL_AUTO_RANKS ? "fewer than 4 ranks; KRILL_NCCL=1 asks for it"
+                                                 : "KRILL_NCCL=0");
         goto cleanup;
     }
     local = nccl_prepare(ctx, &g, &uuid);
