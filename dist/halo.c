@@ -118,6 +118,13 @@ krill_status krill_halo_build(krill_ctx *ctx, const krill_csr *rows, const int64
         KRILL_TRY(krill_ctx_agree(ctx, krill_halo_gpu_create(ctx, h->send_idx, n_give, h->n_halo,
                                                              &h->send_buf, &h->recv_buf,
                                                              &h->gpu)));
+#ifdef KRILL_HAVE_NCCL
+    if (krill_on_gpu(ctx) && krill_nccl_halo_comm(ctx))
+        KRILL_TRY(krill_ctx_agree(ctx, krill_halo_gpu_nccl_connect(
+                                           h->gpu, krill_nccl_halo_comm(ctx), h->n_send,
+                                           h->send_rank, h->send_off, h->n_recv, h->recv_rank,
+                                           h->recv_off)));
+#endif
 #endif
 cleanup:
     krill_free(asked);

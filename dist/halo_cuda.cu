@@ -273,6 +273,40 @@ cleanup:
     return st;
 }
 
+extern "C" krill_status krill_halo_gpu_nccl_connect(krill_halo_gpu *g, void *comm, int n_send,
+                                                    const int *send_rank, const int64_t *send_off,
+                                                    int n_recv, const int *recv_rank,
+                                                    const int64_t *recv_off)
+{
+    krill_status st = KRILL_OK;
+    ncclResult_t r = ncclSuccess, q;
+    const ncclComm_t c = (ncclComm_t)comm;
+    if (n_send + n_recv == 0) goto cleanup;
+    if (g->n_sent > 0)   /* defined bytes on the wire */
+        st = krill_cuda_call(cudaMemsetAsync(g->send_dev, 0, (size_t)g->n_sent * 8, g->side),
+                             "cudaMemsetAsync");
+    r = ncclGroupStart();   /* every message posted whatever failed before, as in start */
+    for (int k = 0; k < n_recv; k++) {
+        q = ncclRecv(g->recv_dev + recv_off[k], (size_t)(recv_off[k + 1] - recv_off[k]),
+                     ncclDouble, recv_rank[k], c, g->side);
+        if (r == ncclSuccess) r = q;
+    }
+    for (int k = 0; k < n_send; k++) {
+        q = ncclSend(g->send_dev + send_off[k], (size_t)(send_off[k + 1] - send_off[k]),
+                     ncclDouble, send_rank[k], c, g->side);
+        if (r == ncclSuccess) r = q;
+    }
+    q = ncclGroupEnd();
+    if (r == ncclSuccess) r = q;
+    if (r != ncclSuccess && st == KRILL_OK)
+        st = krill_error(KRILL_ERR_DEVICE, "halo exchange through NCCL (the first): %s",
+                         ncclGetErrorString(r));
+    KRILL_TRY(st);
+    KRILL_CUDA_TRY(cudaStreamSynchronize(g->side));
+cleanup:
+    return st;
+}
+
 extern "C" krill_status krill_halo_gpu_land(krill_ctx *ctx, krill_halo_gpu *g,
                                             const double **ghosts)
 {

@@ -66,6 +66,14 @@ krill_status krill_halo_gpu_nccl_start(krill_ctx *ctx, krill_halo_gpu *g, void *
                                        const double *x, int n_send, const int *send_rank,
                                        const int64_t *send_off, int n_recv,
                                        const int *recv_rank, const int64_t *recv_off);
+/* NCCL connects two ranks at their first message (hundreds of ms on four H200s): one
+ * untimed exchange of zeros with the same peers, waited for, so that the matrix's setup pays
+ * that and not the first SpMV. Collective over the halo's neighbours; the ghosts it leaves
+ * are overwritten by every exchange. */
+krill_status krill_halo_gpu_nccl_connect(krill_halo_gpu *g, void *comm, int n_send,
+                                         const int *send_rank, const int64_t *send_off,
+                                         int n_recv, const int *recv_rank,
+                                         const int64_t *recv_off);
 /* The context's stream waits for the ghosts of krill_halo_gpu_nccl_start; *ghosts: their
  * device copy. Called after every start, whatever failed. */
 krill_status krill_halo_gpu_land(krill_ctx *ctx, krill_halo_gpu *g, const double **ghosts);
