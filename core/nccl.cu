@@ -81,7 +81,7 @@ static void nccl_free(krill_nccl *g, int abort)
 /* KRILL_NCCL in the environment: 1 (on, yes) NCCL for the reductions and every halo;
  * "reductions" NCCL for the reductions, the halos through the host; 0 (off, no) neither;
  * unset, "auto" or anything else: from NCCL_AUTO_RANKS ranks on the reductions through NCCL
- * and each distributed matrix's halo by the faster path, timed at its setup (dist/mat.c),
+ * and each distributed matrix's halo by the path its setup timed (dist/mat.c),
  * below that neither. On four H200s NCCL's halos made poisson3d's iterations 1.35-1.41x
  * faster and elasticity3d's (a halo 6x larger, an SpMV 10x longer) up to 1.27x slower; on two
  * NCCL was slower for CG: doc/mpi.md. Returns a nccl_mode value. */
@@ -207,7 +207,7 @@ cleanup:
         snprintf(ctx->describe + len, sizeof ctx->describe - len, ", reductions%s: NCCL %d.%d.%d%s",
                  ctx->nccl->halo == KRILL_NCCL_HALO_ALWAYS ? " and halos" : "",
                  version / 10000, version / 100 % 100, version % 100,
-                 ctx->nccl->halo == KRILL_NCCL_HALO_TIMED ? " (halos: the faster path, timed)"
+                 ctx->nccl->halo == KRILL_NCCL_HALO_TIMED ? " (halos: timed at setup)"
                                                           : "");
     else if (st == KRILL_OK && why)
         snprintf(ctx->describe + len, sizeof ctx->describe - len, ", reductions: host (%s)", why);

@@ -297,11 +297,14 @@ cleanup:
 }
 
 /* GPU ranks with NCCL: the path of the halo exchanges. KRILL_NCCL=1: NCCL. By default (from
- * four ranks on, core/nccl.cu) each path's products are timed and the one whose slowest
- * rank is faster is kept: NCCL's kernels share the SMs with the diagonal block's product
- * and won on four H200s where the halo is small beside that product (poisson3d), the host
- * path's copies use the copy engines and won where it is large (elasticity3d), doc/mpi.md.
+ * four ranks on, core/nccl.cu) each path's products are timed (the slowest rank's) and NCCL
+ * is kept only where its products take at most HALO_NCCL_MARGIN of the host path's: inside
+ * a solve its halo costs more than in products alone. On four H200s (doc/mpi.md) NCCL's
+ * products took 0.30-0.45x the host's on poisson3d (a small halo beside a short product),
+ * and its iterations were 1.3-1.4x faster; on elasticity3d (a halo 6x larger, a product 10x
+ * longer) its products took 0.98-1.03x, yet GMRES's iterations were 1.13-1.27x slower.
  * About 2 (HALO_TIMED_SPMVS + 1) products and one allreduce. Collective. */
+#define HALO_NCCL_MARGIN 0.8
 static krill_status choose_halo_path(krill_ctx *ctx, krill_dist_mat *d)
 {
     krill_status st = KRILL_OK, local = KRILL_OK;
@@ -319,7 +322,7 @@ static krill_status choose_halo_path(krill_ctx *ctx, krill_dist_mat *d)
         KRILL_TRY(time_products(ctx, d, x, y, &t[path]));
     }
     KRILL_TRY(krill_ctx_allreduce(ctx, t, 2, KRILL_REDUCE_MAX));
-    d->halo_nccl = t[1] < t[0];
+    d->halo_nccl = t[1] <= HALO_NCCL_MARGIN * t[0];
     d->halo_ms[0] = 1e3 * t[0] / HALO_TIMED_SPMVS;
     d->halo_ms[1] = 1e3 * t[1] / HALO_TIMED_SPMVS;
 cleanup:
