@@ -30,6 +30,16 @@ for f in bin/krill include/krill.h include/krill/solver.h "$libdir/libkrill.a" \
 done
 ls "$prefix/$libdir"/libkrill.so* >/dev/null 2>&1 || fail "libkrill.so was not installed"
 "$prefix/bin/krill" --version || fail "the installed krill does not run"
+# the installed shared library finds every library it needs without LD_LIBRARY_PATH (its
+# RUNPATH names the folders outside the system's, CMakeLists.txt)
+if command -v ldd >/dev/null; then
+  for so in "$prefix/$libdir"/libkrill.so; do
+    env -u LD_LIBRARY_PATH ldd "$so" >"$tmp/ldd.txt" 2>&1 || { cat "$tmp/ldd.txt"; fail "ldd $so failed"; }
+    if grep -q "not found" "$tmp/ldd.txt"; then
+      cat "$tmp/ldd.txt"; fail "the installed $so does not find its libraries"
+    fi
+  done
+fi
 
 # 1. CMake package
 "$cmake" -S "$examples" -B "$tmp/example" -G "$generator" -DCMAKE_C_COMPILER="$cc" \
