@@ -79,8 +79,10 @@ static void nccl_free(krill_nccl *g, int abort)
 
 /* KRILL_NCCL in the environment: 1 (on, yes) NCCL for the reductions and the halos;
  * "reductions" NCCL for the reductions, the halos through the host; 0 (off, no) neither;
- * unset, "auto" or anything else: both from NCCL_AUTO_RANKS ranks on, else neither (on two H200s
- * NCCL was slower for CG, on four 1.35-1.41x faster for CG and GMRES: doc/mpi.md).
+ * unset, "auto" or anything else: both from NCCL_AUTO_RANKS ranks on, else neither. On two
+ * H200s NCCL was slower for CG; on four 1.35-1.41x faster on poisson3d, but 1.05-1.27x
+ * slower on elasticity3d's large halos, where KRILL_NCCL=reductions is the setting
+ * (doc/mpi.md; a per-matrix choice is on branch halo-timed).
  * Returns 0, 1 (reductions) or 2 (both). */
 #define NCCL_AUTO_RANKS 4
 static int nccl_mode(int size)
