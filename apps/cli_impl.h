@@ -183,6 +183,8 @@ typedef struct cli_rank_load {
     int64_t sent;                /* x entries sent per SpMV */
     int recv_ranks, send_ranks;
     int permuted;                /* the rows are METIS's (krill_dist_layout.permuted) */
+    int halo_path;               /* krill_dist_layout's: 0 host, 1 NCCL */
+    double halo_timed_ms[2];     /* and its timing at setup (0: not timed) */
 } cli_rank_load;
 
 /* One process, or the ranks of MPI_COMM_WORLD when mpirun started `krill solve` in a build

@@ -175,7 +175,8 @@ void cli_ranks_load(const cli_ranks *m, const krill_mat *mat, cli_rank_load *loa
     cli_rank_load mine;
     if (!m->on || krill_dist_mat_layout(mat, &l) != KRILL_OK) return;
     mine = (cli_rank_load){ l.n_local, l.nnz_diag, l.nnz_off, l.halo, l.sent, l.recv_ranks,
-                            l.send_ranks, l.permuted };
+                            l.send_ranks, l.permuted, l.halo_path,
+                            {l.halo_timed_ms[0], l.halo_timed_ms[1]} };
     MPI_Gather(&mine, (int)sizeof mine, MPI_BYTE, load, (int)sizeof mine, MPI_BYTE, 0,
                MPI_COMM_WORLD);
 #else

@@ -70,6 +70,12 @@ void cli_report_human(FILE *out, const cli_solve_report *r)
             fprintf(out, "partition rows: row blocks balanced by nonzeros, total halo %" PRId64
                     "\n", halo);
     }
+    if (r->load && r->load[0].halo_timed_ms[0] > 0.0)   /* the same on every rank */
+        fprintf(out, "halo      through %s: timed at setup, %.3f ms an SpMV (through %s: %.3f)\n",
+                r->load[0].halo_path ? "NCCL" : "the host", r->load[0].halo_timed_ms[r->load[0].halo_path],
+                r->load[0].halo_path ? "the host" : "NCCL", r->load[0].halo_timed_ms[!r->load[0].halo_path]);
+    else if (r->load && r->load[0].halo_path)
+        fprintf(out, "halo      through NCCL (KRILL_NCCL=1)\n");
     for (int k = 0; r->load && k < r->ranks; k++)
         fprintf(out, "%s rank %d: rows %" PRId64 ", nnz %" PRId64 " + %" PRId64 " off-rank, "
                 "halo %" PRId64 " in from %d ranks, %" PRId64 " out to %d\n",
@@ -202,6 +208,13 @@ void cli_report_json(FILE *out, const cli_solve_report *r)
     cli_json_string(&json, "x_hash", hash);
     if (r->load) {               /* a distributed solve: each rank's load, by rank */
         cli_json_int(&json, "ranks", r->ranks);
+        cli_json_string(&json, "halo_path", r->load[0].halo_path ? "nccl" : "host");
+        if (r->load[0].halo_timed_ms[0] > 0.0) {
+            cli_json_object(&json, "halo_timed_ms");
+            cli_json_number(&json, "host", r->load[0].halo_timed_ms[0]);
+            cli_json_number(&json, "nccl", r->load[0].halo_timed_ms[1]);
+            cli_json_close(&json);
+        }
         cli_json_object(&json, "per_rank");
         for (int k = 0; k < r->ranks; k++) {
             char key[16];

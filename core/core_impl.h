@@ -235,7 +235,10 @@ krill_status krill_ctx_settle(krill_ctx *ctx);
 #ifdef KRILL_HAVE_NCCL
 krill_status krill_nccl_create(krill_ctx *ctx);   /* collective; ctx->nccl or NULL */
 void krill_nccl_destroy(krill_ctx *ctx);
-void *krill_nccl_halo_comm(const krill_ctx *ctx); /* the ncclComm_t for halos, or NULL */
+/* the ncclComm_t the halos may use, or NULL; whether they do: */
+void *krill_nccl_halo_comm(const krill_ctx *ctx);
+enum { KRILL_NCCL_HALO_NEVER, KRILL_NCCL_HALO_ALWAYS, KRILL_NCCL_HALO_TIMED };
+int krill_nccl_halo_mode(const krill_ctx *ctx);   /* TIMED: each matrix the faster (dist/) */
 krill_status krill_nccl_allreduce(krill_ctx *ctx, krill_status local, double *dev, int count,
                                   double *dev2, int count2);
 krill_status krill_nccl_nrm2(krill_ctx *ctx, krill_status local, double *dev);

@@ -23,11 +23,12 @@
  * sticky CUDA error) may leave by another path before that read, and the others then wait
  * in NCCL; the host path (the default) returns such a failure at the reduction itself.
  *
- * Used by default from four ranks on (on four H200s 1.35-1.41x faster per iteration, on two
- * slower for CG: doc/mpi.md), and as KRILL_NCCL says (1: always; reductions: the halo
- * exchanges stay on the host path, dist/mat.c; 0: never; auto: the default). NCCL needs
- * one GPU per rank: ranks that share a GPU (more ranks than GPUs) take the host path, as
- * do builds without NCCL. */
+ * Used by default from four ranks on, the reductions always and each distributed matrix's
+ * halo exchange where timing at its setup finds it faster (dist/mat.c; nccl_mode below says
+ * what was measured), and as KRILL_NCCL says (1: reductions and every halo; reductions: the
+ * halos stay on the host path; 0: never; auto: the default). NCCL needs one GPU per rank:
+ * ranks that share a GPU (more ranks than GPUs) take the host path, as do builds without
+ * NCCL. */
 #include <cuda_runtime.h>
 #include <math.h>
 #include <nccl.h>
@@ -47,7 +48,7 @@ struct krill_nccl {
                                 after the latest group, [2 + 2 s ..] at the asynchronous
                                 read of slot s (0, 1) */
     int unsettled;           /* groups queued since the flag was last looked at */
-    int halo;                /* the halo exchanges too (KRILL_NCCL) */
+    int halo;                /* the halo exchanges: KRILL_NCCL_HALO_* (KRILL_NCCL) */
     krill_status failed;     /* this rank's first failure before a reduction, KRILL_OK */
     char message[512];       /* its message */
 };
@@ -77,21 +78,22 @@ static void nccl_free(krill_nccl *g, int abort)
     krill_free(g);
 }
 
-/* KRILL_NCCL in the environment: 1 (on, yes) NCCL for the reductions and the halos;
+/* KRILL_NCCL in the environment: 1 (on, yes) NCCL for the reductions and every halo;
  * "reductions" NCCL for the reductions, the halos through the host; 0 (off, no) neither;
- * unset, "auto" or anything else: both from NCCL_AUTO_RANKS ranks on, else neither. On two
- * H200s NCCL was slower for CG; on four 1.35-1.41x faster on poisson3d, but 1.05-1.27x
- * slower on elasticity3d's large halos, where KRILL_NCCL=reductions is the setting
- * (doc/mpi.md; a per-matrix choice is on branch halo-timed).
- * Returns 0, 1 (reductions) or 2 (both). */
+ * unset, "auto" or anything else: from NCCL_AUTO_RANKS ranks on the reductions through NCCL
+ * and each distributed matrix's halo by the path its setup timed (dist/mat.c),
+ * below that neither. On four H200s NCCL's halos made poisson3d's iterations 1.35-1.41x
+ * faster and elasticity3d's (a halo 6x larger, an SpMV 10x longer) up to 1.27x slower; on two
+ * NCCL was slower for CG: doc/mpi.md. Returns a nccl_mode value. */
 #define NCCL_AUTO_RANKS 4
+enum { MODE_HOST, MODE_REDUCTIONS, MODE_HALOS, MODE_AUTO };   /* ordered: the ranks take the least */
 static int nccl_mode(int size)
 {
     const char *e = getenv("KRILL_NCCL");
-    if (e && (!strcmp(e, "1") || !strcmp(e, "on") || !strcmp(e, "yes"))) return 2;
-    if (e && !strcmp(e, "reductions")) return 1;
-    if (e && (!strcmp(e, "0") || !strcmp(e, "off") || !strcmp(e, "no"))) return 0;
-    return size >= NCCL_AUTO_RANKS ? 2 : 0;
+    if (e && (!strcmp(e, "1") || !strcmp(e, "on") || !strcmp(e, "yes"))) return MODE_HALOS;
+    if (e && !strcmp(e, "reductions")) return MODE_REDUCTIONS;
+    if (e && (!strcmp(e, "0") || !strcmp(e, "off") || !strcmp(e, "no"))) return MODE_HOST;
+    return size >= NCCL_AUTO_RANKS ? MODE_AUTO : MODE_HOST;
 }
 
 /* This rank's part before the collective init: the flag and scratch (zeroed), the
@@ -141,14 +143,17 @@ extern "C" krill_status krill_nccl_create(krill_ctx *ctx)
     modes[1] = -modes[0];
     KRILL_TRY(krill_ctx_allreduce_i64(ctx, modes, 2, KRILL_REDUCE_MAX));
     mode = (int)-modes[1];
-    if (mode == 0) {
+    if (mode == MODE_HOST) {
         why = modes[0] ? "KRILL_NCCL differs between the ranks"
                        : (size < NCCL_AUTO_RANKS ? "fewer than 4 ranks; KRILL_NCCL=1 asks for it"
                                                  : "KRILL_NCCL=0");
         goto cleanup;
     }
     local = nccl_prepare(ctx, &g, &uuid);
-    if (local == KRILL_OK) g->halo = mode == 2;
+    if (local == KRILL_OK)
+        g->halo = mode == MODE_HALOS  ? KRILL_NCCL_HALO_ALWAYS
+                : mode == MODE_AUTO   ? KRILL_NCCL_HALO_TIMED
+                                      : KRILL_NCCL_HALO_NEVER;
     if (local == KRILL_OK)
         local = krill_alloc_n((void **)&uuids, (size_t)size, sizeof uuid, 0, "GPU UUIDs");
     if (local == KRILL_OK)
@@ -199,9 +204,11 @@ extern "C" krill_status krill_nccl_create(krill_ctx *ctx)
 cleanup:
     (void)ncclGetVersion(&version);
     if (st == KRILL_OK && ctx->nccl)
-        snprintf(ctx->describe + len, sizeof ctx->describe - len, ", reductions%s: NCCL %d.%d.%d",
-                 ctx->nccl->halo ? " and halos" : "", version / 10000, version / 100 % 100,
-                 version % 100);
+        snprintf(ctx->describe + len, sizeof ctx->describe - len, ", reductions%s: NCCL %d.%d.%d%s",
+                 ctx->nccl->halo == KRILL_NCCL_HALO_ALWAYS ? " and halos" : "",
+                 version / 10000, version / 100 % 100, version % 100,
+                 ctx->nccl->halo == KRILL_NCCL_HALO_TIMED ? " (halos: timed at setup)"
+                                                          : "");
     else if (st == KRILL_OK && why)
         snprintf(ctx->describe + len, sizeof ctx->describe - len, ", reductions: host (%s)", why);
     krill_free(uuids);
@@ -220,7 +227,12 @@ extern "C" void krill_nccl_destroy(krill_ctx *ctx)
 
 extern "C" void *krill_nccl_halo_comm(const krill_ctx *ctx)
 {
-    return ctx->nccl && ctx->nccl->halo ? ctx->nccl->comm : NULL;
+    return ctx->nccl && ctx->nccl->halo != KRILL_NCCL_HALO_NEVER ? ctx->nccl->comm : NULL;
+}
+
+extern "C" int krill_nccl_halo_mode(const krill_ctx *ctx)
+{
+    return ctx->nccl ? ctx->nccl->halo : KRILL_NCCL_HALO_NEVER;
 }
 
 /* d[1] = max(d[1], d[0]) (the last group's code kept), d[0] = this rank's code */

@@ -80,6 +80,11 @@ typedef struct krill_dist_mat {
     int64_t nnz_diag, nnz_off;
     uint8_t *is_off;         /* per local entry (the CSR order given): 1 = off-rank block */
     krill_halo halo;
+    /* GPU ranks: the exchange goes through NCCL (1) or the host (0), the same on every rank:
+     * KRILL_NCCL's choice, or by default the faster of the two in SpMVs timed at the build
+     * (halo_ms: each path's, the slowest rank's, 0 when not timed). mat.c. */
+    int halo_nccl;
+    double halo_ms[2];
     /* The reproducible SpMV's rows: both blocks' entries of each local row in one host CSR,
      * columns [0, n_local) own and n_local + k ghost k. Made from the blocks at the first
      * reproducible SpMV (a cache: plain solves never pay its memory); NULL before. */

@@ -74,6 +74,9 @@ krill_status krill_halo_gpu_nccl_connect(krill_halo_gpu *g, void *comm, int n_se
                                          const int *send_rank, const int64_t *send_off,
                                          int n_recv, const int *recv_rank,
                                          const int64_t *recv_off);
+/* Drop the timing of the exchanges made so far (not yet counted; NULL-safe): those of
+ * mat.c's choice of the path, which are not a solve's. */
+void krill_halo_gpu_nccl_forget(krill_halo_gpu *g);
 /* The context's stream waits for the ghosts of krill_halo_gpu_nccl_start; *ghosts: their
  * device copy. Called after every start, whatever failed. */
 krill_status krill_halo_gpu_land(krill_ctx *ctx, krill_halo_gpu *g, const double **ghosts);

@@ -15,6 +15,9 @@
 #include <string.h>
 
 #include "dist/dist_impl.h"
+#ifdef KRILL_HAVE_CUDA
+#include "core/cuda_impl.h"
+#endif
 
 /* CPU: the exchange is in flight from its first message posted (t0) to the wait's end; the
  * diagonal product [t1, t2) hides it. When the messages have all arrived by t2 the exchange
@@ -69,7 +72,7 @@ krill_status krill_dist_gpu_exchange(krill_ctx *ctx, const krill_dist_mat *d, co
     double t0, t_local = -1.0, t_end;
     int done = 0;
 #ifdef KRILL_HAVE_NCCL
-    if (krill_nccl_halo_comm(ctx)) {   /* on the device, timed there: no host wait */
+    if (d->halo_nccl) {   /* on the device, timed there: no host wait */
         local = krill_halo_gpu_nccl_start(ctx, h->gpu, krill_nccl_halo_comm(ctx), x, h->n_send,
                                           h->send_rank, h->send_off, h->n_recv, h->recv_rank,
                                           h->recv_off);
@@ -190,7 +193,8 @@ static void dist_stats(const void *impl, krill_format_stats *s)
     }
     s->n_rows = s->n_cols = d->n_local;
     s->mean_row_nnz = d->n_local ? (double)s->nnz / (double)d->n_local : 0.0;
-    snprintf(s->variant, sizeof s->variant, "diag+off, halo %lld", (long long)d->halo.n_halo);
+    snprintf(s->variant, sizeof s->variant, "diag+off, halo %lld%s", (long long)d->halo.n_halo,
+             d->halo_nccl ? ", NCCL" : "");
 }
 
 static void dist_destroy(krill_ctx *ctx, void *impl)
@@ -272,6 +276,86 @@ cleanup:
     return st;
 }
 
+#if defined(KRILL_HAVE_CUDA) && defined(KRILL_HAVE_NCCL)
+#define HALO_TIMED_SPMVS 5
+/* A block's plain product, whatever the context's mode: the timing below must not reach the
+ * reproducible SpMV (its workspace, its collectives) on some ranks only */
+static krill_status block_product(const krill_mat *b, double alpha, const double *x,
+                                  double beta, double *y)
+{
+    return b ? b->ops->spmv(b->ctx, b->impl, alpha, x, beta, y) : KRILL_OK;
+}
+
+static krill_status plain_diag_product(krill_ctx *ctx, const krill_dist_local_work *w)
+{
+    (void)ctx;
+    return block_product(w->d->diag, w->alpha, w->x, w->beta, w->y);
+}
+
+/* The seconds of HALO_TIMED_SPMVS plain products y = A x through the present path, after one
+ * not timed, on this rank (x = 0: the time does not depend on the values). Every rank makes
+ * every exchange whatever failed on it (an exchange completes after a local failure), so
+ * the ranks stay in step; the first failure is agreed on at the end. Collective. */
+static krill_status time_products(krill_ctx *ctx, const krill_dist_mat *d, const double *x,
+                                  double *y, double *seconds)
+{
+    krill_status st = KRILL_OK, local = KRILL_OK, one;
+    const krill_dist_local_work work = {plain_diag_product, d, 1.0, 0.0, x, y};
+    const double *ghosts = NULL;
+    double t0 = 0.0;
+    for (int k = 0; k <= HALO_TIMED_SPMVS; k++) {
+        if (k == 1) {   /* the first one warms up */
+            if (local == KRILL_OK) local = krill_cuda_sync(ctx);
+            t0 = krill_wtime();
+        }
+        one = krill_dist_gpu_exchange(ctx, d, x, &work, &ghosts);
+        if (one == KRILL_OK) one = block_product(d->off, 1.0, ghosts, 1.0, y);
+        if (local == KRILL_OK) local = one;
+    }
+    if (local == KRILL_OK) local = krill_cuda_sync(ctx);
+    *seconds = krill_wtime() - t0;
+    KRILL_TRY(krill_ctx_agree(ctx, local));
+cleanup:
+    return st;
+}
+
+/* GPU ranks with NCCL: the path of the halo exchanges. KRILL_NCCL=1: NCCL. By default (from
+ * four ranks on, core/nccl.cu) each path's products are timed (the slowest rank's) and NCCL
+ * is kept only where its products take at most HALO_NCCL_MARGIN of the host path's: inside
+ * a solve its halo costs more than in products alone. On four H200s (doc/mpi.md) NCCL's
+ * products took 0.30-0.45x the host's on poisson3d (a small halo beside a short product),
+ * and its iterations were 1.3-1.4x faster; on elasticity3d (a halo 6x larger, a product 10x
+ * longer) its products took 0.98-1.03x, yet GMRES's iterations were 1.13-1.27x slower.
+ * About 2 (HALO_TIMED_SPMVS + 1) products and one allreduce. Collective. */
+#define HALO_NCCL_MARGIN 0.8
+static krill_status choose_halo_path(krill_ctx *ctx, krill_dist_mat *d)
+{
+    krill_status st = KRILL_OK, local = KRILL_OK;
+    const size_t bytes = (size_t)(d->n_local > 0 ? d->n_local : 1) * sizeof(double);
+    double *x = NULL, *y = NULL, t[2] = {0.0, 0.0};
+    const int mode = krill_nccl_halo_mode(ctx);
+    d->halo_nccl = mode == KRILL_NCCL_HALO_ALWAYS;
+    if (mode != KRILL_NCCL_HALO_TIMED) goto cleanup;
+    local = krill_mem_alloc(ctx, (void **)&x, bytes, "halo timing: x");
+    if (local == KRILL_OK) local = krill_mem_alloc(ctx, (void **)&y, bytes, "halo timing: y");
+    if (local == KRILL_OK) local = krill_mem_zero(ctx, x, bytes);
+    KRILL_TRY(krill_ctx_agree(ctx, local));
+    for (int path = 0; path < 2; path++) {
+        d->halo_nccl = path;
+        KRILL_TRY(time_products(ctx, d, x, y, &t[path]));
+    }
+    KRILL_TRY(krill_ctx_allreduce(ctx, t, 2, KRILL_REDUCE_MAX));
+    d->halo_nccl = t[1] <= HALO_NCCL_MARGIN * t[0];
+    d->halo_ms[0] = 1e3 * t[0] / HALO_TIMED_SPMVS;
+    d->halo_ms[1] = 1e3 * t[1] / HALO_TIMED_SPMVS;
+cleanup:
+    krill_halo_gpu_nccl_forget(d->halo.gpu);   /* no timed exchange in a solve's times */
+    krill_mem_free(ctx, x);
+    krill_mem_free(ctx, y);
+    return st;
+}
+#endif
+
 /* Local part of the build: the checked rows, the plan is already made. */
 static krill_status build_blocks(krill_ctx *ctx, const krill_csr *rows, const char *format,
                                  krill_dist_mat *d)
@@ -312,6 +396,9 @@ krill_status krill_dist_mat_build(krill_ctx *ctx, const krill_csr *rows, const i
     local = build_blocks(ctx, rows, format, d);
     if (local == KRILL_OK) local = krill_calloc((void **)&a, sizeof *a, "distributed matrix");
     KRILL_TRY(krill_ctx_agree(ctx, local));
+#if defined(KRILL_HAVE_CUDA) && defined(KRILL_HAVE_NCCL)
+    if (d->halo.gpu) KRILL_TRY(choose_halo_path(ctx, d));
+#endif
     a->ctx = ctx;
     a->ops = &dist_ops;
     a->impl = d;
@@ -385,6 +472,9 @@ krill_status krill_dist_mat_layout(const krill_mat *a, krill_dist_layout *l)
     l->recv_ranks = d->halo.n_recv;
     l->send_ranks = d->halo.n_send;
     l->permuted = d->permuted;
+    l->halo_path = d->halo_nccl;
+    l->halo_timed_ms[0] = d->halo_ms[0];
+    l->halo_timed_ms[1] = d->halo_ms[1];
 cleanup:
     return st;
 }

@@ -54,11 +54,12 @@ function(krill_mpi_gpu_test name)
       PROCESSORS ${np} SKIP_RETURN_CODE 77 ENVIRONMENT
       "KRILL_TEST_MPI_DEVICE=gpu;KRILL_TESTDATA=${KRILL_TESTDATA_DIR};KRILL_TESTDATA_LOCAL=${KRILL_TESTDATA_LOCAL_DIR};${mpi_test_env}")
   endforeach()
-  # with NCCL built: two ranks again with the reductions and halos through it (KRILL_NCCL=1,
-  # core/nccl.cu) and with the reductions only, four ranks with the default (auto: NCCL from
-  # four ranks on); skipped (77) where the ranks share a GPU and so have no NCCL
+  # with NCCL built: two and four ranks again with the reductions and every halo through it
+  # (KRILL_NCCL=1, core/nccl.cu), two with the reductions only, four with the default (auto:
+  # the reductions through NCCL, each matrix's halo by the path timed faster at its setup);
+  # skipped (77) where the ranks share a GPU and so have no NCCL
   if(KRILL_HAVE_NCCL)
-    foreach(case 1:2 reductions:2 auto:4)
+    foreach(case 1:2 reductions:2 1:4 auto:4)
       string(REPLACE ":" ";" case ${case})
       list(GET case 0 mode)
       list(GET case 1 np)

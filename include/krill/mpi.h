@@ -99,6 +99,11 @@ typedef struct krill_dist_layout {
     int recv_ranks;          /* ranks received from per SpMV */
     int send_ranks;          /* ranks sent to per SpMV */
     int permuted;            /* 1: rows renumbered by krill_dist_mat_scatter_metis */
+    int halo_path;           /* 0: MPI on the host (GPU ranks: through page-locked buffers),
+                                1: NCCL, device to device (GPU ranks, doc/mpi.md) */
+    double halo_timed_ms[2]; /* where the path was chosen by timing at setup (the default on
+                                4+ GPU ranks with NCCL): ms per SpMV through the host [0] and
+                                NCCL [1], the slowest rank's; else 0 */
 } krill_dist_layout;
 
 /* KRILL_ERR_ARG for a matrix not made by krill_dist_mat_create / _scatter. Local. */
