@@ -218,6 +218,28 @@ static void clock_read(halo_clock *c, double *flight, double *hidden)
     *hidden = d > 0.0f ? 1e-3 * d : 0.0;
 }
 
+/* One group: n_recv receives into the ghosts at recv_off, n_send sends from the gathered
+ * entries at send_off, on the side stream. Every message is posted whatever failed before
+ * (no peer waits for a message never posted); the first failure is returned. */
+static ncclResult_t post_messages(const krill_halo_gpu *g, ncclComm_t c, int n_send,
+                                  const int *send_rank, const int64_t *send_off, int n_recv,
+                                  const int *recv_rank, const int64_t *recv_off)
+{
+    ncclResult_t r = ncclGroupStart(), q;
+    for (int k = 0; k < n_recv; k++) {
+        q = ncclRecv(g->recv_dev + recv_off[k], (size_t)(recv_off[k + 1] - recv_off[k]),
+                     ncclDouble, recv_rank[k], c, g->side);
+        if (r == ncclSuccess) r = q;
+    }
+    for (int k = 0; k < n_send; k++) {
+        q = ncclSend(g->send_dev + send_off[k], (size_t)(send_off[k + 1] - send_off[k]),
+                     ncclDouble, send_rank[k], c, g->side);
+        if (r == ncclSuccess) r = q;
+    }
+    q = ncclGroupEnd();
+    return r == ncclSuccess ? q : r;
+}
+
 extern "C" krill_status krill_halo_gpu_nccl_start(krill_ctx *ctx, krill_halo_gpu *g, void *comm,
                                                   const double *x, int n_send,
                                                   const int *send_rank, const int64_t *send_off,
@@ -247,21 +269,7 @@ extern "C" krill_status krill_halo_gpu_nccl_start(krill_ctx *ctx, krill_halo_gpu
         st = krill_cuda_check_launch("halo_gather_kernel");
     }
     if (n_send + n_recv > 0) {
-        /* every message is posted whatever failed before (the first failure is kept) */
-        ncclResult_t q;
-        r = ncclGroupStart();
-        for (int k = 0; k < n_recv; k++) {
-            q = ncclRecv(g->recv_dev + recv_off[k], (size_t)(recv_off[k + 1] - recv_off[k]),
-                         ncclDouble, recv_rank[k], c, g->side);
-            if (r == ncclSuccess) r = q;
-        }
-        for (int k = 0; k < n_send; k++) {
-            q = ncclSend(g->send_dev + send_off[k], (size_t)(send_off[k + 1] - send_off[k]),
-                         ncclDouble, send_rank[k], c, g->side);
-            if (r == ncclSuccess) r = q;
-        }
-        q = ncclGroupEnd();
-        if (r == ncclSuccess) r = q;
+        r = post_messages(g, c, n_send, send_rank, send_off, n_recv, recv_rank, recv_off);
     }
     if (r != ncclSuccess && st == KRILL_OK)
         st = krill_error(KRILL_ERR_DEVICE, "halo exchange through NCCL: %s", ncclGetErrorString(r));
@@ -279,25 +287,13 @@ extern "C" krill_status krill_halo_gpu_nccl_connect(krill_halo_gpu *g, void *com
                                                     const int64_t *recv_off)
 {
     krill_status st = KRILL_OK;
-    ncclResult_t r = ncclSuccess, q;
+    ncclResult_t r = ncclSuccess;
     const ncclComm_t c = (ncclComm_t)comm;
     if (n_send + n_recv == 0) goto cleanup;
     if (g->n_sent > 0)   /* defined bytes on the wire */
         st = krill_cuda_call(cudaMemsetAsync(g->send_dev, 0, (size_t)g->n_sent * 8, g->side),
                              "cudaMemsetAsync");
-    r = ncclGroupStart();   /* every message posted whatever failed before, as in start */
-    for (int k = 0; k < n_recv; k++) {
-        q = ncclRecv(g->recv_dev + recv_off[k], (size_t)(recv_off[k + 1] - recv_off[k]),
-                     ncclDouble, recv_rank[k], c, g->side);
-        if (r == ncclSuccess) r = q;
-    }
-    for (int k = 0; k < n_send; k++) {
-        q = ncclSend(g->send_dev + send_off[k], (size_t)(send_off[k + 1] - send_off[k]),
-                     ncclDouble, send_rank[k], c, g->side);
-        if (r == ncclSuccess) r = q;
-    }
-    q = ncclGroupEnd();
-    if (r == ncclSuccess) r = q;
+    r = post_messages(g, c, n_send, send_rank, send_off, n_recv, recv_rank, recv_off);
     if (r != ncclSuccess && st == KRILL_OK)
         st = krill_error(KRILL_ERR_DEVICE, "halo exchange through NCCL (the first): %s",
                          ncclGetErrorString(r));
