@@ -326,16 +326,20 @@ cleanup:
  * products took 0.30-0.45x the host's on poisson3d (a small halo beside a short product),
  * and its iterations were 1.3-1.4x faster; on elasticity3d (a halo 6x larger, a product 10x
  * longer) its products took 0.98-1.03x, yet GMRES's iterations were 1.13-1.27x slower.
- * About 2 (HALO_TIMED_SPMVS + 1) products and one allreduce. Collective. */
+ * About 2 (HALO_TIMED_SPMVS + 1) products and two allreduces; none of the products where
+ * no rank exchanges anything. Collective. */
 #define HALO_NCCL_MARGIN 0.8
 static krill_status choose_halo_path(krill_ctx *ctx, krill_dist_mat *d)
 {
     krill_status st = KRILL_OK, local = KRILL_OK;
     const size_t bytes = (size_t)(d->n_local > 0 ? d->n_local : 1) * sizeof(double);
     double *x = NULL, *y = NULL, t[2] = {0.0, 0.0};
+    int64_t messages = d->halo.n_send + d->halo.n_recv;
     const int mode = krill_nccl_halo_mode(ctx);
     d->halo_nccl = mode == KRILL_NCCL_HALO_ALWAYS;
     if (mode != KRILL_NCCL_HALO_TIMED) goto cleanup;
+    KRILL_TRY(krill_ctx_allreduce_i64(ctx, &messages, 1, KRILL_REDUCE_MAX));
+    if (messages == 0) goto cleanup;   /* no rank exchanges anything: nothing to time */
     local = krill_mem_alloc(ctx, (void **)&x, bytes, "halo timing: x");
     if (local == KRILL_OK) local = krill_mem_alloc(ctx, (void **)&y, bytes, "halo timing: y");
     if (local == KRILL_OK) local = krill_mem_zero(ctx, x, bytes);
