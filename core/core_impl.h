@@ -82,6 +82,7 @@ int krill_fault_injected(void);       /* 1 if the latest krill_fault_check faile
 
 /* ---- context --------------------------------------------------------------------------
  * CUDA objects are kept as void * so that C files need no CUDA headers. */
+#define KRILL_CUDA_RESIDENT_SLOTS 256   /* more than the kernels one context launches */
 typedef struct krill_cuda {
     void *stream;            /* cudaStream_t */
     void *cublas;            /* cublasHandle_t */
@@ -100,6 +101,11 @@ typedef struct krill_cuda {
     int max_threads_per_sm;
     size_t mem_total;
     int cc_major, cc_minor;
+    struct {                 /* blocks of KRILL_CUDA_THREADS each kernel keeps resident on a
+                                multiprocessor, by kernel address (krill_cuda_resident_blocks) */
+        const void *kernel;
+        int blocks;
+    } resident[KRILL_CUDA_RESIDENT_SLOTS];
 } krill_cuda;
 
 #define KRILL_CUDA_WORK_DOUBLES 4096

@@ -286,6 +286,32 @@ extern "C" krill_status krill_cuda_memset0(krill_ctx *ctx, void *p, size_t bytes
     return krill_cuda_call(cudaMemsetAsync(p, 0, bytes, krill_cuda_stream(ctx)), "cudaMemsetAsync");
 }
 
+/* Open addressing on the kernel's address; a full table (more kernels than slots) asks the
+ * calculator each time. The calculator's failure (none expected for a kernel of this
+ * library) falls back to the thread limit alone, the rule before the calculator, and
+ * clears the error it left. */
+extern "C" int krill_cuda_resident_blocks(krill_cuda *cu, const void *kernel)
+{
+    const size_t slots = KRILL_CUDA_RESIDENT_SLOTS;
+    size_t i = ((uintptr_t)kernel >> 4) % slots;
+    int blocks = 0;
+    for (size_t probe = 0; probe < slots; probe++, i = (i + 1) % slots) {
+        if (cu->resident[i].kernel == kernel) return cu->resident[i].blocks;
+        if (!cu->resident[i].kernel) break;
+    }
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, KRILL_CUDA_THREADS, 0) !=
+        cudaSuccess) {
+        (void)cudaGetLastError();
+        blocks = cu->max_threads_per_sm / KRILL_CUDA_THREADS;
+    }
+    if (blocks < 1) blocks = 1;
+    if (!cu->resident[i].kernel) {
+        cu->resident[i].kernel = kernel;
+        cu->resident[i].blocks = blocks;
+    }
+    return blocks;
+}
+
 /* A launch with a bad configuration fails at once; a kernel that faults while running shows
  * up at the next synchronizing call (krill_cuda_sync, a device -> host copy). */
 extern "C" krill_status krill_cuda_check_launch(const char *where)

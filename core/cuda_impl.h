@@ -5,6 +5,12 @@
 
 #include "core/core_impl.h"
 
+/* Threads per block of every BLAS-1, reduction and CSR kernel: 8 warps, a power of two
+ * (the block sum assumes whole warps). 8 such blocks fill an SM of 2048 threads when each
+ * thread has at most 32 registers (krill_cuda_resident_blocks). */
+#define KRILL_CUDA_THREADS 256
+#define KRILL_CUDA_WARPS (KRILL_CUDA_THREADS / 32)
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -51,6 +57,12 @@ krill_status krill_cuda_upload_staged(krill_ctx *ctx, void *dst, const void *src
 size_t krill_cuda_stage_slot_bytes(size_t bytes);
 /* Frees the context's staging now (the context's end does it too). */
 void krill_cuda_stage_release(krill_ctx *ctx);
+
+/* Blocks of KRILL_CUDA_THREADS threads that one multiprocessor of the context's device keeps
+ * resident for `kernel` (its registers and shared memory decide: 8 on sm_80 and sm_90 for 32
+ * registers a thread, 6 for 40), asked of the occupancy calculator once per kernel and
+ * context; at least 1. */
+int krill_cuda_resident_blocks(krill_cuda *cu, const void *kernel);
 
 /* Check the last launch; on failure set an error naming `where`. */
 krill_status krill_cuda_check_launch(const char *where);

@@ -139,8 +139,8 @@ extern "C" krill_status krill_halo_gpu_pack(krill_ctx *ctx, krill_halo_gpu *g, c
     KRILL_CUDA_TRY(cudaEventRecord(g->x_ready, krill_cuda_stream(ctx)));
     KRILL_CUDA_TRY(cudaStreamWaitEvent(g->side, g->x_ready, 0));
     if (g->n_sent == 0) goto cleanup;
-    halo_gather_kernel<<<krill_cuda_blocks(ctx, g->n_sent), KRILL_CUDA_THREADS, 0, g->side>>>(
-        g->n_sent, g->send_idx, x, g->send_dev);
+    krill_cuda_launch(ctx, halo_gather_kernel, g->n_sent, g->side, g->n_sent, g->send_idx, x,
+                      g->send_dev);
     KRILL_TRY(krill_cuda_check_launch("halo_gather_kernel"));
     KRILL_CUDA_TRY(cudaMemcpyAsync(send_host, g->send_dev, (size_t)g->n_sent * 8,
                                    cudaMemcpyDeviceToHost, g->side));
@@ -264,8 +264,8 @@ extern "C" krill_status krill_halo_gpu_nccl_start(krill_ctx *ctx, krill_halo_gpu
                       cudaEventRecord(clock->t[0], g->side) == cudaSuccess &&
                       cudaEventRecord(clock->t[2], krill_cuda_stream(ctx)) == cudaSuccess;
     if (st == KRILL_OK && g->n_sent > 0) {
-        halo_gather_kernel<<<krill_cuda_blocks(ctx, g->n_sent), KRILL_CUDA_THREADS, 0, g->side>>>(
-            g->n_sent, g->send_idx, x, g->send_dev);
+        krill_cuda_launch(ctx, halo_gather_kernel, g->n_sent, g->side, g->n_sent, g->send_idx, x,
+                          g->send_dev);
         st = krill_cuda_check_launch("halo_gather_kernel");
     }
     if (n_send + n_recv > 0) {

@@ -210,38 +210,38 @@ krill_status launch_rows(krill_ctx *ctx, const csr_gpu *m, int64_t long_min, dou
     const I *rp = static_cast<const I *>(m->row_ptr);
     /* one thread per row and lane, rounded up to whole warps */
     const int64_t rows_per_warp = 32 / m->lanes;
-    const int blocks = krill_cuda_blocks(ctx, (m->n_rows + rows_per_warp - 1) / rows_per_warp * 32);
+    const int64_t grid_items = (m->n_rows + rows_per_warp - 1) / rows_per_warp * 32;
     cudaStream_t s = krill_cuda_stream(ctx);
     double *w = ctx->cuda->work;
     if (m->block_rows) {
-        csr_block_rows_kernel<I, DOT><<<blocks, KRILL_CUDA_THREADS, 0, s>>>(
-            m->n_rows, rp, m->col, m->val, alpha, x, beta, y, w, xy);
+        krill_cuda_launch(ctx, csr_block_rows_kernel<I, DOT>, grid_items, s, m->n_rows, rp, m->col,
+                          m->val, alpha, x, beta, y, w, xy);
         return krill_cuda_check_launch("csr_block_rows_kernel");
     }
     switch (m->lanes) {
     case 1:
-        csr_rows_kernel<1, I, DOT><<<blocks, KRILL_CUDA_THREADS, 0, s>>>(
-            m->n_rows, rp, m->col, m->val, long_min, alpha, x, beta, y, w, xy);
+        krill_cuda_launch(ctx, csr_rows_kernel<1, I, DOT>, grid_items, s, m->n_rows, rp, m->col,
+                          m->val, long_min, alpha, x, beta, y, w, xy);
         break;
     case 2:
-        csr_rows_kernel<2, I, DOT><<<blocks, KRILL_CUDA_THREADS, 0, s>>>(
-            m->n_rows, rp, m->col, m->val, long_min, alpha, x, beta, y, w, xy);
+        krill_cuda_launch(ctx, csr_rows_kernel<2, I, DOT>, grid_items, s, m->n_rows, rp, m->col,
+                          m->val, long_min, alpha, x, beta, y, w, xy);
         break;
     case 4:
-        csr_rows_kernel<4, I, DOT><<<blocks, KRILL_CUDA_THREADS, 0, s>>>(
-            m->n_rows, rp, m->col, m->val, long_min, alpha, x, beta, y, w, xy);
+        krill_cuda_launch(ctx, csr_rows_kernel<4, I, DOT>, grid_items, s, m->n_rows, rp, m->col,
+                          m->val, long_min, alpha, x, beta, y, w, xy);
         break;
     case 8:
-        csr_rows_kernel<8, I, DOT><<<blocks, KRILL_CUDA_THREADS, 0, s>>>(
-            m->n_rows, rp, m->col, m->val, long_min, alpha, x, beta, y, w, xy);
+        krill_cuda_launch(ctx, csr_rows_kernel<8, I, DOT>, grid_items, s, m->n_rows, rp, m->col,
+                          m->val, long_min, alpha, x, beta, y, w, xy);
         break;
     case 16:
-        csr_rows_kernel<16, I, DOT><<<blocks, KRILL_CUDA_THREADS, 0, s>>>(
-            m->n_rows, rp, m->col, m->val, long_min, alpha, x, beta, y, w, xy);
+        krill_cuda_launch(ctx, csr_rows_kernel<16, I, DOT>, grid_items, s, m->n_rows, rp, m->col,
+                          m->val, long_min, alpha, x, beta, y, w, xy);
         break;
     case 32:
-        csr_rows_kernel<32, I, DOT><<<blocks, KRILL_CUDA_THREADS, 0, s>>>(
-            m->n_rows, rp, m->col, m->val, long_min, alpha, x, beta, y, w, xy);
+        krill_cuda_launch(ctx, csr_rows_kernel<32, I, DOT>, grid_items, s, m->n_rows, rp, m->col,
+                          m->val, long_min, alpha, x, beta, y, w, xy);
         break;
     default:
         return krill_error(KRILL_ERR_INTERNAL, "csr: %d lanes per row is not a power of two "
@@ -266,8 +266,8 @@ krill_status csr_spmv_all(krill_ctx *ctx, const csr_gpu *m, double alpha, const 
         csr_chunk_kernel<<<chunk_blocks, KRILL_CUDA_THREADS, 0, s>>>(
             m->n_chunks, m->chunk_begin, m->chunk_end, m->col, m->val, x, m->chunk_sum);
         KRILL_TRY(krill_cuda_check_launch("csr_chunk_kernel"));
-        csr_long_rows_kernel<<<krill_cuda_blocks(ctx, m->n_long * 32), KRILL_CUDA_THREADS, 0, s>>>(
-            m->n_long, m->long_row, m->long_first, m->chunk_sum, alpha, beta, y);
+        krill_cuda_launch(ctx, csr_long_rows_kernel, m->n_long * 32, s, m->n_long, m->long_row,
+                          m->long_first, m->chunk_sum, alpha, beta, y);
         KRILL_TRY(krill_cuda_check_launch("csr_long_rows_kernel"));
     }
 cleanup:

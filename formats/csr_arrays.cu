@@ -138,18 +138,18 @@ extern "C" krill_status krill_csr_cuda_check(krill_ctx *ctx, const char *who, in
     KRILL_TRY(krill_mem_upload(ctx, dbad, bad, sizeof bad));
     if (host_row_ptr && n_rows > 0) {
         if (wide_offsets)
-            csr_check_columns_kernel<int64_t><<<krill_cuda_blocks(ctx, n_rows), KRILL_CUDA_THREADS,
-                                                0, krill_cuda_stream(ctx)>>>(
-                n_rows, n_cols, static_cast<const int64_t *>(row_ptr), col, dbad);
+            krill_cuda_launch(ctx, csr_check_columns_kernel<int64_t>, n_rows,
+                              krill_cuda_stream(ctx), n_rows, n_cols,
+                              static_cast<const int64_t *>(row_ptr), col, dbad);
         else
-            csr_check_columns_kernel<int32_t><<<krill_cuda_blocks(ctx, n_rows), KRILL_CUDA_THREADS,
-                                                0, krill_cuda_stream(ctx)>>>(
-                n_rows, n_cols, static_cast<const int32_t *>(row_ptr), col, dbad);
+            krill_cuda_launch(ctx, csr_check_columns_kernel<int32_t>, n_rows,
+                              krill_cuda_stream(ctx), n_rows, n_cols,
+                              static_cast<const int32_t *>(row_ptr), col, dbad);
         KRILL_TRY(krill_cuda_check_launch("csr_check_columns_kernel"));
     }
     if (nnz > 0) {
-        csr_check_values_kernel<<<krill_cuda_blocks(ctx, nnz), KRILL_CUDA_THREADS, 0,
-                                  krill_cuda_stream(ctx)>>>(nnz, val, dbad);
+        krill_cuda_launch(ctx, csr_check_values_kernel, nnz, krill_cuda_stream(ctx), nnz, val,
+                          dbad);
         KRILL_TRY(krill_cuda_check_launch("csr_check_values_kernel"));
     }
     KRILL_TRY(krill_mem_download(ctx, bad, dbad, sizeof bad));   /* waits for the kernels */

@@ -165,9 +165,8 @@ krill_status ell_land(krill_ctx *ctx, void *user, int64_t k, const void *buffer,
     const int64_t first = row_of(u->a, e0), rows = row_of(u->a, e1 - 1) - first + 1;
     const double *chunk_val = static_cast<const double *>(buffer);
     const int32_t *chunk_col = reinterpret_cast<const int32_t *>(chunk_val + (e1 - e0));
-    ell_scatter_kernel<<<krill_cuda_blocks(ctx, rows), KRILL_CUDA_THREADS, 0,
-                         krill_cuda_stream(ctx)>>>(u->m->n_rows, first, rows, u->row_ptr, e0, e1,
-                                                   chunk_val, chunk_col, u->m->col, u->m->val);
+    krill_cuda_launch(ctx, ell_scatter_kernel, rows, krill_cuda_stream(ctx), u->m->n_rows, first,
+                      rows, u->row_ptr, e0, e1, chunk_val, chunk_col, u->m->col, u->m->val);
     return krill_cuda_check_launch("ell_scatter_kernel");
 }
 
@@ -235,14 +234,14 @@ krill_status ell_cuda_spmv(krill_ctx *ctx, const void *impl, double alpha, const
 {
     const ell_gpu *m = static_cast<const ell_gpu *>(impl);
     if (m->n_rows == 0) return KRILL_OK;
-    const int blocks = krill_cuda_blocks(ctx, m->n_rows);
+    const int64_t grid_items = m->n_rows;
     cudaStream_t s = krill_cuda_stream(ctx);
     if (m->with_len)
-        ell_kernel<true><<<blocks, KRILL_CUDA_THREADS, 0, s>>>(m->n_rows, m->k, m->col, m->val,
-                                                               m->len, alpha, x, beta, y);
+        krill_cuda_launch(ctx, ell_kernel<true>, grid_items, s, m->n_rows, m->k, m->col, m->val,
+                          m->len, alpha, x, beta, y);
     else
-        ell_kernel<false><<<blocks, KRILL_CUDA_THREADS, 0, s>>>(m->n_rows, m->k, m->col, m->val,
-                                                                m->len, alpha, x, beta, y);
+        krill_cuda_launch(ctx, ell_kernel<false>, grid_items, s, m->n_rows, m->k, m->col, m->val,
+                          m->len, alpha, x, beta, y);
     return krill_cuda_check_launch("ell_kernel");
 }
 
@@ -277,8 +276,8 @@ krill_status ell_cuda_diagonal(krill_ctx *ctx, const void *impl, double *d)
 {
     const ell_gpu *m = static_cast<const ell_gpu *>(impl);
     if (m->n_rows == 0) return KRILL_OK;
-    ell_diagonal_kernel<<<krill_cuda_blocks(ctx, m->n_rows), KRILL_CUDA_THREADS, 0,
-                          krill_cuda_stream(ctx)>>>(m->n_rows, m->k, m->col, m->val, d);
+    krill_cuda_launch(ctx, ell_diagonal_kernel, m->n_rows, krill_cuda_stream(ctx), m->n_rows, m->k,
+                      m->col, m->val, d);
     return krill_cuda_check_launch("ell_diagonal_kernel");
 }
 

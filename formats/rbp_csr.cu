@@ -274,9 +274,9 @@ void launch_vector(krill_ctx *ctx, const rbp_csr_gpu *m, double alpha, const dou
                    double beta, double *y)
 {
     constexpr int64_t rows_per_warp = 32 / L;
-    const int blocks = krill_cuda_blocks(ctx, (m->n_rows + rows_per_warp - 1) / rows_per_warp * 32);
-    rbp_csr_vector_kernel<L><<<blocks, KRILL_CUDA_THREADS, 0, krill_cuda_stream(ctx)>>>(
-        m->n_rows, view_of(m), alpha, x, beta, y);
+    const int64_t grid_items = (m->n_rows + rows_per_warp - 1) / rows_per_warp * 32;
+    krill_cuda_launch(ctx, rbp_csr_vector_kernel<L>, grid_items, krill_cuda_stream(ctx), m->n_rows,
+                      view_of(m), alpha, x, beta, y);
 }
 
 krill_status rbp_csr_cuda_spmv(krill_ctx *ctx, const void *impl, double alpha, const double *x,
@@ -286,8 +286,8 @@ krill_status rbp_csr_cuda_spmv(krill_ctx *ctx, const void *impl, double alpha, c
     if (m->n_rows == 0) return KRILL_OK;
     switch (m->lanes) {
     case 1:
-        rbp_csr_scalar_kernel<<<krill_cuda_blocks(ctx, m->n_rows), KRILL_CUDA_THREADS, 0,
-                                krill_cuda_stream(ctx)>>>(m->n_rows, view_of(m), alpha, x, beta, y);
+        krill_cuda_launch(ctx, rbp_csr_scalar_kernel, m->n_rows, krill_cuda_stream(ctx), m->n_rows,
+                          view_of(m), alpha, x, beta, y);
         break;
     case 2: launch_vector<2>(ctx, m, alpha, x, beta, y); break;
     case 4: launch_vector<4>(ctx, m, alpha, x, beta, y); break;
@@ -333,8 +333,8 @@ krill_status rbp_csr_cuda_diagonal(krill_ctx *ctx, const void *impl, double *d)
 {
     const rbp_csr_gpu *m = static_cast<const rbp_csr_gpu *>(impl);
     if (m->n_rows == 0) return KRILL_OK;
-    rbp_csr_diagonal_kernel<<<krill_cuda_blocks(ctx, m->n_rows), KRILL_CUDA_THREADS, 0,
-                              krill_cuda_stream(ctx)>>>(m->n_rows, view_of(m), d);
+    krill_cuda_launch(ctx, rbp_csr_diagonal_kernel, m->n_rows, krill_cuda_stream(ctx), m->n_rows,
+                      view_of(m), d);
     return krill_cuda_check_launch("rbp_csr_diagonal_kernel");
 }
 

@@ -209,14 +209,14 @@ krill_status rbp_ell_cuda_spmv(krill_ctx *ctx, const void *impl, double alpha, c
 {
     const rbp_ell_gpu *m = static_cast<const rbp_ell_gpu *>(impl);
     if (m->n_rows == 0) return KRILL_OK;
-    const int blocks = krill_cuda_blocks(ctx, m->n_rows);
+    const int64_t grid_items = m->n_rows;
     cudaStream_t s = krill_cuda_stream(ctx);
     if (m->with_len)
-        rbp_ell_kernel<true><<<blocks, KRILL_CUDA_THREADS, 0, s>>>(m->n_rows, m->kv, m->kc,
-                                                                   view_of(m), alpha, x, beta, y);
+        krill_cuda_launch(ctx, rbp_ell_kernel<true>, grid_items, s, m->n_rows, m->kv, m->kc,
+                          view_of(m), alpha, x, beta, y);
     else
-        rbp_ell_kernel<false><<<blocks, KRILL_CUDA_THREADS, 0, s>>>(m->n_rows, m->kv, m->kc,
-                                                                    view_of(m), alpha, x, beta, y);
+        krill_cuda_launch(ctx, rbp_ell_kernel<false>, grid_items, s, m->n_rows, m->kv, m->kc,
+                          view_of(m), alpha, x, beta, y);
     return krill_cuda_check_launch("rbp_ell_kernel");
 }
 
@@ -253,8 +253,8 @@ krill_status rbp_ell_cuda_diagonal(krill_ctx *ctx, const void *impl, double *d)
 {
     const rbp_ell_gpu *m = static_cast<const rbp_ell_gpu *>(impl);
     if (m->n_rows == 0) return KRILL_OK;
-    rbp_ell_diagonal_kernel<<<krill_cuda_blocks(ctx, m->n_rows), KRILL_CUDA_THREADS, 0,
-                              krill_cuda_stream(ctx)>>>(m->n_rows, m->kc, view_of(m), d);
+    krill_cuda_launch(ctx, rbp_ell_diagonal_kernel, m->n_rows, krill_cuda_stream(ctx), m->n_rows,
+                      m->kc, view_of(m), d);
     return krill_cuda_check_launch("rbp_ell_diagonal_kernel");
 }
 

@@ -399,8 +399,8 @@ krill_status segscan_cuda_spmv(krill_ctx *ctx, const void *impl, double alpha, c
         m->frag_last);
     KRILL_TRY(krill_cuda_check_launch("segscan_kernel"));
     if (h->n_span > 0) {
-        segscan_fixup_kernel<<<krill_cuda_blocks(ctx, h->n_span * 32), KRILL_CUDA_THREADS, 0, s>>>(
-            h->n_span, m->span, m->frag_first, m->frag_last, alpha, beta, y);
+        krill_cuda_launch(ctx, segscan_fixup_kernel, h->n_span * 32, s, h->n_span, m->span,
+                          m->frag_first, m->frag_last, alpha, beta, y);
         KRILL_TRY(krill_cuda_check_launch("segscan_fixup_kernel"));
     }
 cleanup:
@@ -447,9 +447,8 @@ krill_status segscan_cuda_diagonal(krill_ctx *ctx, const void *impl, double *d)
     const int64_t warp_tiles = m->host.len / KRILL_SEGSCAN_WARP_TILE;
     if (m->host.n_rows == 0) goto cleanup;
     KRILL_TRY(krill_cuda_memset0(ctx, d, (size_t)m->host.n_rows * sizeof *d));
-    segscan_diagonal_kernel<<<krill_cuda_blocks(ctx, warp_tiles * 32), KRILL_CUDA_THREADS, 0,
-                              krill_cuda_stream(ctx)>>>(warp_tiles, m->val, m->col, m->hint,
-                                                        m->warp_heads, d);
+    krill_cuda_launch(ctx, segscan_diagonal_kernel, warp_tiles * 32, krill_cuda_stream(ctx),
+                      warp_tiles, m->val, m->col, m->hint, m->warp_heads, d);
     KRILL_TRY(krill_cuda_check_launch("segscan_diagonal_kernel"));
 cleanup:
     return st;

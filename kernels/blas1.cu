@@ -252,8 +252,8 @@ extern "C" krill_status krill_cuda_fill(krill_ctx *ctx, int64_t n, double value,
     krill_status st = check_n(n, "krill_cuda_fill");
     if (st != KRILL_OK || n == 0) return st;
     const int phase = common_phase(x);
-    fill_kernel<<<krill_cuda_blocks(ctx, items(n, phase)), KRILL_CUDA_THREADS, 0,
-                        krill_cuda_stream(ctx)>>>(n, phase, value, x);
+    krill_cuda_launch(ctx, fill_kernel, items(n, phase), krill_cuda_stream(ctx), n, phase, value,
+                      x);
     return krill_cuda_check_launch("fill_kernel");
 }
 
@@ -262,8 +262,8 @@ extern "C" krill_status krill_cuda_scal(krill_ctx *ctx, int64_t n, double alpha,
     krill_status st = check_n(n, "krill_cuda_scal");
     if (st != KRILL_OK || n == 0 || alpha == 1.0) return st;
     const int phase = common_phase(x);
-    scal_kernel<<<krill_cuda_blocks(ctx, items(n, phase)), KRILL_CUDA_THREADS, 0,
-                        krill_cuda_stream(ctx)>>>(n, phase, alpha, x);
+    krill_cuda_launch(ctx, scal_kernel, items(n, phase), krill_cuda_stream(ctx), n, phase, alpha,
+                      x);
     return krill_cuda_check_launch("scal_kernel");
 }
 
@@ -280,22 +280,22 @@ extern "C" krill_status krill_cuda_axpby(krill_ctx *ctx, int64_t n, double alpha
         return krill_cuda_scal(ctx, n, beta, y);
     }
     const int phase = common_phase(x, y);
-    const int blocks = krill_cuda_blocks(ctx, items(n, phase));
+    const int64_t grid_items = items(n, phase);
     cudaStream_t stream = krill_cuda_stream(ctx);
     if (beta == 0.0) {
         if (phase >= 0)
-            axpby_kernel<true, true><<<blocks, KRILL_CUDA_THREADS, 0, stream>>>(n, phase, alpha,
-                                                                              x, beta, y);
+            krill_cuda_launch(ctx, axpby_kernel<true, true>, grid_items, stream, n, phase, alpha, x,
+                              beta, y);
         else
-            axpby_kernel<false, true><<<blocks, KRILL_CUDA_THREADS, 0, stream>>>(n, 0, alpha,
-                                                                               x, beta, y);
+            krill_cuda_launch(ctx, axpby_kernel<false, true>, grid_items, stream, n, 0, alpha, x,
+                              beta, y);
     } else {
         if (phase >= 0)
-            axpby_kernel<true, false><<<blocks, KRILL_CUDA_THREADS, 0, stream>>>(n, phase, alpha,
-                                                                               x, beta, y);
+            krill_cuda_launch(ctx, axpby_kernel<true, false>, grid_items, stream, n, phase, alpha,
+                              x, beta, y);
         else
-            axpby_kernel<false, false><<<blocks, KRILL_CUDA_THREADS, 0, stream>>>(n, 0, alpha,
-                                                                                x, beta, y);
+            krill_cuda_launch(ctx, axpby_kernel<false, false>, grid_items, stream, n, 0, alpha, x,
+                              beta, y);
     }
     return krill_cuda_check_launch("axpby_kernel");
 }
@@ -306,13 +306,13 @@ extern "C" krill_status krill_cuda_xmy(krill_ctx *ctx, int64_t n, const double *
     krill_status st = check_n(n, "krill_cuda_xmy");
     if (st != KRILL_OK || n == 0) return st;
     const int phase = common_phase(x, y, z);
-    const int blocks = krill_cuda_blocks(ctx, items(n, phase));
+    const int64_t grid_items = items(n, phase);
     if (phase >= 0)
-        xmy_kernel<true><<<blocks, KRILL_CUDA_THREADS, 0, krill_cuda_stream(ctx)>>>(n, phase, x,
-                                                                                    y, z);
+        krill_cuda_launch(ctx, xmy_kernel<true>, grid_items, krill_cuda_stream(ctx), n, phase, x, y,
+                          z);
     else
-        xmy_kernel<false><<<blocks, KRILL_CUDA_THREADS, 0, krill_cuda_stream(ctx)>>>(n, 0, x, y,
-                                                                                     z);
+        krill_cuda_launch(ctx, xmy_kernel<false>, grid_items, krill_cuda_stream(ctx), n, 0, x, y,
+                          z);
     return krill_cuda_check_launch("xmy_kernel");
 }
 
@@ -323,13 +323,13 @@ extern "C" krill_status krill_cuda_dot(krill_ctx *ctx, int64_t n, const double *
     krill_status st = check_n(n, "krill_cuda_dot");
     if (st != KRILL_OK) return st;
     const int phase = n > 0 ? common_phase(x, y) : -1;
-    const int blocks = krill_cuda_blocks(ctx, items(n, phase));
+    const int64_t grid_items = items(n, phase);
     if (phase >= 0)
-        dot_kernel<true><<<blocks, KRILL_CUDA_THREADS, 0, krill_cuda_stream(ctx)>>>(
-            n, phase, x, y, ctx->cuda->work, result);
+        krill_cuda_launch(ctx, dot_kernel<true>, grid_items, krill_cuda_stream(ctx), n, phase, x, y,
+                          ctx->cuda->work, result);
     else
-        dot_kernel<false><<<blocks, KRILL_CUDA_THREADS, 0, krill_cuda_stream(ctx)>>>(
-            n, 0, x, y, ctx->cuda->work, result);
+        krill_cuda_launch(ctx, dot_kernel<false>, grid_items, krill_cuda_stream(ctx), n, 0, x, y,
+                          ctx->cuda->work, result);
     return krill_cuda_check_launch("dot_kernel");
 }
 
@@ -339,12 +339,12 @@ extern "C" krill_status krill_cuda_nrm2(krill_ctx *ctx, int64_t n, const double 
     krill_status st = check_n(n, "krill_cuda_nrm2");
     if (st != KRILL_OK) return st;
     const int phase = n > 0 ? common_phase(x) : -1;
-    const int blocks = krill_cuda_blocks(ctx, items(n, phase));
+    const int64_t grid_items = items(n, phase);
     if (phase >= 0)
-        nrm2_kernel<true><<<blocks, KRILL_CUDA_THREADS, 0, krill_cuda_stream(ctx)>>>(
-            n, phase, x, ctx->cuda->work, result);
+        krill_cuda_launch(ctx, nrm2_kernel<true>, grid_items, krill_cuda_stream(ctx), n, phase, x,
+                          ctx->cuda->work, result);
     else
-        nrm2_kernel<false><<<blocks, KRILL_CUDA_THREADS, 0, krill_cuda_stream(ctx)>>>(
-            n, 0, x, ctx->cuda->work, result);
+        krill_cuda_launch(ctx, nrm2_kernel<false>, grid_items, krill_cuda_stream(ctx), n, 0, x,
+                          ctx->cuda->work, result);
     return krill_cuda_check_launch("nrm2_kernel");
 }

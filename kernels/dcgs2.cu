@@ -24,7 +24,7 @@
 // 2 or 3 blocks per SM (3 x 256 threads leave 85 registers each for 19 accumulators and 8
 // loads), so that short sweeps still keep enough bytes in flight (at 16 columns, 128
 // registers: sm_90 spills 12 bytes, outside the loop). The update has no accumulators and
-// no launch bounds; it runs on the grid of krill_cuda_blocks (at 32 columns, 90 registers:
+// no launch bounds; it runs on one wave of krill_cuda_blocks (at 32 columns, 90 registers:
 // two resident blocks per SM).
 //
 // Reproducible mode: the sums come from ozaki/ (solver/fused.c never calls dcgs2_dots then);
@@ -182,25 +182,25 @@ void launch_dots(krill_ctx *ctx, double *partial, int64_t n, int k, const double
 }
 
 template <int C, bool REPRO>
-void launch_update(krill_ctx *ctx, int blocks, int64_t n, int k, double *v, int64_t ldv,
+void launch_update(krill_ctx *ctx, int64_t n, int k, double *v, int64_t ldv,
                    const dcgs2_coefs &cf, const double *c)
 {
-    dcgs2_update_kernel<C, REPRO><<<blocks, KRILL_CUDA_THREADS, 0, krill_cuda_stream(ctx)>>>(
-        n, k, v, ldv, cf, c);
+    krill_cuda_launch(ctx, dcgs2_update_kernel<C, REPRO>, n, krill_cuda_stream(ctx), n, k, v, ldv,
+                      cf, c);
 }
 
 template <bool REPRO>
-void launch_update_any(krill_ctx *ctx, int blocks, int64_t n, int k, double *v, int64_t ldv,
+void launch_update_any(krill_ctx *ctx, int64_t n, int k, double *v, int64_t ldv,
                        const dcgs2_coefs &cf, const double *c)
 {
     if (k <= 8)
-        launch_update<8, REPRO>(ctx, blocks, n, k, v, ldv, cf, c);
+        launch_update<8, REPRO>(ctx, n, k, v, ldv, cf, c);
     else if (k <= 16)
-        launch_update<16, REPRO>(ctx, blocks, n, k, v, ldv, cf, c);
+        launch_update<16, REPRO>(ctx, n, k, v, ldv, cf, c);
     else if (k <= 32)
-        launch_update<32, REPRO>(ctx, blocks, n, k, v, ldv, cf, c);
+        launch_update<32, REPRO>(ctx, n, k, v, ldv, cf, c);
     else
-        launch_update<0, REPRO>(ctx, blocks, n, k, v, ldv, cf, c);
+        launch_update<0, REPRO>(ctx, n, k, v, ldv, cf, c);
 }
 
 }  // namespace
@@ -225,7 +225,6 @@ extern "C" krill_status krill_cuda_dcgs2_update(krill_ctx *ctx, int64_t n, int k
 {
     krill_status st = KRILL_OK;
     dcgs2_coefs cf;
-    const int blocks = krill_cuda_blocks(ctx, n);
     if (n == 0) goto cleanup;
     memset(&cf, 0, sizeof cf);
     if (k <= KRILL_DCGS2_MAX_COLS) {
@@ -239,9 +238,9 @@ extern "C" krill_status krill_cuda_dcgs2_update(krill_ctx *ctx, int64_t n, int k
         KRILL_TRY(krill_scalars_write(ctx, c_dev, c, 2 * k + 3));
     }
     if (ctx->repro != KRILL_REPRO_OFF)
-        launch_update_any<true>(ctx, blocks, n, k, v, ldv, cf, c_dev);
+        launch_update_any<true>(ctx, n, k, v, ldv, cf, c_dev);
     else
-        launch_update_any<false>(ctx, blocks, n, k, v, ldv, cf, c_dev);
+        launch_update_any<false>(ctx, n, k, v, ldv, cf, c_dev);
     st = krill_cuda_check_launch("dcgs2_update_kernel");
 cleanup:
     return st;

@@ -23,11 +23,6 @@
 
 #include "core/cuda_impl.h"
 
-/* Threads per block of every BLAS-1, reduction and CSR kernel: 8 warps, a power of two
- * (the block sum assumes whole warps). 8 such blocks fill an SM of 2048 threads. */
-#define KRILL_CUDA_THREADS 256
-#define KRILL_CUDA_WARPS (KRILL_CUDA_THREADS / 32)
-
 /* The most blocks of one grid, which is also the number of partial-sum slots per
  * accumulator in the workspace. 1024 blocks of 256 threads are about one full wave on the
  * GPUs we build for (A100: 108 SMs x 8 blocks = 864, H100: 132 x 8 = 1056); grid-stride
@@ -60,18 +55,33 @@ static inline cudaStream_t krill_cuda_stream(const krill_ctx *ctx)
     return (cudaStream_t)ctx->cuda->stream;
 }
 
-/* Blocks of KRILL_CUDA_THREADS threads for a grid-stride kernel over `items` work items
- * (one item per thread): enough for every item, at most one resident wave of the device
- * and at most KRILL_REDUCE_MAX_BLOCKS, at least 1. Depends only on `items` and the device,
- * so grid sums over the result are reproducible. */
-static inline int krill_cuda_blocks(const krill_ctx *ctx, int64_t items)
+/* Blocks of KRILL_CUDA_THREADS threads for the grid-stride kernel `kernel` over `items` work
+ * items (one item per thread): enough for every item, at most one resident wave of that
+ * kernel on the device and at most KRILL_REDUCE_MAX_BLOCKS, at least 1. A wave is what the
+ * multiprocessors hold of this kernel, not of a 32-register one: a grid of 8 blocks an SM
+ * for a kernel that keeps 6 (40 registers a thread) ran in two waves, the second a third
+ * full, and CG's fused SpMV and dot took 1.34x the time of the SpMV and a separate dot
+ * (H200, poisson3d:200). Depends only on `items`, the kernel and the device, so grid sums
+ * over the result are the same run to run. */
+template <typename... Args>
+static inline int krill_cuda_blocks(const krill_ctx *ctx, void (*kernel)(Args...), int64_t items)
 {
-    int64_t wave = (int64_t)ctx->cuda->sm_count * (ctx->cuda->max_threads_per_sm /
-                                                   KRILL_CUDA_THREADS);
-    int64_t need = (items + KRILL_CUDA_THREADS - 1) / KRILL_CUDA_THREADS;
+    const int64_t wave = (int64_t)ctx->cuda->sm_count *
+                         krill_cuda_resident_blocks(ctx->cuda, (const void *)kernel);
+    const int64_t need = (items + KRILL_CUDA_THREADS - 1) / KRILL_CUDA_THREADS;
     int64_t blocks = need < wave ? need : wave;
     if (blocks > KRILL_REDUCE_MAX_BLOCKS) blocks = KRILL_REDUCE_MAX_BLOCKS;
     return blocks < 1 ? 1 : (int)blocks;
+}
+
+/* kernel<<<krill_cuda_blocks(ctx, kernel, items), KRILL_CUDA_THREADS, 0, stream>>>(args...):
+ * a grid-stride kernel over `items` work items on one resident wave (the caller checks the
+ * launch). */
+template <typename... Params, typename... Args>
+static inline void krill_cuda_launch(const krill_ctx *ctx, void (*kernel)(Params...),
+                                     int64_t items, cudaStream_t stream, Args... args)
+{
+    kernel<<<krill_cuda_blocks(ctx, kernel, items), KRILL_CUDA_THREADS, 0, stream>>>(args...);
 }
 
 /* Blocks of a sweep kernel that keeps per_sm blocks on each multiprocessor (its registers
@@ -256,8 +266,8 @@ static krill_status krill_csr_cuda_diagonal(krill_ctx *ctx, int64_t n_rows, cons
                                             const J *col, const double *val, double *d)
 {
     if (n_rows == 0) return KRILL_OK;
-    krill_csr_diagonal_kernel<I, J><<<krill_cuda_blocks(ctx, n_rows), KRILL_CUDA_THREADS, 0,
-                                      krill_cuda_stream(ctx)>>>(n_rows, row_ptr, col, val, d);
+    krill_cuda_launch(ctx, krill_csr_diagonal_kernel<I, J>, n_rows, krill_cuda_stream(ctx), n_rows,
+                      row_ptr, col, val, d);
     return krill_cuda_check_launch("krill_csr_diagonal_kernel");
 }
 
@@ -297,9 +307,8 @@ static krill_status krill_csr_cuda_diagonal_blocks(krill_ctx *ctx, int64_t n_row
     if (n_rows == 0) goto cleanup;
     KRILL_TRY(krill_mem_alloc(ctx, (void **)&dev, bytes, "diagonal blocks"));
     KRILL_TRY(krill_cuda_memset0(ctx, dev, bytes));
-    krill_csr_block_diag_kernel<I, J><<<krill_cuda_blocks(ctx, n_rows), KRILL_CUDA_THREADS, 0,
-                                        krill_cuda_stream(ctx)>>>(n_rows, b, row_ptr, col, val,
-                                                                  dev);
+    krill_cuda_launch(ctx, krill_csr_block_diag_kernel<I, J>, n_rows, krill_cuda_stream(ctx),
+                      n_rows, b, row_ptr, col, val, dev);
     KRILL_TRY(krill_cuda_check_launch("krill_csr_block_diag_kernel"));
     KRILL_TRY(krill_mem_download(ctx, blocks, dev, bytes));
 cleanup:

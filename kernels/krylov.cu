@@ -296,9 +296,9 @@ extern "C" krill_status krill_cuda_cg_residual(krill_ctx *ctx, int64_t n, int k,
                                                krill_cg_state *s, const double *q, double *r,
                                                const double *dinv)
 {
-    const int blocks = krill_cuda_blocks(ctx, n);
-    cg_residual_kernel<false><<<blocks, KRILL_CUDA_THREADS, 0, krill_cuda_stream(ctx)>>>(
-        n, k, pc_mode, s, q, r, dinv, ctx->cuda->work);
+    const int64_t grid_items = n;
+    krill_cuda_launch(ctx, cg_residual_kernel<false>, grid_items, krill_cuda_stream(ctx), n, k,
+                      pc_mode, s, q, r, dinv, ctx->cuda->work);
     return krill_cuda_check_launch("cg_residual_kernel");
 }
 
@@ -307,9 +307,9 @@ extern "C" krill_status krill_cuda_cg_residual_sums(krill_ctx *ctx, int64_t n, i
                                                     const double *q, double *r,
                                                     const double *dinv)
 {
-    const int blocks = krill_cuda_blocks(ctx, n);
-    cg_residual_kernel<true><<<blocks, KRILL_CUDA_THREADS, 0, krill_cuda_stream(ctx)>>>(
-        n, k, pc_mode, s, q, r, dinv, ctx->cuda->work);
+    const int64_t grid_items = n;
+    krill_cuda_launch(ctx, cg_residual_kernel<true>, grid_items, krill_cuda_stream(ctx), n, k,
+                      pc_mode, s, q, r, dinv, ctx->cuda->work);
     return krill_cuda_check_launch("cg_residual_kernel (ranks)");
 }
 
@@ -323,13 +323,13 @@ extern "C" krill_status krill_cuda_cg_direction(krill_ctx *ctx, int64_t n, int k
                                                 const krill_cg_state *s, const double *src,
                                                 const double *dinv, double *x, double *p)
 {
-    const int blocks = krill_cuda_blocks(ctx, n);
+    const int64_t grid_items = n;
     if (ctx->repro != KRILL_REPRO_OFF)
-        cg_direction_kernel<true><<<blocks, KRILL_CUDA_THREADS, 0, krill_cuda_stream(ctx)>>>(
-            n, k, s, src, dinv, x, p);
+        krill_cuda_launch(ctx, cg_direction_kernel<true>, grid_items, krill_cuda_stream(ctx), n, k,
+                          s, src, dinv, x, p);
     else
-        cg_direction_kernel<false><<<blocks, KRILL_CUDA_THREADS, 0, krill_cuda_stream(ctx)>>>(
-            n, k, s, src, dinv, x, p);
+        krill_cuda_launch(ctx, cg_direction_kernel<false>, grid_items, krill_cuda_stream(ctx), n, k,
+                          s, src, dinv, x, p);
     return krill_cuda_check_launch("cg_direction_kernel");
 }
 
@@ -337,9 +337,9 @@ extern "C" krill_status krill_cuda_cg_residual_repro(krill_ctx *ctx, int64_t n,
                                                      krill_cg_state *s, double *q, double *r,
                                                      const double *dinv)
 {
-    const int blocks = krill_cuda_blocks(ctx, n);
-    cg_residual_repro_kernel<<<blocks, KRILL_CUDA_THREADS, 0, krill_cuda_stream(ctx)>>>(
-        n, s, q, r, dinv);
+    const int64_t grid_items = n;
+    krill_cuda_launch(ctx, cg_residual_repro_kernel, grid_items, krill_cuda_stream(ctx), n, s, q, r,
+                      dinv);
     return krill_cuda_check_launch("cg_residual_repro_kernel");
 }
 
@@ -355,8 +355,8 @@ extern "C" krill_status krill_cuda_gemv_n_repro(krill_ctx *ctx, int64_t n, int k
                                                 double beta, double *w)
 {
     if (n == 0) return KRILL_OK;
-    gemv_n_repro_kernel<<<krill_cuda_blocks(ctx, n), KRILL_CUDA_THREADS, 0,
-                          krill_cuda_stream(ctx)>>>(n, k, alpha, v, ldv, h, beta, w);
+    krill_cuda_launch(ctx, gemv_n_repro_kernel, n, krill_cuda_stream(ctx), n, k, alpha, v, ldv, h,
+                      beta, w);
     return krill_cuda_check_launch("gemv_n_repro_kernel");
 }
 
@@ -364,9 +364,9 @@ extern "C" krill_status krill_cuda_axpy_dot(krill_ctx *ctx, int64_t n, const dou
                                             const double *v, double *w, const double *u,
                                             double *result)
 {
-    const int blocks = krill_cuda_blocks(ctx, n);
-    axpy_dot_kernel<<<blocks, KRILL_CUDA_THREADS, 0, krill_cuda_stream(ctx)>>>(
-        n, coeff, v, w, u, result, ctx->cuda->work);
+    const int64_t grid_items = n;
+    krill_cuda_launch(ctx, axpy_dot_kernel, grid_items, krill_cuda_stream(ctx), n, coeff, v, w, u,
+                      result, ctx->cuda->work);
     return krill_cuda_check_launch("axpy_dot_kernel");
 }
 
@@ -374,17 +374,17 @@ extern "C" krill_status krill_cuda_pipecg_update(krill_ctx *ctx, int64_t n, int 
                                                  double alpha, double beta,
                                                  const krill_pipecg_vectors *v, double *sums)
 {
-    const int blocks = krill_cuda_blocks(ctx, n);
+    const int64_t grid_items = n;
     cudaStream_t stream = krill_cuda_stream(ctx);
     if (pc_mode == KRILL_CG_PC_NONE)
-        pipecg_update_kernel<KRILL_CG_PC_NONE><<<blocks, KRILL_CUDA_THREADS, 0, stream>>>(
-            n, alpha, beta, *v, sums, ctx->cuda->work);
+        krill_cuda_launch(ctx, pipecg_update_kernel<KRILL_CG_PC_NONE>, grid_items, stream, n, alpha,
+                          beta, *v, sums, ctx->cuda->work);
     else if (pc_mode == KRILL_CG_PC_DIAGONAL)
-        pipecg_update_kernel<KRILL_CG_PC_DIAGONAL><<<blocks, KRILL_CUDA_THREADS, 0, stream>>>(
-            n, alpha, beta, *v, sums, ctx->cuda->work);
+        krill_cuda_launch(ctx, pipecg_update_kernel<KRILL_CG_PC_DIAGONAL>, grid_items, stream, n,
+                          alpha, beta, *v, sums, ctx->cuda->work);
     else
-        pipecg_update_kernel<KRILL_CG_PC_GENERAL><<<blocks, KRILL_CUDA_THREADS, 0, stream>>>(
-            n, alpha, beta, *v, sums, ctx->cuda->work);
+        krill_cuda_launch(ctx, pipecg_update_kernel<KRILL_CG_PC_GENERAL>, grid_items, stream, n,
+                          alpha, beta, *v, sums, ctx->cuda->work);
     return krill_cuda_check_launch("pipecg_update_kernel");
 }
 

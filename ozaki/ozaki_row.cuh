@@ -282,8 +282,8 @@ krill_status krill_oz_spmv_launch(krill_ctx *ctx, const char *format, const V &v
     krill_status st = KRILL_OK;
     KRILL_TRY(krill_oz_spmv_fits(format, max_row_nnz));
     if (n_rows == 0) goto cleanup;
-    krill_oz_spmv_kernel<V><<<krill_cuda_blocks(ctx, n_rows), KRILL_CUDA_THREADS, 0,
-                              krill_cuda_stream(ctx)>>>(v, n_rows, alpha, x, beta, y);
+    krill_cuda_launch(ctx, krill_oz_spmv_kernel<V>, n_rows, krill_cuda_stream(ctx), v, n_rows,
+                      alpha, x, beta, y);
     KRILL_TRY(krill_cuda_check_launch("krill_oz_spmv_kernel"));
 cleanup:
     return st;
@@ -294,8 +294,8 @@ krill_status krill_oz_spmv_range_launch_lanes(krill_ctx *ctx, const V &v, int64_
                                               double alpha, const double *x, double beta,
                                               double *y)
 {
-    krill_oz_spmv_range_kernel<L, V><<<krill_cuda_blocks(ctx, n_rows * L), KRILL_CUDA_THREADS, 0,
-                                       krill_cuda_stream(ctx)>>>(v, n_rows, alpha, x, beta, y);
+    krill_cuda_launch(ctx, krill_oz_spmv_range_kernel<L, V>, n_rows * L, krill_cuda_stream(ctx), v,
+                      n_rows, alpha, x, beta, y);
     return krill_cuda_check_launch("krill_oz_spmv_range_kernel");
 }
 

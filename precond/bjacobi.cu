@@ -75,8 +75,8 @@ template <int L>
 krill_status launch_apply_repro(krill_ctx *ctx, int64_t n, int b, const double *binv,
                                 const double *r, double *z)
 {
-    bjacobi_apply_repro_kernel<L><<<krill_cuda_blocks(ctx, n * L), KRILL_CUDA_THREADS, 0,
-                                    krill_cuda_stream(ctx)>>>(n, b, binv, r, z);
+    krill_cuda_launch(ctx, bjacobi_apply_repro_kernel<L>, n * L, krill_cuda_stream(ctx), n, b, binv,
+                      r, z);
     return krill_cuda_check_launch("bjacobi_apply_repro_kernel");
 }
 
@@ -87,8 +87,7 @@ extern "C" krill_status krill_bjacobi_cuda_apply(krill_ctx *ctx, int64_t n, int 
                                                  double *z)
 {
     if (n == 0) return KRILL_OK;
-    bjacobi_apply_kernel<<<krill_cuda_blocks(ctx, n), KRILL_CUDA_THREADS, 0,
-                           krill_cuda_stream(ctx)>>>(n, b, binv, r, z);
+    krill_cuda_launch(ctx, bjacobi_apply_kernel, n, krill_cuda_stream(ctx), n, b, binv, r, z);
     return krill_cuda_check_launch("bjacobi_apply_kernel");
 }
 

@@ -974,10 +974,9 @@ cleanup:
 template <bool UPPER>
 krill_status pack(krill_ctx *ctx, const ilu_gpu *g, const tri_gpu *t)
 {
-    pack_kernel<UPPER><<<krill_cuda_blocks(ctx, t->n_groups), ILU_BLOCK, 0,
-                         krill_cuda_stream(ctx)>>>(
-        g->n, t->n_groups, t->rows, g->row_ptr, g->col, g->diag, g->val, t->group_start,
-        t->order, t->ptr, t->val, t->inv_diag, t->intra);
+    krill_cuda_launch(ctx, pack_kernel<UPPER>, t->n_groups, krill_cuda_stream(ctx), g->n,
+                      t->n_groups, t->rows, g->row_ptr, g->col, g->diag, g->val, t->group_start,
+                      t->order, t->ptr, t->val, t->inv_diag, t->intra);
     return krill_cuda_check_launch(UPPER ? "ilu factors into solve order, backward (pack_kernel)"
                                          : "ilu factors into solve order, forward (pack_kernel)");
 }
@@ -1127,8 +1126,8 @@ extern "C" krill_status krill_ilu_cuda_apply(krill_ctx *ctx, const void *dev, co
         level_tri bwd = {up->n_levels, up->level_ptr, up->level_pos, up->level_mode, up->ptr,
                          up->col, up->val, up->inv_diag, up->intra, up->x, up->x, up->order, z,
                          g->barrier, {0}};
-        gather_kernel<<<krill_cuda_blocks(ctx, g->n), ILU_BLOCK, 0, krill_cuda_stream(ctx)>>>(
-            g->n, lo->order, r, lo->x);
+        krill_cuda_launch(ctx, gather_kernel, g->n, krill_cuda_stream(ctx), g->n, lo->order, r,
+                          lo->x);
         KRILL_TRY(krill_cuda_check_launch("ilu right-hand side into solve order (gather_kernel)"));
         memcpy(fwd.base, g->counted, sizeof fwd.base);
         KRILL_TRY(g->ic ? level_solve<false>(ctx, lo->rows, lo->lanes, 0, NULL, &fwd, lo->grid,

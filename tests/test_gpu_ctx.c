@@ -1,11 +1,13 @@
 /* The CUDA context and device memory: creation and description, bad device ids, injected
  * allocation faults at every step of context creation, device out-of-memory messages
  * (bytes asked and free), the context staying usable after them, copies in every
- * direction, and the reduction workspace's counter left at zero. Needs a GPU (else 77). */
+ * direction, the reduction workspace's counter left at zero, and the table of resident
+ * blocks per kernel that sizes the grids. Needs a GPU (else 77). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/core_impl.h"
+#include "core/cuda_impl.h"
 #include "testutil.h"
 
 /* Context creation with the k-th allocation failing, for every k until it succeeds: each
@@ -133,6 +135,29 @@ static void workspace_counter(krill_ctx *ctx)
     free(host);
 }
 
+/* After the dot and norm kernels ran (workspace_counter): each kernel is in the table once,
+ * with 1 to max_threads_per_sm / KRILL_CUDA_THREADS blocks; a lookup returns the stored
+ * count; an address that is no kernel gets the thread limit's count and leaves no error. */
+static void resident_blocks(krill_ctx *ctx)
+{
+    const int most = ctx->cuda->max_threads_per_sm / KRILL_CUDA_THREADS;
+    int entries = 0;
+    for (int i = 0; i < KRILL_CUDA_RESIDENT_SLOTS; i++) {
+        const void *k = ctx->cuda->resident[i].kernel;
+        if (!k) continue;
+        entries++;
+        CHECK(ctx->cuda->resident[i].blocks >= 1 && ctx->cuda->resident[i].blocks <= most);
+        CHECK(krill_cuda_resident_blocks(ctx->cuda, k) == ctx->cuda->resident[i].blocks);
+        for (int j = i + 1; j < KRILL_CUDA_RESIDENT_SLOTS; j++)
+            CHECK(ctx->cuda->resident[j].kernel != k);
+    }
+    CHECK(entries >= 2);   /* dot and nrm2 at least */
+    static const int not_a_kernel = 0;
+    CHECK(krill_cuda_resident_blocks(ctx->cuda, &not_a_kernel) == most);
+    CHECK_OK(krill_cuda_check_launch("after the occupancy query of a non-kernel"));
+    CHECK_OK(krill_ctx_sync(ctx));
+}
+
 int main(void)
 {
     krill_ctx *ctx = tu_gpu_ctx_or_skip();
@@ -169,6 +194,7 @@ int main(void)
     round_trips(ctx);
     out_of_memory(ctx);
     workspace_counter(ctx);
+    resident_blocks(ctx);
     fault_during_creation();
 
     krill_ctx_destroy(&ctx);
