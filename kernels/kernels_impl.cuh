@@ -60,9 +60,10 @@ static inline cudaStream_t krill_cuda_stream(const krill_ctx *ctx)
  * kernel on the device and at most KRILL_REDUCE_MAX_BLOCKS, at least 1. A wave is what the
  * multiprocessors hold of this kernel, not of a 32-register one: a grid of 8 blocks an SM
  * for a kernel that keeps 6 (40 registers a thread) ran in two waves, the second a third
- * full, and CG's fused SpMV and dot took 1.34x the time of the SpMV and a separate dot
- * (H200, poisson3d:200). Depends only on `items`, the kernel and the device, so grid sums
- * over the result are the same run to run. */
+ * full: CG's fused SpMV and dot (csr_rows_kernel<2, int, true>, 40 registers) took 0.353 ms
+ * on poisson3d:200 where it takes 0.256-0.261 now, and CG + Jacobi's iteration went from
+ * 0.530 to 0.431-0.433 ms (H200, doc/benchmarks.md). Depends only on `items`, the kernel
+ * and the device, so grid sums over the result are the same run to run. */
 template <typename... Args>
 static inline int krill_cuda_blocks(const krill_ctx *ctx, void (*kernel)(Args...), int64_t items)
 {
