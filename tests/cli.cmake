@@ -260,3 +260,25 @@ endforeach()
 add_test(NAME cli_convert COMMAND bash ${KRILL_CLI_DIR}/convert.sh $<TARGET_FILE:krill_cli>
          ${KRILL_TESTDATA_LOCAL_DIR}/mtx)
 set_tests_properties(cli_convert PROPERTIES LABELS cli ENVIRONMENT "${KRILL_CLI_ENV}")
+
+# bench/ab_solve.py (two builds against each other): the same binary twice gives a table with
+# the reproducible case's bits equal; a binary that cannot run is a failed run and exit 1
+find_package(Python3 COMPONENTS Interpreter QUIET)
+if(Python3_Interpreter_FOUND)
+  foreach(ab ab_solve_same ab_solve_missing)
+    if(ab STREQUAL "ab_solve_same")
+      set(ab_old $<TARGET_FILE:krill_cli>)
+      set(ab_exit 0)
+      set(ab_out "^\\| poisson3d:8 cg jacobi csr --repro \\| [0-9.]+ / [0-9.]+ \\| [0-9.]+ / [0-9.]+ \\| [0-9.]+ \\| yes \\|$")
+    else()
+      set(ab_old ${CMAKE_CURRENT_BINARY_DIR}/no-such-krill)
+      set(ab_exit 1)
+      set(ab_out "^FAILED: round 1, old: cannot run .*no-such-krill")
+    endif()
+    add_test(NAME cli_${ab} COMMAND sh ${KRILL_CLI_DIR}/run_case.sh ${ab_exit} "${ab_out}" ""
+             -- ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/bench/ab_solve.py --old ${ab_old}
+             --new $<TARGET_FILE:krill_cli> --device cpu --rounds 2 --runs 1 --maxit 4
+             --case "poisson3d:8 cg jacobi csr --repro" --case "convdiff3d:6 gmres none csr")
+    set_tests_properties(cli_${ab} PROPERTIES LABELS cli ENVIRONMENT "${KRILL_CLI_ENV}")
+  endforeach()
+endif()
