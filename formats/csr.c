@@ -212,8 +212,8 @@ static krill_status csr_spmv_dot(krill_ctx *ctx, const void *impl, const double 
 static void csr_row_terms(const void *impl, int64_t i, const double *x, krill_row_sink *sink)
 {
     const krill_csr *a = &((const csr_cpu *)impl)->a;
-    for (int64_t p = a->row_ptr[i]; p < a->row_ptr[i + 1]; p++)
-        krill_row_sink_term(sink, a->val[p], x[a->col[p]]);
+    const int64_t p = a->row_ptr[i];
+    krill_row_sink_span(sink, a->val + p, a->col + p, a->row_ptr[i + 1] - p, x);
 }
 
 static krill_status csr_spmv_repro(krill_ctx *ctx, const void *impl, double alpha,

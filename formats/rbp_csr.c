@@ -81,11 +81,13 @@ static void rbp_csr_row_terms(const void *impl, int64_t i, const double *x,
 {
     const krill_rbp_host *h = &((const rbp_csr_cpu *)impl)->h;
     int64_t v = h->val_ptr[i];
-    for (int64_t c = h->col_ptr[i]; c < h->col_ptr[i + 1]; c += 2)
-        for (int64_t j = h->comp_col[c]; j <= h->comp_col[c + 1]; j++)
-            krill_row_sink_term(sink, h->comp_val[v++], x[j]);
-    for (int64_t q = h->row_ptr[i]; q < h->row_ptr[i + 1]; q++)
-        krill_row_sink_term(sink, h->non_val[q], x[h->non_col[q]]);
+    for (int64_t c = h->col_ptr[i]; c < h->col_ptr[i + 1]; c += 2) {   /* a run: x contiguous */
+        const int64_t len = (int64_t)h->comp_col[c + 1] - h->comp_col[c] + 1;
+        krill_row_sink_span(sink, h->comp_val + v, NULL, len, x + h->comp_col[c]);
+        v += len;
+    }
+    krill_row_sink_span(sink, h->non_val + h->row_ptr[i], h->non_col + h->row_ptr[i],
+                        h->row_ptr[i + 1] - h->row_ptr[i], x);
 }
 
 static krill_status rbp_csr_spmv_repro(krill_ctx *ctx, const void *impl, double alpha,

@@ -256,8 +256,8 @@ static void rbp_ell_row_terms(const void *impl, int64_t i, const double *x,
         for (int64_t k = first; k <= last; k++)
             krill_row_sink_term(sink, e->val[(j++) * n + i], x[k]);
     }
-    for (int64_t q = e->row_ptr[i]; q < e->row_ptr[i + 1]; q++)
-        krill_row_sink_term(sink, e->non_val[q], x[e->non_col[q]]);
+    krill_row_sink_span(sink, e->non_val + e->row_ptr[i], e->non_col + e->row_ptr[i],
+                        e->row_ptr[i + 1] - e->row_ptr[i], x);
 }
 
 static krill_status rbp_ell_spmv_repro(krill_ctx *ctx, const void *impl, double alpha,
