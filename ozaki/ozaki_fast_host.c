@@ -47,6 +47,26 @@ void krill_oz_fast_rows(krill_oz_fast *f, const double *x, const double *y, int6
     if (krill_oz_fast_host_fma()) krill_oz_fast_rows_fma(f, x, y, lo, hi);
     else krill_oz_fast_rows_generic(f, x, y, lo, hi);
 }
+
+void krill_oz_fast_rows_unguarded(krill_oz_fast *f, const double *x, const double *y,
+                                  int64_t lo, int64_t hi)
+{
+#ifdef KRILL_HAVE_AVX2_VARIANT
+    if (krill_oz_fast_host_avx2()) krill_oz_fast_rows_unguarded_avx2(f, x, y, lo, hi);
+    else
+#endif
+    if (krill_oz_fast_host_fma()) krill_oz_fast_rows_unguarded_fma(f, x, y, lo, hi);
+    else krill_oz_fast_rows_unguarded_generic(f, x, y, lo, hi);
+}
+
+void krill_oz_range_rows(krill_oz_range *r, const double *x, int64_t lo, int64_t hi)
+{
+#ifdef KRILL_HAVE_AVX2_VARIANT
+    if (krill_oz_fast_host_avx2()) krill_oz_range_rows_avx2(r, x, lo, hi);
+    else
+#endif
+        krill_oz_range_rows_generic(r, x, lo, hi);
+}
 #else
 int krill_oz_fast_host_fma(void) { return 0; }
 
@@ -67,5 +87,16 @@ void krill_oz_fast_rows(krill_oz_fast *f, const double *x, const double *y, int6
                         int64_t hi)
 {
     krill_oz_fast_rows_generic(f, x, y, lo, hi);
+}
+
+void krill_oz_fast_rows_unguarded(krill_oz_fast *f, const double *x, const double *y,
+                                  int64_t lo, int64_t hi)
+{
+    krill_oz_fast_rows_unguarded_generic(f, x, y, lo, hi);
+}
+
+void krill_oz_range_rows(krill_oz_range *r, const double *x, int64_t lo, int64_t hi)
+{
+    krill_oz_range_rows_generic(r, x, lo, hi);
 }
 #endif

@@ -37,6 +37,42 @@ static inline void krill_oz_fast4_set(krill_oz_fast4 *v, int l, const krill_oz_f
     v->ok[l] = g->ok;
 }
 
+/* The range of a vector's elements, as the GPU's fast kernels keep it (ozaki_dev.cuh's
+ * oz_range, whose rules these are): key(v) = the high 32 bits of |v|, with bit 0 set when
+ * the low 32 bits are not zero (key 0 iff v = 0; the exponent field is key >> 20); max the
+ * largest key, min1 the smallest key - 1 (a zero wraps to 0xffffffff: it counts only when
+ * every element is zero). */
+typedef struct krill_oz_range {
+    uint32_t max, min1;
+} krill_oz_range;
+
+static inline void krill_oz_range_init(krill_oz_range *r)
+{
+    r->max = 0u;
+    r->min1 = 0xffffffffu;
+}
+
+static inline void krill_oz_range_merge(krill_oz_range *r, const krill_oz_range *g)
+{
+    if (g->max > r->max) r->max = g->max;
+    if (g->min1 < r->min1) r->min1 = g->min1;
+}
+
+/* The fast path's guard (krill_oz_fast_guard) for every term x_i y_i at once from the ranges
+ * of x and y: every nonzero element normal with exponent at most 400, and, when both have
+ * nonzeros, the least exponents Ex + Ey >= -800 (every product of nonzero elements is then
+ * at least 2^-800). Stricter than the guard term by term (the least elements need not meet),
+ * never looser: a sum it refuses takes the exact path, which gives the same bits. */
+static inline int krill_oz_range_ok(const krill_oz_range *x, const krill_oz_range *y)
+{
+    const uint32_t lo = 1u << 20, hi = (1023u + 401u) << 20;
+    const int xz = x->max == 0u, yz = y->max == 0u;
+    const int xin = xz || (x->max < hi && x->min1 + 1u >= lo);
+    const int yin = yz || (y->max < hi && y->min1 + 1u >= lo);
+    const int e = (int)((x->min1 + 1u) >> 20) + (int)((y->min1 + 1u) >> 20) - 2 * 1023;
+    return xin && yin && (xz || yz || e >= -800);
+}
+
 /* f <- f + sum_k a[k] x[k], k < n, in order */
 void krill_oz_fast_terms(krill_oz_fast *f, const double *a, const double *x, int n);
 /* f[l] <- f[l] + sum_k a[l][k] x[l][k], k < n[l], in order, l < 4: four rows at once (a
@@ -46,6 +82,12 @@ void krill_oz_fast_terms4(krill_oz_fast *f, const double *const *a, const double
 /* f <- f + sum_i x_i y_i, lo <= i < hi */
 void krill_oz_fast_rows(krill_oz_fast *f, const double *x, const double *y, int64_t lo,
                         int64_t hi);
+/* krill_oz_fast_rows without the guard term by term: the caller establishes it for all the
+ * terms from the ranges (krill_oz_range_ok) and clears f->ok where it fails */
+void krill_oz_fast_rows_unguarded(krill_oz_fast *f, const double *x, const double *y,
+                                  int64_t lo, int64_t hi);
+/* r <- r merged with the range of x[lo .. hi) */
+void krill_oz_range_rows(krill_oz_range *r, const double *x, int64_t lo, int64_t hi);
 
 /* The loops without the FMA variant (tests compare the two), and whether the FMA variant
  * runs on this host. */
@@ -54,6 +96,9 @@ void krill_oz_fast_terms4_generic(krill_oz_fast *f, const double *const *a,
                                   const double *const *x, const int *n);
 void krill_oz_fast_rows_generic(krill_oz_fast *f, const double *x, const double *y,
                                 int64_t lo, int64_t hi);
+void krill_oz_fast_rows_unguarded_generic(krill_oz_fast *f, const double *x, const double *y,
+                                          int64_t lo, int64_t hi);
+void krill_oz_range_rows_generic(krill_oz_range *r, const double *x, int64_t lo, int64_t hi);
 int krill_oz_fast_host_fma(void);
 
 /* The variants' loops, defined only in the builds that have them (ozaki_fast_fma.c: -mfma;
@@ -63,11 +108,17 @@ void krill_oz_fast_terms4_fma(krill_oz_fast *f, const double *const *a,
                               const double *const *x, const int *n);
 void krill_oz_fast_rows_fma(krill_oz_fast *f, const double *x, const double *y, int64_t lo,
                             int64_t hi);
+void krill_oz_fast_rows_unguarded_fma(krill_oz_fast *f, const double *x, const double *y,
+                                      int64_t lo, int64_t hi);
+void krill_oz_range_rows_fma(krill_oz_range *r, const double *x, int64_t lo, int64_t hi);
 void krill_oz_fast_terms_avx2(krill_oz_fast *f, const double *a, const double *x, int n);
 void krill_oz_fast_terms4_avx2(krill_oz_fast *f, const double *const *a,
                                const double *const *x, const int *n);
 void krill_oz_fast_rows_avx2(krill_oz_fast *f, const double *x, const double *y, int64_t lo,
                              int64_t hi);
+void krill_oz_fast_rows_unguarded_avx2(krill_oz_fast *f, const double *x, const double *y,
+                                       int64_t lo, int64_t hi);
+void krill_oz_range_rows_avx2(krill_oz_range *r, const double *x, int64_t lo, int64_t hi);
 /* whether krill_oz_fast_terms4 runs its AVX2 build (four rows a vector) on this host */
 int krill_oz_fast_host_avx2(void);
 

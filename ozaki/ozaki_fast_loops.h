@@ -49,9 +49,12 @@ void KRILL_OZ_LOOP(krill_oz_fast_terms4)(krill_oz_fast *f, const double *const *
  * sums (lane l takes the rows lo + l + KRILL_OZ_FAST_LANES r), so that the additions of
  * different lanes overlap instead of waiting on one chain, then merged in lane order (the
  * bound holds for any merge tree). The lanes' states live side by side in arrays, so that
- * the AVX2 build runs the four lanes as one vector (contiguous loads: x[i .. i + 3]). */
-void KRILL_OZ_LOOP(krill_oz_fast_rows)(krill_oz_fast *f, const double *x, const double *y,
-                                       int64_t lo, int64_t hi)
+ * the AVX2 build runs the four lanes as one vector (contiguous loads: x[i .. i + 3]).
+ * guarded: each term through krill_oz_fast_add (its guard's integer steps, about as many as
+ * the sum's own operations on the host); else krill_oz_fast_sum and the count, the caller
+ * having the guard from the vectors' ranges. A constant after inlining. */
+static inline void krill_oz_rows_body(krill_oz_fast *f, const double *x, const double *y,
+                                      int64_t lo, int64_t hi, const int guarded)
 {
     krill_oz_fast4 v;
     krill_oz_fast g;
@@ -62,14 +65,58 @@ void KRILL_OZ_LOOP(krill_oz_fast_rows)(krill_oz_fast *f, const double *x, const 
 #pragma GCC unroll 4
         for (int l = 0; l < KRILL_OZ_FAST_LANES; l++) {
             g = krill_oz_fast4_get(&v, l);
-            krill_oz_fast_add(&g, x[i + l], y[i + l]);
+            if (guarded) {
+                krill_oz_fast_add(&g, x[i + l], y[i + l]);
+            } else {
+                krill_oz_fast_sum(&g, x[i + l], y[i + l]);
+                g.m += 2;
+            }
             krill_oz_fast4_set(&v, l, &g);
         }
     }
     for (int l = 0; l < KRILL_OZ_FAST_LANES; l++) {
         g = krill_oz_fast4_get(&v, l);
         if (l == 0)
-            for (; i < hi; i++) krill_oz_fast_add(&g, x[i], y[i]);
+            for (; i < hi; i++) {
+                if (guarded) {
+                    krill_oz_fast_add(&g, x[i], y[i]);
+                } else {
+                    krill_oz_fast_sum(&g, x[i], y[i]);
+                    g.m += 2;
+                }
+            }
         krill_oz_fast_merge(f, &g);
     }
+}
+
+void KRILL_OZ_LOOP(krill_oz_fast_rows)(krill_oz_fast *f, const double *x, const double *y,
+                                       int64_t lo, int64_t hi)
+{
+    krill_oz_rows_body(f, x, y, lo, hi, 1);
+}
+
+#ifndef KRILL_OZ_OWN_UNGUARDED   /* ozaki_fast_avx2.c writes its own with vector types */
+void KRILL_OZ_LOOP(krill_oz_fast_rows_unguarded)(krill_oz_fast *f, const double *x,
+                                                 const double *y, int64_t lo, int64_t hi)
+{
+    krill_oz_rows_body(f, x, y, lo, hi, 0);
+}
+#endif
+
+/* r <- r merged with the range of x[lo .. hi): the largest key and the smallest key - 1
+ * (krill_oz_range), 32-bit integer steps that vectorize */
+void KRILL_OZ_LOOP(krill_oz_range_rows)(krill_oz_range *r, const double *x, int64_t lo,
+                                        int64_t hi)
+{
+    uint32_t mx = r->max, mn = r->min1;
+    for (int64_t i = lo; i < hi; i++) {
+        uint64_t b;
+        memcpy(&b, &x[i], sizeof b);
+        const uint32_t key = ((uint32_t)(b >> 32) & 0x7fffffffu) | (uint32_t)((uint32_t)b != 0u);
+        const uint32_t k1 = key - 1u;
+        mx = key > mx ? key : mx;
+        mn = k1 < mn ? k1 : mn;
+    }
+    r->max = mx;
+    r->min1 = mn;
 }

@@ -486,7 +486,7 @@ static int same_state(const krill_oz_fast *f, const krill_oz_fast *g)
 static void test_fast_loops(void)
 {
     double a[MAX_LEN], x[MAX_LEN];
-    int same = 0, rows = 0;
+    int same = 0, rows = 0, unguarded_same = 0, guarded_same = 0, guarded_checked = 0;
     printf("fast-path loops: %s\n", krill_oz_fast_host_fma()
                                         ? "the FMA variant runs on this host"
                                         : "no FMA variant on this host (generic against itself)");
@@ -506,9 +506,33 @@ static void test_fast_loops(void)
         krill_oz_fast_rows_generic(&k, a, x, 0, n);
         same += same_state(&f, &g) && same_state(&h, &k);
         rows++;
+        /* without the guard: the dispatched loop (the AVX2 one written with vector types)
+         * against the generic; and against the guarded loop where every term passes the
+         * guard (the guard only clears ok) */
+        {
+            krill_oz_fast u, v;
+            krill_oz_range ra, rx;
+            krill_oz_fast_init(&u);
+            krill_oz_fast_init(&v);
+            krill_oz_fast_rows_unguarded(&u, a, x, 0, n);
+            krill_oz_fast_rows_unguarded_generic(&v, a, x, 0, n);
+            krill_oz_range_init(&ra);
+            krill_oz_range_init(&rx);
+            krill_oz_range_rows(&ra, a, 0, n);
+            krill_oz_range_rows(&rx, x, 0, n);
+            unguarded_same += same_state(&u, &v);
+            if (krill_oz_range_ok(&ra, &rx)) {
+                guarded_checked++;
+                guarded_same += same_state(&u, &h) && h.ok;
+            }
+        }
     }
-    printf("fast-path loops: %d of %d rows the same state\n", same, rows);
+    printf("fast-path loops: %d of %d rows the same state; unguarded %d of %d, and as the "
+           "guarded loop on %d of %d rows whose ranges pass\n", same, rows, unguarded_same,
+           rows, guarded_same, guarded_checked);
     CHECK(same == rows);
+    CHECK(unguarded_same == rows);
+    CHECK(guarded_checked > rows / 2 && guarded_same == guarded_checked);
 }
 
 /* krill_oz_fast_terms4 (dispatched and generic): four rows at once leave each row the state
