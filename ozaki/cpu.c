@@ -100,7 +100,6 @@ void krill_ozaki_cpu_stats(krill_ctx *ctx, int64_t n, int k, const double *V, in
  * AVX2 build) a dot's rows took 1.80 ns a term with the guard term by term, 0.90 without it
  * (the loop of ozaki_fast_avx2.c), and 1.39 with the two ranges a tile of 1024 rows; 64-row
  * tiles cost 1.88 (the lanes' merges and the calls per tile). doc/reproducible.md. */
-#define RANGE_ROWS CPU_TILE
 void krill_ozaki_cpu_fast(krill_ctx *ctx, int64_t n, int k, const double *V, int64_t ldv,
                          const double *w, krill_oz_fast *sum)
 {
@@ -111,8 +110,8 @@ void krill_ozaki_cpu_fast(krill_ctx *ctx, int64_t n, int k, const double *V, int
         krill_oz_fast f[KRILL_OZ_KMAX];
         chunk(n, omp_get_thread_num(), omp_get_num_threads(), &lo, &hi);
         for (int j = 0; j < k; j++) krill_oz_fast_init(&f[j]);
-        for (int64_t t0 = lo; t0 < hi; t0 += RANGE_ROWS) {
-            const int64_t t1 = hi - t0 < RANGE_ROWS ? hi : t0 + RANGE_ROWS;
+        for (int64_t t0 = lo; t0 < hi; t0 += CPU_TILE) {
+            const int64_t t1 = hi - t0 < CPU_TILE ? hi : t0 + CPU_TILE;
             krill_oz_range rw;
             krill_oz_range_init(&rw);
             krill_oz_range_rows(&rw, w, t0, t1);

@@ -3,6 +3,7 @@
 #include "ozaki/ozaki_fast_host.h"
 
 #define KRILL_OZ_LOOP(name) name##_generic
+#define KRILL_OZ_GUARDED_ROWS
 #include "ozaki/ozaki_fast_loops.h"
 
 #ifdef KRILL_HAVE_FMA_VARIANT
@@ -35,17 +36,6 @@ void krill_oz_fast_terms4(krill_oz_fast *f, const double *const *a, const double
     else
 #endif
         for (int l = 0; l < 4; l++) krill_oz_fast_terms(&f[l], a[l], x[l], n[l]);
-}
-
-void krill_oz_fast_rows(krill_oz_fast *f, const double *x, const double *y, int64_t lo,
-                        int64_t hi)
-{
-#ifdef KRILL_HAVE_AVX2_VARIANT
-    if (krill_oz_fast_host_avx2()) krill_oz_fast_rows_avx2(f, x, y, lo, hi);
-    else
-#endif
-    if (krill_oz_fast_host_fma()) krill_oz_fast_rows_fma(f, x, y, lo, hi);
-    else krill_oz_fast_rows_generic(f, x, y, lo, hi);
 }
 
 void krill_oz_fast_rows_unguarded(krill_oz_fast *f, const double *x, const double *y,
@@ -81,12 +71,6 @@ void krill_oz_fast_terms4(krill_oz_fast *f, const double *const *a, const double
                           const int *n)
 {
     for (int l = 0; l < 4; l++) krill_oz_fast_terms_generic(&f[l], a[l], x[l], n[l]);
-}
-
-void krill_oz_fast_rows(krill_oz_fast *f, const double *x, const double *y, int64_t lo,
-                        int64_t hi)
-{
-    krill_oz_fast_rows_generic(f, x, y, lo, hi);
 }
 
 void krill_oz_fast_rows_unguarded(krill_oz_fast *f, const double *x, const double *y,

@@ -8,7 +8,7 @@
 
 #include "ozaki/ozaki_row.h"
 
-/* independent compensated sums per thread in krill_oz_fast_rows (a krill_oz_fast4) */
+/* independent compensated sums per thread in krill_oz_fast_rows_unguarded (a krill_oz_fast4) */
 #define KRILL_OZ_FAST_LANES 4
 
 /* Four compensated sums side by side, one array per field: the loops' working state, which
@@ -18,7 +18,7 @@ typedef struct krill_oz_fast4 {
     int64_t m[4];
     int ok[4];
 } krill_oz_fast4;
-_Static_assert(KRILL_OZ_FAST_LANES == 4, "krill_oz_fast_rows keeps its lanes in a krill_oz_fast4");
+_Static_assert(KRILL_OZ_FAST_LANES == 4, "the rows loops keep their lanes in a krill_oz_fast4");
 
 static inline krill_oz_fast krill_oz_fast4_get(const krill_oz_fast4 *v, int l)
 {
@@ -79,11 +79,9 @@ void krill_oz_fast_terms(krill_oz_fast *f, const double *a, const double *x, int
  * vector of four on hosts with AVX2), the same states as four krill_oz_fast_terms */
 void krill_oz_fast_terms4(krill_oz_fast *f, const double *const *a, const double *const *x,
                           const int *n);
-/* f <- f + sum_i x_i y_i, lo <= i < hi */
-void krill_oz_fast_rows(krill_oz_fast *f, const double *x, const double *y, int64_t lo,
-                        int64_t hi);
-/* krill_oz_fast_rows without the guard term by term: the caller establishes it for all the
- * terms from the ranges (krill_oz_range_ok) and clears f->ok where it fails */
+/* f <- f + sum_i x_i y_i, lo <= i < hi, without the guard term by term: the caller
+ * establishes it for all the terms from the ranges (krill_oz_range_ok) and clears f->ok
+ * where it fails (krill_ozaki_cpu_fast) */
 void krill_oz_fast_rows_unguarded(krill_oz_fast *f, const double *x, const double *y,
                                   int64_t lo, int64_t hi);
 /* r <- r merged with the range of x[lo .. hi) */
@@ -94,6 +92,8 @@ void krill_oz_range_rows(krill_oz_range *r, const double *x, int64_t lo, int64_t
 void krill_oz_fast_terms_generic(krill_oz_fast *f, const double *a, const double *x, int n);
 void krill_oz_fast_terms4_generic(krill_oz_fast *f, const double *const *a,
                                   const double *const *x, const int *n);
+/* the same with the guard term by term, lanes as the unguarded loop's (generic build only:
+ * test_ozaki_row's reference) */
 void krill_oz_fast_rows_generic(krill_oz_fast *f, const double *x, const double *y,
                                 int64_t lo, int64_t hi);
 void krill_oz_fast_rows_unguarded_generic(krill_oz_fast *f, const double *x, const double *y,
@@ -106,16 +106,12 @@ int krill_oz_fast_host_fma(void);
 void krill_oz_fast_terms_fma(krill_oz_fast *f, const double *a, const double *x, int n);
 void krill_oz_fast_terms4_fma(krill_oz_fast *f, const double *const *a,
                               const double *const *x, const int *n);
-void krill_oz_fast_rows_fma(krill_oz_fast *f, const double *x, const double *y, int64_t lo,
-                            int64_t hi);
 void krill_oz_fast_rows_unguarded_fma(krill_oz_fast *f, const double *x, const double *y,
                                       int64_t lo, int64_t hi);
 void krill_oz_range_rows_fma(krill_oz_range *r, const double *x, int64_t lo, int64_t hi);
 void krill_oz_fast_terms_avx2(krill_oz_fast *f, const double *a, const double *x, int n);
 void krill_oz_fast_terms4_avx2(krill_oz_fast *f, const double *const *a,
                                const double *const *x, const int *n);
-void krill_oz_fast_rows_avx2(krill_oz_fast *f, const double *x, const double *y, int64_t lo,
-                             int64_t hi);
 void krill_oz_fast_rows_unguarded_avx2(krill_oz_fast *f, const double *x, const double *y,
                                        int64_t lo, int64_t hi);
 void krill_oz_range_rows_avx2(krill_oz_range *r, const double *x, int64_t lo, int64_t hi);

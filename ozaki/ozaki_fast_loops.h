@@ -89,11 +89,13 @@ static inline void krill_oz_rows_body(krill_oz_fast *f, const double *x, const d
     }
 }
 
+#ifdef KRILL_OZ_GUARDED_ROWS   /* ozaki_fast_host.c: the guarded loop, test_ozaki_row's reference */
 void KRILL_OZ_LOOP(krill_oz_fast_rows)(krill_oz_fast *f, const double *x, const double *y,
                                        int64_t lo, int64_t hi)
 {
     krill_oz_rows_body(f, x, y, lo, hi, 1);
 }
+#endif
 
 #ifndef KRILL_OZ_OWN_UNGUARDED   /* ozaki_fast_avx2.c writes its own with vector types */
 void KRILL_OZ_LOOP(krill_oz_fast_rows_unguarded)(krill_oz_fast *f, const double *x,

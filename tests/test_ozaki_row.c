@@ -480,9 +480,11 @@ static int same_state(const krill_oz_fast *f, const krill_oz_fast *g)
            f->ok == g->ok;
 }
 
-/* krill_oz_fast_terms / _rows as dispatched (the -mfma variant where the host has the
- * instruction) leave the state of the generic loops, bit for bit, on rows of every length
- * up to MAX_LEN and range phi 0 to 8, a term the guard refuses included */
+/* krill_oz_fast_terms and krill_oz_fast_rows_unguarded as dispatched (the -mfma and AVX2
+ * variants where the host has the instructions) leave the state of the generic loops, bit
+ * for bit, on rows of every length up to MAX_LEN and range phi 0 to 8, a term the guard
+ * refuses included; the unguarded rows equal the guarded generic loop wherever the ranges
+ * pass */
 static void test_fast_loops(void)
 {
     double a[MAX_LEN], x[MAX_LEN];
@@ -492,19 +494,17 @@ static void test_fast_loops(void)
                                         : "no FMA variant on this host (generic against itself)");
     for (int r = 0; r < 2000; r++) {
         const int n = 1 + (int)((r * 7919u) % MAX_LEN);
-        krill_oz_fast f, g, h, k;
+        krill_oz_fast f, g, h;
         oz_ref_phi_vector(a, n, (double)(r % 9), 91000u + (uint64_t)r);
         oz_ref_phi_vector(x, n, (double)(r % 5), 92000u + (uint64_t)r);
         if (r % 97 == 0) a[r % n] = 1e-300;
         krill_oz_fast_init(&f);
         krill_oz_fast_init(&g);
         krill_oz_fast_init(&h);
-        krill_oz_fast_init(&k);
         krill_oz_fast_terms(&f, a, x, n);
         krill_oz_fast_terms_generic(&g, a, x, n);
-        krill_oz_fast_rows(&h, a, x, 0, n);
-        krill_oz_fast_rows_generic(&k, a, x, 0, n);
-        same += same_state(&f, &g) && same_state(&h, &k);
+        krill_oz_fast_rows_generic(&h, a, x, 0, n);   /* guarded: the reference below */
+        same += same_state(&f, &g);
         rows++;
         /* without the guard: the dispatched loop (the AVX2 one written with vector types)
          * against the generic; and against the guarded loop where every term passes the
